@@ -1,0 +1,6 @@
+export * from './errors';
+export * from './services';
+export * from './subjects';
+export * from './identity';
+export * from './http';
+export * from './openapi';

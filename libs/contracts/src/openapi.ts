@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { httpStatusFor } from './errors';
+import { Problem, RouteDef } from './http';
+
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  delete json['$schema'];
+  return json;
+}
+
+function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'query'): JsonSchema[] {
+  if (!shape) return [];
+  const json = schemaOf(shape, 'input');
+  const properties = (json['properties'] ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((json['required'] as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, schema]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    ...(typeof schema['description'] === 'string' ? { description: schema['description'] } : {}),
+    schema,
+  }));
+}
+
+/** Builds the OpenAPI 3.1 document from the route table: the schemas the gateway validates with. */
+export function buildOpenApi(routes: Record<string, RouteDef>, info: { title: string; version: string }): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const problemRef = { $ref: '#/components/schemas/Problem' };
+  for (const [operationId, r] of Object.entries(routes)) {
+    const responses: Record<string, JsonSchema> = {
+      [String(r.status ?? 200)]: {
+        description: 'success',
+        content: { 'application/json': { schema: schemaOf(r.response, 'output') } },
+      },
+    };
+    const codes = new Set(r.errors);
+    codes.add('internal');
+    for (const code of codes) {
+      const status = String(httpStatusFor(code));
+      const existing = responses[status];
+      const codesHere = existing ? `${String(existing['description'])}, ${code}` : `problem: ${code}`;
+      responses[status] = {
+        description: codesHere,
+        content: { 'application/problem+json': { schema: problemRef } },
+      };
+    }
+    const operation: JsonSchema = {
+      operationId,
+      summary: r.summary,
+      tags: [r.tag],
+      parameters: [...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query')],
+      responses,
+    };
+    if (r.auth === 'public') operation['security'] = [];
+    else if (typeof r.auth === 'object') operation['x-switchyard-permission'] = r.auth.permission;
+    if (r.queryToken) operation['security'] = [{ token: [] }, { bearer: [] }, { queryToken: [] }];
+    if (r.body) {
+      operation['requestBody'] = {
+        required: true,
+        content: { 'application/json': { schema: schemaOf(r.body, 'input') } },
+      };
+    }
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      ...info,
+      description:
+        'Switchyard REST API. Authenticate with `X-Switchyard-Token: <token>` or `Authorization: Bearer <token>`. ' +
+        'Errors are `application/problem+json` with a stable `code`.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ token: [] }, { bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        token: { type: 'apiKey', in: 'header', name: 'X-Switchyard-Token' },
+        bearer: { type: 'http', scheme: 'bearer' },
+        queryToken: { type: 'apiKey', in: 'query', name: 'token' },
+      },
+      schemas: { Problem: schemaOf(Problem, 'output') },
+    },
+  };
+}
