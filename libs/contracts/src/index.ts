@@ -4,3 +4,4 @@ export * from './subjects';
 export * from './identity';
 export * from './http';
 export * from './openapi';
+export * from './rpc';

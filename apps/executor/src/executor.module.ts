@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+
+/**
+ * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
+ * bootstrapService; feature handlers register here as they arrive.
+ */
+@Module({})
+export class ExecutorModule {}

@@ -1,0 +1,22 @@
+import { loadConfig, type AppConfig } from '@switchyard/server-config';
+import type { Logger } from '@switchyard/server-observability';
+import { bootstrapService, LOGGER, type BootstrapOptions, type RunningService } from '@switchyard/server-runtime';
+import { expressProblemHandler } from './http/problem.filter';
+import { GatewayModule } from './gateway.module';
+
+export function gatewayOptions(config: AppConfig = loadConfig('gateway')): BootstrapOptions {
+  return {
+    config,
+    modules: [GatewayModule],
+    uses: { postgres: true, redis: true },
+    configureHttp: (app) => {
+      app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+      // Body-parser failures (malformed JSON, too large) happen before Nest's filters see them.
+      app.use(expressProblemHandler(app.get<Logger>(LOGGER)));
+    },
+  };
+}
+
+export function bootstrap(config?: AppConfig): Promise<RunningService> {
+  return bootstrapService(gatewayOptions(config));
+}

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { IdentityRepository, type PrismaClient } from '@switchyard/server-db';
+import { PRISMA } from '@switchyard/server-runtime';
+import { AdminBootstrap } from './auth/admin-bootstrap';
+import { AuthGuard } from './auth/auth.guard';
+import { TokenVerifier } from './auth/token-verifier';
+import { DocsController } from './docs/docs.controller';
+import { HealthController } from './health/health.controller';
+import { ProblemFilter } from './http/problem.filter';
+import { ValidationInterceptor } from './http/validation.interceptor';
+import { IdentityController } from './identity/identity.controller';
+import { TokenUseCases } from './identity/tokens.usecases';
+
+@Module({
+  controllers: [HealthController, IdentityController, DocsController],
+  providers: [
+    { provide: IdentityRepository, useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma), inject: [PRISMA] },
+    TokenVerifier,
+    TokenUseCases,
+    AdminBootstrap,
+    { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },
+    { provide: APP_FILTER, useClass: ProblemFilter },
+  ],
+})
+export class GatewayModule {}

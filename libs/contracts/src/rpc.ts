@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ServiceHealth, type ServiceName } from './services';
+
+/** A request/reply contract: subject plus the schemas of both directions. */
+export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
+  readonly subject: string;
+  readonly request: Req;
+  readonly response: Res;
+}
+
+export type RpcRequest<C extends RpcContract> = z.input<C['request']>;
+export type RpcResponse<C extends RpcContract> = z.output<C['response']>;
+
+export function rpc<Req extends z.ZodType, Res extends z.ZodType>(
+  subject: string,
+  request: Req,
+  response: Res,
+): RpcContract<Req, Res> {
+  return { subject, request, response };
+}
+
+export const Empty = z.object({}).strict();
+export type Empty = z.infer<typeof Empty>;
+
+/** Every service answers `<service>.health.check` in its queue group. */
+export function healthRpc(service: ServiceName): RpcContract<typeof Empty, typeof ServiceHealth> {
+  return rpc(`${service}.health.check`, Empty, ServiceHealth);
+}
+
+/** Benchmark-only echo: measures the bus and Nest handler path with nothing else in it. */
+export const EchoRequest = z.object({ n: z.number().int(), payload: z.string().max(65_536) });
+export type EchoRequest = z.infer<typeof EchoRequest>;
+
+export const Rpc = {
+  health: {
+    gateway: healthRpc('gateway'),
+    planner: healthRpc('planner'),
+    executor: healthRpc('executor'),
+    'tool-registry': healthRpc('tool-registry'),
+    scheduler: healthRpc('scheduler'),
+  },
+  bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
+} as const satisfies { health: Record<ServiceName, RpcContract>; bench: Record<string, RpcContract> };

@@ -1,0 +1,130 @@
+import { connect, ErrorCode as NatsErrorCode, headers as natsHeaders, JSONCodec, type NatsConnection, NatsError } from 'nats';
+import { AppError, Headers, isErrorBody, type RpcContract, type RpcRequest, type RpcResponse } from '@switchyard/contracts';
+import type { CallContext } from '@switchyard/server-observability';
+
+export interface BusOptions {
+  readonly servers: string[];
+  /** Connection name shown by the NATS server (`nats server report connections`). */
+  readonly name: string;
+  readonly subjectPrefix: string;
+  readonly defaultTimeoutMs: number;
+}
+
+export interface RequestOptions {
+  readonly timeoutMs?: number;
+  /** Who is asking; carried in headers. Omitted for service-internal calls without an owner. */
+  readonly ctx?: CallContext;
+}
+
+/** Nest's NATS reply packet. */
+interface ReplyPacket {
+  id?: string;
+  response?: unknown;
+  err?: unknown;
+  isDisposed?: boolean;
+}
+
+const codec = JSONCodec<unknown>();
+
+/**
+ * The one wrapper over the NATS client for service RPC. Speaks Nest's NATS wire format
+ * (`{pattern,data,id}` → `{id,response|err}`) so handlers are ordinary `@MessagePattern`s, and turns
+ * every transport failure into an AppError: no responders or no answer in time → `unavailable`.
+ */
+export class Bus {
+  private seq = 0;
+
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly opts: BusOptions,
+  ) {}
+
+  static async connect(opts: BusOptions): Promise<Bus> {
+    try {
+      const nc = await connect({
+        servers: opts.servers,
+        name: opts.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        timeout: 5_000,
+      });
+      return new Bus(nc, opts);
+    } catch (err) {
+      throw new AppError('unavailable', `cannot connect to NATS at ${opts.servers.join(',')}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  subject(subject: string): string {
+    return this.opts.subjectPrefix + subject;
+  }
+
+  async call<C extends RpcContract>(contract: C, payload: RpcRequest<C>, opts: RequestOptions = {}): Promise<RpcResponse<C>> {
+    return (await this.request(contract.subject, payload, opts)) as RpcResponse<C>;
+  }
+
+  async request(subject: string, payload: unknown, opts: RequestOptions = {}): Promise<unknown> {
+    const timeout = opts.timeoutMs ?? this.opts.defaultTimeoutMs;
+    const id = String(++this.seq);
+    const h = natsHeaders();
+    const ctx = opts.ctx;
+    if (ctx) {
+      h.set(Headers.correlationId, ctx.correlationId);
+      if (ctx.ownerId) h.set(Headers.ownerId, ctx.ownerId);
+      if (ctx.role) h.set(Headers.role, ctx.role);
+    }
+    const wireSubject = this.opts.subjectPrefix + subject;
+    let reply;
+    try {
+      reply = await this.connection.request(wireSubject, codec.encode({ pattern: subject, data: payload, id }), {
+        timeout,
+        headers: h,
+      });
+    } catch (err) {
+      throw this.transportError(err, subject, timeout);
+    }
+    const packet = codec.decode(reply.data) as ReplyPacket;
+    if (packet.err !== undefined && packet.err !== null) {
+      if (isErrorBody(packet.err)) throw AppError.fromBody(packet.err);
+      const message = typeof packet.err === 'string' ? packet.err : JSON.stringify(packet.err);
+      throw new AppError('internal', `${subject} failed: ${message}`);
+    }
+    return packet.response;
+  }
+
+  /** Round trip to the NATS server, in milliseconds. */
+  async ping(): Promise<number> {
+    return this.connection.rtt();
+  }
+
+  isConnected(): boolean {
+    return !this.connection.isClosed() && !this.connection.isDraining();
+  }
+
+  /** Flushes what is pending and closes. */
+  async close(): Promise<void> {
+    if (this.connection.isClosed()) return;
+    await this.connection.drain().catch(() => this.connection.close());
+  }
+
+  private transportError(err: unknown, subject: string, timeout: number): AppError {
+    const service = subject.split('.')[0];
+    if (err instanceof NatsError) {
+      if (err.code === NatsErrorCode.NoResponders) {
+        return new AppError('unavailable', `service ${service} is unavailable: nobody answers ${subject}`, {
+          details: { service, subject, reason: 'no_responders' },
+        });
+      }
+      if (err.code === NatsErrorCode.Timeout) {
+        return new AppError('unavailable', `service ${service} did not answer ${subject} within ${timeout} ms`, {
+          details: { service, subject, reason: 'timeout', timeoutMs: timeout },
+        });
+      }
+    }
+    return new AppError('unavailable', `request to ${subject} failed: ${(err as Error).message}`, {
+      details: { service, subject, reason: 'transport' },
+      cause: err,
+    });
+  }
+}

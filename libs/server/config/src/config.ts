@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { ServiceName } from '@switchyard/contracts';
+
+const DEFAULT_PORTS: Record<ServiceName, number> = {
+  gateway: 3000,
+  planner: 3001,
+  executor: 3002,
+  'tool-registry': 3003,
+  scheduler: 3004,
+};
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a ${protocols.map((p) => p + '//').join(' or ')} URL`);
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** Every environment variable Switchyard reads. `.env.example` documents the same list. */
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HOST: z.string().default('0.0.0.0'),
+  NATS_URL: z
+    .string()
+    .default('nats://127.0.0.1:4222')
+    .refine((v) => v.split(',').every((s) => /^(nats|tls|ws|wss):\/\/[^\s]+$/.test(s.trim())), 'must be nats:// URLs, comma separated'),
+  NATS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be empty or dot-terminated tokens such as "staging."')
+    .default(''),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/switchyard'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_PRETTY: bool.default(false),
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
+  HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(1_000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  SWITCHYARD_ADMIN_TOKEN: z
+    .string()
+    .min(24, 'must be at least 24 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional(),
+  SWITCHYARD_ADMIN_OWNER: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('admin'),
+  TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  HTTP_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb').default('1mb'),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface AppConfig {
+  readonly service: ServiceName;
+  readonly version: string;
+  readonly env: Env['NODE_ENV'];
+  readonly http: { readonly host: string; readonly port: number; readonly bodyLimit: string };
+  readonly nats: { readonly servers: string[]; readonly subjectPrefix: string };
+  readonly database: { readonly url: string; readonly poolSize: number };
+  readonly redis: { readonly url: string };
+  readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
+  readonly rpc: { readonly timeoutMs: number; readonly healthTimeoutMs: number };
+  readonly shutdownGraceMs: number;
+  readonly identity: {
+    readonly adminToken: string | undefined;
+    readonly adminOwner: string;
+    readonly tokenCacheTtlMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Reads and validates the environment once. Throws a ConfigError whose message is one line per bad
+ * variable, naming it; `loadConfigOrExit` prints that and stops the process.
+ */
+export function loadConfig(
+  service: ServiceName,
+  env: Record<string, string | undefined> = process.env,
+  version = '0.1.0',
+): AppConfig {
+  // Empty strings mean "unset" so that `FOO=` in an .env file falls back to the default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    service,
+    version,
+    env: e.NODE_ENV,
+    http: { host: e.HOST, port: e.PORT ?? DEFAULT_PORTS[service], bodyLimit: e.HTTP_BODY_LIMIT },
+    nats: { servers: e.NATS_URL.split(',').map((s) => s.trim()), subjectPrefix: e.NATS_SUBJECT_PREFIX },
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },
+    redis: { url: e.REDIS_URL },
+    log: { level: e.LOG_LEVEL, pretty: e.LOG_PRETTY },
+    rpc: { timeoutMs: e.RPC_TIMEOUT_MS, healthTimeoutMs: e.HEALTH_TIMEOUT_MS },
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    identity: {
+      adminToken: e.SWITCHYARD_ADMIN_TOKEN,
+      adminOwner: e.SWITCHYARD_ADMIN_OWNER,
+      tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
+    },
+  };
+}
+
+export function loadConfigOrExit(service: ServiceName, env: Record<string, string | undefined> = process.env): AppConfig {
+  try {
+    return loadConfig(service, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${service}: ${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}
+
+export const DEFAULT_SERVICE_PORTS = DEFAULT_PORTS;
+
+/** Nest injection token for AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

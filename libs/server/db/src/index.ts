@@ -1,0 +1,3 @@
+export * from './prisma';
+export * from './migrate';
+export * from './identity.repository';

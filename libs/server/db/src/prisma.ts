@@ -1,0 +1,39 @@
+import { PrismaClient } from '@prisma/client';
+import { PrismaPg } from '@prisma/adapter-pg';
+
+export { Prisma, PrismaClient } from '@prisma/client';
+export type { Owner as OwnerRow, ApiToken as ApiTokenRow, Role as RoleRow } from '@prisma/client';
+
+export interface DbOptions {
+  readonly url: string;
+  readonly poolSize: number;
+  readonly applicationName: string;
+}
+
+/** Prisma over node-postgres (Rust-free client, driver adapter). */
+export function createPrisma(opts: DbOptions): PrismaClient {
+  const adapter = new PrismaPg({
+    connectionString: opts.url,
+    max: opts.poolSize,
+    application_name: opts.applicationName,
+    connectionTimeoutMillis: 5_000,
+  });
+  return new PrismaClient({ adapter });
+}
+
+/** Round trip in milliseconds; throws when Postgres does not answer within `timeoutMs`. */
+export async function pingPostgres(prisma: PrismaClient, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      prisma.$queryRawUnsafe('SELECT 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return performance.now() - started;
+}

@@ -1,0 +1,34 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { Role } from '@switchyard/contracts';
+
+/** What travels with a request, in-process (AsyncLocalStorage) and across NATS (headers). */
+export interface CallContext {
+  readonly correlationId: string;
+  readonly ownerId?: string;
+  readonly role?: Role;
+}
+
+/** Holds the current call's context for logs and outgoing requests. One per process, injected. */
+export class ContextStore {
+  private readonly als = new AsyncLocalStorage<CallContext>();
+
+  run<T>(ctx: CallContext, fn: () => T): T {
+    return this.als.run(ctx, fn);
+  }
+
+  current(): CallContext | undefined {
+    return this.als.getStore();
+  }
+
+  correlationId(): string | undefined {
+    return this.als.getStore()?.correlationId;
+  }
+}
+
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+/** Accepts a caller's correlation id when it is sane, otherwise mints one. */
+export function correlationIdFrom(value: unknown): string {
+  return typeof value === 'string' && CORRELATION_ID.test(value) ? value : randomUUID();
+}

@@ -1,0 +1,132 @@
+import { Module, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { AddressInfo } from 'node:net';
+import type { Request, Response, NextFunction } from 'express';
+import type { AppConfig } from '@switchyard/server-config';
+import { SwitchyardNatsServer } from '@switchyard/server-bus';
+import { correlationIdFrom, NestPinoLogger, type ContextStore, type Logger, type Metrics } from '@switchyard/server-observability';
+import { ServiceKitModule, type ServiceKitOptions } from './service-kit.module';
+import { CONTEXT, LOGGER, METRICS, SERVICE_INFO, type ServiceInfo } from './tokens';
+
+export interface BootstrapOptions {
+  readonly config: AppConfig;
+  /** The service's feature module(s). */
+  readonly modules: Type<unknown>[];
+  readonly uses: ServiceKitOptions['uses'];
+  /** Extra HTTP setup (the gateway adds its error filter and request context here). */
+  readonly configureHttp?: (app: NestExpressApplication) => void | Promise<void>;
+  readonly logDestination?: ServiceKitOptions['logDestination'];
+}
+
+export interface RunningService {
+  readonly app: NestExpressApplication;
+  readonly port: number;
+  readonly url: string;
+  readonly logger: Logger;
+  /** Graceful: stop taking work, finish what is in flight, close connections. */
+  close(): Promise<void>;
+}
+
+/** Builds and starts one service: HTTP (probes, metrics, routes) plus its NATS queue-group server. */
+export async function bootstrapService(opts: BootstrapOptions): Promise<RunningService> {
+  const { config } = opts;
+
+  @Module({
+    imports: [
+      ServiceKitModule.forRoot({
+        config,
+        uses: opts.uses,
+        ...(opts.logDestination ? { logDestination: opts.logDestination } : {}),
+      }),
+      ...opts.modules,
+    ],
+  })
+  class RootModule {}
+
+  const app = await NestFactory.create<NestExpressApplication>(RootModule, { bufferLogs: true, bodyParser: false });
+  const logger = app.get<Logger>(LOGGER);
+  const metrics = app.get<Metrics>(METRICS);
+  const context = app.get<ContextStore>(CONTEXT);
+  const info = app.get<ServiceInfo>(SERVICE_INFO);
+  app.useLogger(new NestPinoLogger(logger));
+  app.disable('x-powered-by');
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const correlationId = correlationIdFrom(req.headers['x-correlation-id']);
+    (req as Request & { correlationId: string }).correlationId = correlationId;
+    res.setHeader('x-correlation-id', correlationId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ method: req.method, route }, seconds);
+    });
+    context.run({ correlationId }, next);
+  });
+  app.useBodyParser('json', { limit: config.http.bodyLimit });
+  await opts.configureHttp?.(app);
+
+  const server = new SwitchyardNatsServer({
+    servers: config.nats.servers,
+    queue: config.service,
+    name: `${config.service}-server-${info.instanceId}`,
+    subjectPrefix: config.nats.subjectPrefix,
+    graceMs: config.shutdownGraceMs,
+    onShutdownTimeout: (n) => logger.warn({ inFlight: n }, 'shutdown grace period ended with requests in flight'),
+  });
+  app.connectMicroservice({ strategy: server }, { inheritAppConfig: false });
+
+  await app.startAllMicroservices();
+  await app.listen(config.http.port, config.http.host);
+  const port = (app.getHttpServer().address() as AddressInfo).port;
+  const url = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${port}`;
+  logger.info({ port, url, natsQueue: config.service, subjectPrefix: config.nats.subjectPrefix || undefined }, `${config.service} ready`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    port,
+    url,
+    logger,
+    close: () => {
+      closing ??= (async () => {
+        info.draining = true;
+        logger.info({ inFlight: server.inFlightCount }, 'shutting down: no new work, finishing in-flight requests');
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * What `main.ts` calls: boots the service and wires SIGTERM/SIGINT to a graceful close, with a hard
+ * deadline so a stuck dependency cannot keep a terminating pod alive forever.
+ */
+export async function runService(opts: BootstrapOptions): Promise<void> {
+  let running: RunningService;
+  try {
+    running = await bootstrapService(opts);
+  } catch (err) {
+    process.stderr.write(`${opts.config.service}: failed to start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const stop = (signal: NodeJS.Signals) => {
+    running.logger.info({ signal }, 'signal received');
+    const deadline = setTimeout(() => {
+      running.logger.error('graceful shutdown took too long; exiting');
+      process.exit(1);
+    }, opts.config.shutdownGraceMs + 5_000);
+    deadline.unref();
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        running.logger.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

@@ -1,0 +1,6 @@
+export * from './tokens';
+export * from './health.service';
+export * from './probes.controller';
+export * from './rpc';
+export * from './service-kit.module';
+export * from './bootstrap';
