@@ -9,5 +9,7 @@ export default defineConfig({
   engine: 'js',
   experimental: { adapter: true },
   adapter: async () =>
-    new PrismaPg({ connectionString: process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres' }),
+    new PrismaPg({
+      connectionString: process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+    }),
 });

@@ -9,7 +9,15 @@ const { join } = require('node:path');
 
 const root = join(__dirname, '..');
 const stamp = join(root, 'dist', '.build-stamp');
-const SOURCES = ['apps', 'libs', 'tools', 'bench', 'package-lock.json', 'tsconfig.base.json', 'tsconfig.build.json'];
+const SOURCES = [
+  'apps',
+  'libs',
+  'tools',
+  'bench',
+  'package-lock.json',
+  'tsconfig.base.json',
+  'tsconfig.build.json',
+];
 const SKIP = new Set(['node_modules', 'dist', 'web', 'results', 'migrations']);
 
 function newest(path) {
@@ -37,7 +45,10 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   run('npm ci --no-audit --no-fund');
 }
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-const sources = Math.max(...SOURCES.map((s) => newest(join(root, s))), newest(join(root, 'libs/server/db/prisma/schema.prisma')));
+const sources = Math.max(
+  ...SOURCES.map((s) => newest(join(root, s))),
+  newest(join(root, 'libs/server/db/prisma/schema.prisma')),
+);
 if (process.env.SWITCHYARD_FORCE_BUILD === '1' || built < sources) {
   console.log('> building (prisma generate, tsc)');
   run('npm run -s build');

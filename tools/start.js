@@ -98,7 +98,8 @@ async function ensureDependencies(env) {
       } catch {
         // reported below if it still does not answer
       }
-      for (let i = 0; i < 40 && !(await answers(host, port)); i++) await new Promise((r) => setTimeout(r, 250));
+      for (let i = 0; i < 40 && !(await answers(host, port)); i++)
+        await new Promise((r) => setTimeout(r, 250));
       if (await answers(host, port)) continue;
     }
     missing.push({ ...dep, host, port });
@@ -131,7 +132,9 @@ function prefixLines(stream, label, color, out) {
 function format(line) {
   if (!tty || !line.startsWith('{')) return line;
   try {
-    const { level, time, msg, service: _s, instance: _i, ...rest } = JSON.parse(line);
+    const rest = JSON.parse(line);
+    const { level, time, msg } = rest;
+    for (const key of ['level', 'time', 'msg', 'service', 'instance']) delete rest[key];
     const extra = Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '';
     return `${String(time).slice(11, 19)} ${level} ${msg}${extra}`;
   } catch {
@@ -161,7 +164,11 @@ async function main() {
   execFileSync(process.execPath, [join(__dirname, 'ensure-built.js')], { cwd: root, stdio: 'inherit' });
   const env = { ...loadDotEnv(), ...process.env };
   await ensureDependencies(env);
-  execFileSync(process.execPath, [join(root, 'dist/tools/cli/switchyard.js'), 'migrate'], { cwd: root, stdio: 'inherit', env });
+  execFileSync(process.execPath, [join(root, 'dist/tools/cli/switchyard.js'), 'migrate'], {
+    cwd: root,
+    stdio: 'inherit',
+    env,
+  });
 
   const children = [];
   let stopping = false;
@@ -170,7 +177,9 @@ async function main() {
     stopping = true;
     say('stopping all services…');
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r))))).then(() => {
+    Promise.all(
+      children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))),
+    ).then(() => {
       say('all services stopped');
       process.exit(code);
     });

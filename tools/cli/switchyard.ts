@@ -38,7 +38,9 @@ async function main(argv: string[]): Promise<void> {
     const created = await ensureDatabase(config.database.url);
     if (created) process.stdout.write(`created database ${new URL(config.database.url).pathname.slice(1)}\n`);
     const result = await migrate(config.database.url, { log: (l) => process.stdout.write(l + '\n') });
-    process.stdout.write(`migrations: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied\n`);
+    process.stdout.write(
+      `migrations: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied\n`,
+    );
     return;
   }
   if (command !== 'token') throw new UsageError(`unknown command "${command}"`);
@@ -47,7 +49,8 @@ async function main(argv: string[]): Promise<void> {
   try {
     if (sub === 'create') {
       const owner = OwnerName.safeParse(values.owner);
-      if (!owner.success) throw new UsageError('--owner <name> is required: lowercase letters, digits, ".", "_" or "-"');
+      if (!owner.success)
+        throw new UsageError('--owner <name> is required: lowercase letters, digits, ".", "_" or "-"');
       const role = Role.safeParse(values.role ?? 'user');
       if (!role.success) throw new UsageError('--role must be admin or user');
       const days = values['expires-in-days'] === undefined ? undefined : Number(values['expires-in-days']);
@@ -95,7 +98,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) process.stderr.write(`switchyard: ${err.message}\n\n${USAGE}\n`);
-  else if (err instanceof ConfigError || err instanceof AppError) process.stderr.write(`switchyard: ${err.message}\n`);
+  else if (err instanceof ConfigError || err instanceof AppError)
+    process.stderr.write(`switchyard: ${err.message}\n`);
   else process.stderr.write(`switchyard: ${(err as Error).message ?? String(err)}\n`);
   process.exit(err instanceof UsageError ? 64 : 1);
 });

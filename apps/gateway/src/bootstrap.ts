@@ -1,6 +1,11 @@
 import { loadConfig, type AppConfig } from '@switchyard/server-config';
 import type { Logger } from '@switchyard/server-observability';
-import { bootstrapService, LOGGER, type BootstrapOptions, type RunningService } from '@switchyard/server-runtime';
+import {
+  bootstrapService,
+  LOGGER,
+  type BootstrapOptions,
+  type RunningService,
+} from '@switchyard/server-runtime';
 import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
 

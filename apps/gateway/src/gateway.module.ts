@@ -15,7 +15,11 @@ import { TokenUseCases } from './identity/tokens.usecases';
 @Module({
   controllers: [HealthController, IdentityController, DocsController],
   providers: [
-    { provide: IdentityRepository, useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma), inject: [PRISMA] },
+    {
+      provide: IdentityRepository,
+      useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma),
+      inject: [PRISMA],
+    },
     TokenVerifier,
     TokenUseCases,
     AdminBootstrap,

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { ErrorCode, FieldIssue } from './errors';
-import { Permission, CreateTokenBody, CreatedToken, IdParam, Me, TokenListQuery, TokenPage, ApiTokenInfo } from './identity';
+import {
+  Permission,
+  CreateTokenBody,
+  CreatedToken,
+  IdParam,
+  Me,
+  TokenListQuery,
+  TokenPage,
+  ApiTokenInfo,
+} from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 
 /** RFC 9457 problem details, with our stable `code`. */

@@ -54,7 +54,10 @@ export const OwnerName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lowercase letters, digits, ".", "_" or "-", starting with a letter or digit');
+  .regex(
+    /^[a-z0-9][a-z0-9._-]*$/,
+    'lowercase letters, digits, ".", "_" or "-", starting with a letter or digit',
+  );
 
 export const Owner = z.object({
   id: z.string().uuid(),
@@ -73,7 +76,9 @@ export type Me = z.infer<typeof Me>;
 
 export const CreateTokenBody = z
   .object({
-    owner: OwnerName.optional().describe('owner to create the token for; defaults to the caller. Others need identity:token:admin'),
+    owner: OwnerName.optional().describe(
+      'owner to create the token for; defaults to the caller. Others need identity:token:admin',
+    ),
     role: Role.optional().describe('role of a new owner (created when missing); admins only; default "user"'),
     label: z.string().min(1).max(100).optional(),
     expiresInDays: z.number().int().min(1).max(3650).optional(),
@@ -102,7 +107,7 @@ export type CreatedToken = z.infer<typeof CreatedToken>;
 
 export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(200).optional().describe('opaque cursor from the previous page\'s nextCursor'),
+  cursor: z.string().max(200).optional().describe("opaque cursor from the previous page's nextCursor"),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -114,7 +119,7 @@ export const TokenPage = pageOf(ApiTokenInfo);
 export type TokenPage = z.infer<typeof TokenPage>;
 
 export const TokenListQuery = PageQuery.extend({
-  owner: OwnerName.optional().describe('list another owner\'s tokens (identity:token:admin)'),
+  owner: OwnerName.optional().describe("list another owner's tokens (identity:token:admin)"),
 });
 export type TokenListQuery = z.infer<typeof TokenListQuery>;
 

@@ -25,7 +25,10 @@ function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'query'): 
 }
 
 /** Builds the OpenAPI 3.1 document from the route table: the schemas the gateway validates with. */
-export function buildOpenApi(routes: Record<string, RouteDef>, info: { title: string; version: string }): JsonSchema {
+export function buildOpenApi(
+  routes: Record<string, RouteDef>,
+  info: { title: string; version: string },
+): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const problemRef = { $ref: '#/components/schemas/Problem' };
   for (const [operationId, r] of Object.entries(routes)) {

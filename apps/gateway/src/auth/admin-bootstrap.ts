@@ -16,7 +16,11 @@ export class AdminBootstrap implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     const token = this.config.identity.adminToken;
     if (!token) return;
-    const { owner, created } = await this.identity.ensureOwner(this.config.identity.adminOwner, 'admin', true);
+    const { owner, created } = await this.identity.ensureOwner(
+      this.config.identity.adminOwner,
+      'admin',
+      true,
+    );
     await this.identity.ensureToken(owner.id, token, 'SWITCHYARD_ADMIN_TOKEN');
     this.logger.info({ owner: owner.name, created }, 'admin token from SWITCHYARD_ADMIN_TOKEN is active');
   }

@@ -35,20 +35,30 @@ export class AuthGuard implements CanActivate {
     if (def.auth === 'public') return true;
     const req = ctx.switchToHttp().getRequest<GatewayRequest>();
     if (!def.queryToken && typeof req.query['token'] === 'string' && !presentedToken(req, false)) {
-      throw new AppError('unauthenticated', 'a token in the query string is accepted only on the event stream; send the X-Switchyard-Token header');
+      throw new AppError(
+        'unauthenticated',
+        'a token in the query string is accepted only on the event stream; send the X-Switchyard-Token header',
+      );
     }
     const token = presentedToken(req, def.queryToken === true);
     if (!token) {
-      throw new AppError('unauthenticated', 'missing API token: send X-Switchyard-Token: <token> or Authorization: Bearer <token>');
+      throw new AppError(
+        'unauthenticated',
+        'missing API token: send X-Switchyard-Token: <token> or Authorization: Bearer <token>',
+      );
     }
     if (token.length > 512) throw new AppError('unauthenticated', 'invalid API token');
     const principal = await this.verifier.verify(token);
     if (!principal) throw new AppError('unauthenticated', 'invalid, expired or revoked API token');
     req.principal = principal;
     if (typeof def.auth === 'object' && !principal.permissions.includes(def.auth.permission)) {
-      throw new AppError('forbidden', `this needs the ${def.auth.permission} permission, which role ${principal.owner.role} does not have`, {
-        details: { permission: def.auth.permission, role: principal.owner.role },
-      });
+      throw new AppError(
+        'forbidden',
+        `this needs the ${def.auth.permission} permission, which role ${principal.owner.role} does not have`,
+        {
+          details: { permission: def.auth.permission, role: principal.owner.role },
+        },
+      );
     }
     return true;
   }

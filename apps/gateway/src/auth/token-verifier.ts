@@ -65,6 +65,8 @@ export class TokenVerifier {
     if (now - last < TOUCH_EVERY_MS) return;
     this.touched.set(principal.tokenId, now);
     if (this.touched.size > MAX_ENTRIES) this.touched.clear();
-    this.identity.touch(principal.tokenId).catch((err: Error) => this.logger.warn({ err: err.message }, 'could not record token use'));
+    this.identity
+      .touch(principal.tokenId)
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not record token use'));
   }
 }

@@ -40,27 +40,51 @@ export class HealthController {
       redis: deps.redis ?? { status: 'down' as const, latencyMs: 0, error: 'not checked' },
     };
     const down = [
-      ...Object.entries(services).filter(([, s]) => s.status === 'down').map(([n]) => n),
-      ...Object.entries(dependencies).filter(([, d]) => d.status !== 'up').map(([n]) => n),
+      ...Object.entries(services)
+        .filter(([, s]) => s.status === 'down')
+        .map(([n]) => n),
+      ...Object.entries(dependencies)
+        .filter(([, d]) => d.status !== 'up')
+        .map(([n]) => n),
     ];
-    const body: PlatformHealth = { status: down.length ? 'down' : 'up', down, services, dependencies, checkedAt: new Date().toISOString() };
+    const body: PlatformHealth = {
+      status: down.length ? 'down' : 'up',
+      down,
+      services,
+      dependencies,
+      checkedAt: new Date().toISOString(),
+    };
     res.status(down.length ? 503 : 200).json(body);
   }
 
   @Endpoint(Routes.service)
-  async service(@In() input: Input<typeof Routes.service>, @Req() req: GatewayRequest): Promise<ServiceHealth> {
+  async service(
+    @In() input: Input<typeof Routes.service>,
+    @Req() req: GatewayRequest,
+  ): Promise<ServiceHealth> {
     const name = input.params.name;
     if (name === 'gateway') return this.health.check();
-    return this.bus.call(Rpc.health[name], {}, {
-      timeoutMs: this.config.rpc.healthTimeoutMs,
-      ctx: callContext(req.principal, req.correlationId),
-    });
+    return this.bus.call(
+      Rpc.health[name],
+      {},
+      {
+        timeoutMs: this.config.rpc.healthTimeoutMs,
+        ctx: callContext(req.principal, req.correlationId),
+      },
+    );
   }
 
-  private async askService(service: Exclude<ServiceName, 'gateway'>, ctx: ReturnType<typeof callContext>): Promise<ServiceStatus> {
+  private async askService(
+    service: Exclude<ServiceName, 'gateway'>,
+    ctx: ReturnType<typeof callContext>,
+  ): Promise<ServiceStatus> {
     const started = performance.now();
     try {
-      const h = await this.bus.call(Rpc.health[service], {}, { timeoutMs: this.config.rpc.healthTimeoutMs, ctx });
+      const h = await this.bus.call(
+        Rpc.health[service],
+        {},
+        { timeoutMs: this.config.rpc.healthTimeoutMs, ctx },
+      );
       return statusOf(h, performance.now() - started);
     } catch (err) {
       return { status: 'down', latencyMs: round(performance.now() - started), error: (err as Error).message };

@@ -23,7 +23,11 @@ const METHOD = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete } 
 /** Registers a handler for a route from the contracts' route table (path, status, auth, schemas). */
 export function Endpoint(def: RouteDef): MethodDecorator {
   const nestPath = def.path.replace(/\{(\w+)\}/g, ':$1');
-  return applyDecorators(METHOD[def.method](nestPath), HttpCode(def.status ?? 200), SetMetadata(ROUTE_DEF, def));
+  return applyDecorators(
+    METHOD[def.method](nestPath),
+    HttpCode(def.status ?? 200),
+    SetMetadata(ROUTE_DEF, def),
+  );
 }
 
 /** What the validation interceptor leaves on the request. */

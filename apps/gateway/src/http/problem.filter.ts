@@ -8,8 +8,13 @@ import { toProblem } from './problem';
 export function sendProblem(err: unknown, req: GatewayRequest, res: Response, logger: Logger): void {
   const correlationId = req.correlationId ?? 'unknown';
   const { problem, bug } = toProblem(err, correlationId, req.originalUrl?.split('?')[0]);
-  if (bug) logger.error({ err, correlationId, method: req.method, url: req.originalUrl }, 'request failed with an unexpected error');
-  else if (problem.status >= 500) logger.warn({ code: problem.code, correlationId, detail: problem.detail }, 'request failed');
+  if (bug)
+    logger.error(
+      { err, correlationId, method: req.method, url: req.originalUrl },
+      'request failed with an unexpected error',
+    );
+  else if (problem.status >= 500)
+    logger.warn({ code: problem.code, correlationId, detail: problem.detail }, 'request failed');
   if (res.headersSent) {
     res.end();
     return;
@@ -31,5 +36,6 @@ export class ProblemFilter implements ExceptionFilter {
 
 /** Express-level errors (body parser: bad JSON, too large) happen before Nest: same format. */
 export function expressProblemHandler(logger: Logger) {
-  return (err: unknown, req: GatewayRequest, res: Response, _next: NextFunction): void => sendProblem(err, req, res, logger);
+  return (err: unknown, req: GatewayRequest, res: Response, _next: NextFunction): void =>
+    sendProblem(err, req, res, logger);
 }

@@ -20,14 +20,22 @@ const TITLES: Record<ErrorCode, string> = {
 function fromHttpLayer(err: unknown): AppError | undefined {
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.parse.failed') {
-    return new AppError('validation_failed', 'request body is not valid JSON', { issues: [{ path: 'body', message: 'malformed JSON' }] });
+    return new AppError('validation_failed', 'request body is not valid JSON', {
+      issues: [{ path: 'body', message: 'malformed JSON' }],
+    });
   }
   if (type === 'entity.too.large') {
     const limit = (err as { limit?: number }).limit;
-    return new AppError('payload_too_large', `request body is larger than the ${limit ?? ''} byte limit`.replace('  ', ' '));
+    return new AppError(
+      'payload_too_large',
+      `request body is larger than the ${limit ?? ''} byte limit`.replace('  ', ' '),
+    );
   }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-    return new AppError('validation_failed', 'request body encoding or charset is not supported; send UTF-8 JSON');
+    return new AppError(
+      'validation_failed',
+      'request body encoding or charset is not supported; send UTF-8 JSON',
+    );
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();
@@ -45,15 +53,24 @@ function fromHttpLayer(err: unknown): AppError | undefined {
  * Any error → RFC 9457 problem. AppErrors keep their code and message; anything unexpected becomes
  * a 500 `internal` that names only the correlation id (`bug` is true so the caller logs the stack).
  */
-export function toProblem(err: unknown, correlationId: string, instance?: string): { problem: Problem; bug: boolean } {
+export function toProblem(
+  err: unknown,
+  correlationId: string,
+  instance?: string,
+): { problem: Problem; bug: boolean } {
   const known = err instanceof AppError ? err : fromHttpLayer(err);
-  const appError = known ?? new AppError('internal', `internal error; quote correlation id ${correlationId} when reporting it`);
+  const appError =
+    known ??
+    new AppError('internal', `internal error; quote correlation id ${correlationId} when reporting it`);
   const status = httpStatusFor(appError.code);
   const problem: Problem = {
     type: `https://switchyard.dev/problems/${appError.code.replace(/_/g, '-')}`,
     title: TITLES[appError.code],
     status,
-    detail: appError.code === 'internal' ? `internal error; quote correlation id ${correlationId} when reporting it` : appError.message,
+    detail:
+      appError.code === 'internal'
+        ? `internal error; quote correlation id ${correlationId} when reporting it`
+        : appError.message,
     code: appError.code,
     correlationId,
     ...(instance ? { instance } : {}),

@@ -1,7 +1,13 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { AppError, describeIssues, toFieldIssues, type FieldIssue, type RouteDef } from '@switchyard/contracts';
+import {
+  AppError,
+  describeIssues,
+  toFieldIssues,
+  type FieldIssue,
+  type RouteDef,
+} from '@switchyard/contracts';
 import { ROUTE_DEF, type GatewayRequest } from './endpoint';
 
 /**
@@ -21,7 +27,8 @@ export class ValidationInterceptor implements NestInterceptor {
       if (!schema) return undefined;
       const r = schema.safeParse(value);
       if (r.success) return r.data;
-      for (const i of toFieldIssues(r.error)) issues.push({ path: i.path ? `${where}.${i.path}` : where, message: i.message });
+      for (const i of toFieldIssues(r.error))
+        issues.push({ path: i.path ? `${where}.${i.path}` : where, message: i.message });
       return undefined;
     };
     const { token: _token, ...query } = req.query as Record<string, unknown>;
@@ -30,10 +37,17 @@ export class ValidationInterceptor implements NestInterceptor {
       query: check('query', def.query, query),
       body: check('body', def.body, req.body ?? {}),
     };
-    if (def.body === undefined && req.body && typeof req.body === 'object' && Object.keys(req.body as object).length > 0 && def.method === 'GET') {
+    if (
+      def.body === undefined &&
+      req.body &&
+      typeof req.body === 'object' &&
+      Object.keys(req.body as object).length > 0 &&
+      def.method === 'GET'
+    ) {
       issues.push({ path: 'body', message: 'GET requests take no body' });
     }
-    if (issues.length) throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
+    if (issues.length)
+      throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
     req.validated = validated;
     return next.handle();
   }

@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, type ApiTokenInfo, type CreatedToken, type CreateTokenBody, type TokenListQuery, type TokenPage } from '@switchyard/contracts';
+import {
+  AppError,
+  type ApiTokenInfo,
+  type CreatedToken,
+  type CreateTokenBody,
+  type TokenListQuery,
+  type TokenPage,
+} from '@switchyard/contracts';
 import { IdentityRepository } from '@switchyard/server-db';
 import type { Principal } from '../auth/principal';
 import { TokenVerifier } from '../auth/token-verifier';
@@ -21,15 +28,22 @@ export class TokenUseCases {
   async create(caller: Principal, body: CreateTokenBody): Promise<CreatedToken> {
     const forOther = body.owner !== undefined && body.owner !== caller.owner.name;
     if ((forOther || body.role !== undefined) && !this.isAdmin(caller)) {
-      throw new AppError('forbidden', 'creating tokens for other owners or choosing a role needs identity:token:admin', {
-        details: { permission: 'identity:token:admin' },
-      });
+      throw new AppError(
+        'forbidden',
+        'creating tokens for other owners or choosing a role needs identity:token:admin',
+        {
+          details: { permission: 'identity:token:admin' },
+        },
+      );
     }
     let ownerId = caller.owner.id;
     if (forOther && body.owner) {
       const { owner } = await this.identity.ensureOwner(body.owner, body.role ?? 'user');
       if (body.role && owner.role !== body.role) {
-        throw new AppError('conflict', `owner ${owner.name} already exists with role ${owner.role}; roles are not changed by token creation`);
+        throw new AppError(
+          'conflict',
+          `owner ${owner.name} already exists with role ${owner.role}; roles are not changed by token creation`,
+        );
       }
       ownerId = owner.id;
     }
@@ -40,7 +54,8 @@ export class TokenUseCases {
   async list(caller: Principal, query: TokenListQuery): Promise<TokenPage> {
     let ownerId = caller.owner.id;
     if (query.owner && query.owner !== caller.owner.name) {
-      if (!this.isAdmin(caller)) throw new AppError('forbidden', "listing another owner's tokens needs identity:token:admin");
+      if (!this.isAdmin(caller))
+        throw new AppError('forbidden', "listing another owner's tokens needs identity:token:admin");
       const owner = await this.identity.findOwnerByName(query.owner);
       if (!owner) throw new AppError('not_found', `owner ${query.owner} does not exist`);
       ownerId = owner.id;
@@ -49,7 +64,10 @@ export class TokenUseCases {
   }
 
   async revoke(caller: Principal, tokenId: string): Promise<ApiTokenInfo> {
-    const { info, digest } = await this.identity.revokeToken(tokenId, this.isAdmin(caller) ? null : caller.owner.id);
+    const { info, digest } = await this.identity.revokeToken(
+      tokenId,
+      this.isAdmin(caller) ? null : caller.owner.id,
+    );
     this.verifier.forget(digest);
     return info;
   }

@@ -1,5 +1,19 @@
-import { connect, ErrorCode as NatsErrorCode, headers as natsHeaders, JSONCodec, type NatsConnection, NatsError } from 'nats';
-import { AppError, Headers, isErrorBody, type RpcContract, type RpcRequest, type RpcResponse } from '@switchyard/contracts';
+import {
+  connect,
+  ErrorCode as NatsErrorCode,
+  headers as natsHeaders,
+  JSONCodec,
+  type NatsConnection,
+  NatsError,
+} from 'nats';
+import {
+  AppError,
+  Headers,
+  isErrorBody,
+  type RpcContract,
+  type RpcRequest,
+  type RpcResponse,
+} from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
 
 export interface BusOptions {
@@ -50,9 +64,13 @@ export class Bus {
       });
       return new Bus(nc, opts);
     } catch (err) {
-      throw new AppError('unavailable', `cannot connect to NATS at ${opts.servers.join(',')}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new AppError(
+        'unavailable',
+        `cannot connect to NATS at ${opts.servers.join(',')}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -60,7 +78,11 @@ export class Bus {
     return this.opts.subjectPrefix + subject;
   }
 
-  async call<C extends RpcContract>(contract: C, payload: RpcRequest<C>, opts: RequestOptions = {}): Promise<RpcResponse<C>> {
+  async call<C extends RpcContract>(
+    contract: C,
+    payload: RpcRequest<C>,
+    opts: RequestOptions = {},
+  ): Promise<RpcResponse<C>> {
     return (await this.request(contract.subject, payload, opts)) as RpcResponse<C>;
   }
 
@@ -77,10 +99,14 @@ export class Bus {
     const wireSubject = this.opts.subjectPrefix + subject;
     let reply;
     try {
-      reply = await this.connection.request(wireSubject, codec.encode({ pattern: subject, data: payload, id }), {
-        timeout,
-        headers: h,
-      });
+      reply = await this.connection.request(
+        wireSubject,
+        codec.encode({ pattern: subject, data: payload, id }),
+        {
+          timeout,
+          headers: h,
+        },
+      );
     } catch (err) {
       throw this.transportError(err, subject, timeout);
     }
@@ -117,9 +143,13 @@ export class Bus {
         });
       }
       if (err.code === NatsErrorCode.Timeout) {
-        return new AppError('unavailable', `service ${service} did not answer ${subject} within ${timeout} ms`, {
-          details: { service, subject, reason: 'timeout', timeoutMs: timeout },
-        });
+        return new AppError(
+          'unavailable',
+          `service ${service} did not answer ${subject} within ${timeout} ms`,
+          {
+            details: { service, subject, reason: 'timeout', timeoutMs: timeout },
+          },
+        );
       }
     }
     return new AppError('unavailable', `request to ${subject} failed: ${(err as Error).message}`, {

@@ -55,7 +55,10 @@ export class SwitchyardNatsServer extends ServerNats {
     }
   }
 
-  override async handleMessage(channel: string, natsMsg: Parameters<ServerNats['handleMessage']>[1]): Promise<unknown> {
+  override async handleMessage(
+    channel: string,
+    natsMsg: Parameters<ServerNats['handleMessage']>[1],
+  ): Promise<unknown> {
     this.inFlight++;
     try {
       return await super.handleMessage(channel, natsMsg);

@@ -10,15 +10,16 @@ const DEFAULT_PORTS: Record<ServiceName, number> = {
 };
 
 const url = (protocols: string[]) =>
-  z
-    .string()
-    .refine((v) => {
+  z.string().refine(
+    (v) => {
       try {
         return protocols.includes(new URL(v).protocol);
       } catch {
         return false;
       }
-    }, `must be a ${protocols.map((p) => p + '//').join(' or ')} URL`);
+    },
+    `must be a ${protocols.map((p) => p + '//').join(' or ')} URL`,
+  );
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -30,7 +31,10 @@ export const EnvSchema = z.object({
   NATS_URL: z
     .string()
     .default('nats://127.0.0.1:4222')
-    .refine((v) => v.split(',').every((s) => /^(nats|tls|ws|wss):\/\/[^\s]+$/.test(s.trim())), 'must be nats:// URLs, comma separated'),
+    .refine(
+      (v) => v.split(',').every((s) => /^(nats|tls|ws|wss):\/\/[^\s]+$/.test(s.trim())),
+      'must be nats:// URLs, comma separated',
+    ),
   NATS_SUBJECT_PREFIX: z
     .string()
     .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be empty or dot-terminated tokens such as "staging."')
@@ -48,9 +52,16 @@ export const EnvSchema = z.object({
     .min(24, 'must be at least 24 characters')
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
     .optional(),
-  SWITCHYARD_ADMIN_OWNER: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('admin'),
+  SWITCHYARD_ADMIN_OWNER: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]*$/)
+    .max(64)
+    .default('admin'),
   TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
-  HTTP_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb').default('1mb'),
+  HTTP_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb')
+    .default('1mb'),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -112,7 +123,10 @@ export function loadConfig(
   };
 }
 
-export function loadConfigOrExit(service: ServiceName, env: Record<string, string | undefined> = process.env): AppConfig {
+export function loadConfigOrExit(
+  service: ServiceName,
+  env: Record<string, string | undefined> = process.env,
+): AppConfig {
   try {
     return loadConfig(service, env);
   } catch (err) {

@@ -59,7 +59,11 @@ export class IdentityRepository {
   }
 
   /** Creates the owner when missing. An existing owner keeps its role unless `forceRole` is set. */
-  async ensureOwner(name: string, role: Role, forceRole = false): Promise<{ owner: Owner; created: boolean }> {
+  async ensureOwner(
+    name: string,
+    role: Role,
+    forceRole = false,
+  ): Promise<{ owner: Owner; created: boolean }> {
     const existing = await this.prisma.owner.findUnique({ where: { name } });
     if (existing) {
       if (forceRole && existing.role !== role) {
@@ -108,7 +112,10 @@ export class IdentityRepository {
 
   /** The owner behind a presented token, or null when it is unknown, revoked or expired. */
   async authenticate(token: string, now = new Date()): Promise<AuthenticatedToken | null> {
-    const row = await this.prisma.apiToken.findUnique({ where: { digest: digestToken(token) }, include: { owner: true } });
+    const row = await this.prisma.apiToken.findUnique({
+      where: { digest: digestToken(token) },
+      include: { owner: true },
+    });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
     return { tokenId: row.id, owner: toOwner(row.owner), expiresAt: row.expiresAt };
   }
@@ -117,13 +124,21 @@ export class IdentityRepository {
     await this.prisma.apiToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: at } });
   }
 
-  async listTokens(ownerId: string, page: { limit: number; cursor?: string | undefined }): Promise<{ items: ApiTokenInfo[]; nextCursor: string | null }> {
+  async listTokens(
+    ownerId: string,
+    page: { limit: number; cursor?: string | undefined },
+  ): Promise<{ items: ApiTokenInfo[]; nextCursor: string | null }> {
     const after = page.cursor ? decodeCursor(page.cursor) : undefined;
     const rows = await this.prisma.apiToken.findMany({
       where: {
         ownerId,
         ...(after
-          ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] }
+          ? {
+              OR: [
+                { createdAt: { lt: after.createdAt } },
+                { createdAt: after.createdAt, id: { gt: after.id } },
+              ],
+            }
           : {}),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
@@ -132,18 +147,28 @@ export class IdentityRepository {
     });
     const items = rows.slice(0, page.limit);
     const last = items[items.length - 1];
-    return { items: items.map(toInfo), nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null };
+    return {
+      items: items.map(toInfo),
+      nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null,
+    };
   }
 
   /** Revokes a token of `ownerId` (or of anyone when `ownerId` is null: admin path). */
-  async revokeToken(tokenId: string, ownerId: string | null): Promise<{ info: ApiTokenInfo; digest: string }> {
+  async revokeToken(
+    tokenId: string,
+    ownerId: string | null,
+  ): Promise<{ info: ApiTokenInfo; digest: string }> {
     const row = await this.prisma.apiToken.findUnique({ where: { id: tokenId }, include: { owner: true } });
     if (!row || (ownerId !== null && row.ownerId !== ownerId)) {
       throw new AppError('not_found', `token ${tokenId} does not exist`);
     }
     const updated = row.revokedAt
       ? row
-      : await this.prisma.apiToken.update({ where: { id: tokenId }, data: { revokedAt: new Date() }, include: { owner: true } });
+      : await this.prisma.apiToken.update({
+          where: { id: tokenId },
+          data: { revokedAt: new Date() },
+          include: { owner: true },
+        });
     return { info: toInfo(updated), digest: updated.digest };
   }
 }

@@ -64,7 +64,8 @@ export async function ensureDatabase(url: string): Promise<boolean> {
       return true;
     } catch (err) {
       // Another process created it between our check and our CREATE.
-      if ((err as { code?: string }).code === '42P04' || (err as { code?: string }).code === '23505') return false;
+      if ((err as { code?: string }).code === '42P04' || (err as { code?: string }).code === '23505')
+        return false;
       throw err;
     }
   } finally {
@@ -91,13 +92,17 @@ export async function migrate(
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
-    const rows = await client.query<{ name: string; checksum: string }>(`SELECT name, checksum FROM ${TABLE}`);
+    const rows = await client.query<{ name: string; checksum: string }>(
+      `SELECT name, checksum FROM ${TABLE}`,
+    );
     const done = new Map(rows.rows.map((r) => [r.name, r.checksum]));
     for (const m of migrations) {
       const previous = done.get(m.name);
       if (previous !== undefined) {
         if (previous !== m.checksum) {
-          throw new Error(`migration ${m.name} was edited after it was applied (checksum differs); add a new migration instead`);
+          throw new Error(
+            `migration ${m.name} was edited after it was applied (checksum differs); add a new migration instead`,
+          );
         }
         alreadyApplied.push(m.name);
         continue;

@@ -26,12 +26,21 @@ export function createLogger(opts: LoggerOptions): Logger {
         ? {
             mixin: () => {
               const ctx = context.current();
-              return ctx ? { correlationId: ctx.correlationId, ...(ctx.ownerId ? { ownerId: ctx.ownerId } : {}) } : {};
+              return ctx
+                ? { correlationId: ctx.correlationId, ...(ctx.ownerId ? { ownerId: ctx.ownerId } : {}) }
+                : {};
             },
           }
         : {}),
       redact: {
-        paths: ['token', '*.token', 'headers.authorization', 'headers["x-switchyard-token"]', 'password', '*.password'],
+        paths: [
+          'token',
+          '*.token',
+          'headers.authorization',
+          'headers["x-switchyard-token"]',
+          'password',
+          '*.password',
+        ],
         censor: '[redacted]',
       },
     },

@@ -41,6 +41,11 @@ export async function pingRedis(redis: Redis, timeoutMs: number): Promise<number
 }
 
 /** BullMQ queues share one naming scheme so several stacks can share one Redis. */
-export function createQueue<T = unknown>(name: string, redis: Redis, prefix: string, opts: Partial<QueueOptions> = {}): Queue<T> {
+export function createQueue<T = unknown>(
+  name: string,
+  redis: Redis,
+  prefix: string,
+  opts: Partial<QueueOptions> = {},
+): Queue<T> {
   return new Queue<T>(name, { connection: redis, prefix, ...opts });
 }

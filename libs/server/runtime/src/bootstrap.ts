@@ -5,7 +5,13 @@ import type { AddressInfo } from 'node:net';
 import type { Request, Response, NextFunction } from 'express';
 import type { AppConfig } from '@switchyard/server-config';
 import { SwitchyardNatsServer } from '@switchyard/server-bus';
-import { correlationIdFrom, NestPinoLogger, type ContextStore, type Logger, type Metrics } from '@switchyard/server-observability';
+import {
+  correlationIdFrom,
+  NestPinoLogger,
+  type ContextStore,
+  type Logger,
+  type Metrics,
+} from '@switchyard/server-observability';
 import { ServiceKitModule, type ServiceKitOptions } from './service-kit.module';
 import { CONTEXT, LOGGER, METRICS, SERVICE_INFO, type ServiceInfo } from './tokens';
 
@@ -44,7 +50,10 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
   })
   class RootModule {}
 
-  const app = await NestFactory.create<NestExpressApplication>(RootModule, { bufferLogs: true, bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(RootModule, {
+    bufferLogs: true,
+    bodyParser: false,
+  });
   const logger = app.get<Logger>(LOGGER);
   const metrics = app.get<Metrics>(METRICS);
   const context = app.get<ContextStore>(CONTEXT);
@@ -73,7 +82,8 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
     name: `${config.service}-server-${info.instanceId}`,
     subjectPrefix: config.nats.subjectPrefix,
     graceMs: config.shutdownGraceMs,
-    onShutdownTimeout: (n) => logger.warn({ inFlight: n }, 'shutdown grace period ended with requests in flight'),
+    onShutdownTimeout: (n) =>
+      logger.warn({ inFlight: n }, 'shutdown grace period ended with requests in flight'),
   });
   app.connectMicroservice({ strategy: server }, { inheritAppConfig: false });
 
@@ -81,7 +91,10 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
   await app.listen(config.http.port, config.http.host);
   const port = (app.getHttpServer().address() as AddressInfo).port;
   const url = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${port}`;
-  logger.info({ port, url, natsQueue: config.service, subjectPrefix: config.nats.subjectPrefix || undefined }, `${config.service} ready`);
+  logger.info(
+    { port, url, natsQueue: config.service, subjectPrefix: config.nats.subjectPrefix || undefined },
+    `${config.service} ready`,
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -92,7 +105,10 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
     close: () => {
       closing ??= (async () => {
         info.draining = true;
-        logger.info({ inFlight: server.inFlightCount }, 'shutting down: no new work, finishing in-flight requests');
+        logger.info(
+          { inFlight: server.inFlightCount },
+          'shutting down: no new work, finishing in-flight requests',
+        );
         await app.close();
       })();
       return closing;

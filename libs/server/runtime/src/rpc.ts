@@ -16,8 +16,21 @@ import {
 import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { Observable, throwError } from 'rxjs';
 import type { z } from 'zod';
-import { AppError, Headers, parseOrThrow, Role, type ErrorBody, type RpcContract } from '@switchyard/contracts';
-import { correlationIdFrom, type CallContext, type ContextStore, type Logger, type Metrics } from '@switchyard/server-observability';
+import {
+  AppError,
+  Headers,
+  parseOrThrow,
+  Role,
+  type ErrorBody,
+  type RpcContract,
+} from '@switchyard/contracts';
+import {
+  correlationIdFrom,
+  type CallContext,
+  type ContextStore,
+  type Logger,
+  type Metrics,
+} from '@switchyard/server-observability';
 import { CONTEXT, LOGGER, METRICS } from './tokens';
 
 function callContextFrom(natsCtx: NatsContext | undefined): CallContext {
@@ -30,7 +43,6 @@ function callContextFrom(natsCtx: NatsContext | undefined): CallContext {
     ...(role ? { role } : {}),
   };
 }
-
 
 class ZodRpcPipe implements PipeTransform {
   constructor(private readonly schema: z.ZodType) {}
@@ -72,7 +84,10 @@ export class RpcContextInterceptor implements NestInterceptor {
           next: (v) => subscriber.next(v),
           error: (err: unknown) => {
             end();
-            this.metrics.rpcRequests.inc({ subject, outcome: err instanceof AppError ? err.code : 'internal' });
+            this.metrics.rpcRequests.inc({
+              subject,
+              outcome: err instanceof AppError ? err.code : 'internal',
+            });
             subscriber.error(err);
           },
           complete: () => {
@@ -103,7 +118,8 @@ export class RpcErrorFilter implements RpcExceptionFilter<unknown> {
     let body: ErrorBody;
     if (exception instanceof AppError) {
       body = exception.toBody(correlationId);
-      if (exception.code === 'internal') this.logger.error({ err: exception, correlationId }, exception.message);
+      if (exception.code === 'internal')
+        this.logger.error({ err: exception, correlationId }, exception.message);
     } else {
       this.logger.error(
         { err: exception, correlationId, subject: natsCtx?.getSubject() },

@@ -1,4 +1,13 @@
-import { Controller, type DynamicModule, Global, Inject, Module, type OnApplicationShutdown, type Provider, type Type } from '@nestjs/common';
+import {
+  Controller,
+  type DynamicModule,
+  Global,
+  Inject,
+  Module,
+  type OnApplicationShutdown,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Rpc, type ServiceHealth } from '@switchyard/contracts';
@@ -10,7 +19,17 @@ import { ContextStore, createLogger, Metrics, type Logger } from '@switchyard/se
 import { HealthService } from './health.service';
 import { ProbesController } from './probes.controller';
 import { RpcHandler, RpcPayload } from './rpc';
-import { APP_CONFIG, BUS, CONTEXT, LOGGER, METRICS, PRISMA, REDIS, SERVICE_INFO, type ServiceInfo } from './tokens';
+import {
+  APP_CONFIG,
+  BUS,
+  CONTEXT,
+  LOGGER,
+  METRICS,
+  PRISMA,
+  REDIS,
+  SERVICE_INFO,
+  type ServiceInfo,
+} from './tokens';
 
 export interface ServiceKitOptions {
   readonly config: AppConfig;
@@ -50,7 +69,10 @@ class ConnectionCloser implements OnApplicationShutdown {
       this.prisma?.$disconnect(),
       this.redis ? this.redis.quit().catch(() => this.redis?.disconnect()) : undefined,
     ]);
-    this.logger.info({ uptimeSeconds: Math.round((Date.now() - this.info.startedAt) / 1000) }, 'connections closed');
+    this.logger.info(
+      { uptimeSeconds: Math.round((Date.now() - this.info.startedAt) / 1000) },
+      'connections closed',
+    );
     this.logger.flush();
   }
 }
@@ -116,7 +138,9 @@ export class ServiceKitModule {
           const redis = createRedis({ url: config.redis.url, name: `switchyard-${config.service}` });
           // Connect now so a missing Redis shows in logs at boot, but do not refuse to start:
           // readiness reports it and ioredis keeps reconnecting.
-          await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'redis not reachable yet'));
+          await redis
+            .connect()
+            .catch((err: Error) => logger.warn({ err: err.message }, 'redis not reachable yet'));
           return redis;
         },
       });
@@ -135,7 +159,17 @@ export class ServiceKitModule {
       module: ServiceKitModule,
       controllers: [ProbesController, healthRpcController(config)],
       providers,
-      exports: [APP_CONFIG, SERVICE_INFO, CONTEXT, LOGGER, METRICS, BUS, HealthService, ...(opts.uses.postgres ? [PRISMA] : []), ...(opts.uses.redis ? [REDIS] : [])],
+      exports: [
+        APP_CONFIG,
+        SERVICE_INFO,
+        CONTEXT,
+        LOGGER,
+        METRICS,
+        BUS,
+        HealthService,
+        ...(opts.uses.postgres ? [PRISMA] : []),
+        ...(opts.uses.redis ? [REDIS] : []),
+      ],
     };
   }
 }

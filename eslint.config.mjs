@@ -1,0 +1,127 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+
+export default [
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', 'apps/web/**', 'coverage/**', 'bench/results/**'],
+  },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          banTransitiveDependencies: true,
+          depConstraints: [
+            // Apps are leaves: nothing imports an app, and an app imports libs only.
+            {
+              sourceTag: 'type:app',
+              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature'],
+            },
+            {
+              sourceTag: 'type:feature',
+              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature'],
+            },
+            {
+              sourceTag: 'type:infra',
+              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util'],
+            },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:contracts', 'type:util'] },
+            // Contracts run in the browser too: no Nest, no Node-only infrastructure, nothing of ours.
+            {
+              sourceTag: 'type:contracts',
+              onlyDependOnLibsWithTags: ['type:contracts'],
+              bannedExternalImports: [
+                '@nestjs/*',
+                '@prisma/*',
+                'bullmq',
+                'ioredis',
+                'nats',
+                'pg',
+                'pino',
+                'node:*',
+              ],
+            },
+            {
+              sourceTag: 'type:testing',
+              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:testing'],
+            },
+            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:shared', 'scope:gateway'] },
+            { sourceTag: 'scope:planner', onlyDependOnLibsWithTags: ['scope:shared', 'scope:planner'] },
+            { sourceTag: 'scope:executor', onlyDependOnLibsWithTags: ['scope:shared', 'scope:executor'] },
+            {
+              sourceTag: 'scope:tool-registry',
+              onlyDependOnLibsWithTags: ['scope:shared', 'scope:tool-registry'],
+            },
+            { sourceTag: 'scope:scheduler', onlyDependOnLibsWithTags: ['scope:shared', 'scope:scheduler'] },
+            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/ban-ts-comment': ['error', { 'ts-expect-error': true, 'ts-ignore': true }],
+    },
+  },
+  {
+    // Transports and ORMs stay behind libs/server/*: apps and the shared libs may not import them.
+    files: ['apps/**/*.ts', 'libs/contracts/**/*.ts', 'tools/**/*.ts', 'libs/testing/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adapter-pg'].map((name) => ({
+            name,
+            message: 'import it through libs/server/* (bus, queue, db) instead',
+          })),
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read configuration through libs/server/config' },
+      ],
+    },
+  },
+  {
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: [
+      'libs/server/config/**',
+      'libs/testing/**',
+      '**/*.spec.ts',
+      '**/*.int-spec.ts',
+      '**/*.e2e-spec.ts',
+    ],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read configuration through libs/server/config' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        fetch: 'readonly',
+      },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  prettier,
+];

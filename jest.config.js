@@ -1,0 +1,40 @@
+// One jest run for all three tiers: *.spec.ts (unit, pure), *.int-spec.ts (real Postgres/NATS/Redis,
+// a database per worker) and *.e2e-spec.ts (all five services as processes, through the gateway).
+const { compilerOptions } = require('./tsconfig.base.json');
+
+const moduleNameMapper = Object.fromEntries(
+  Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, `<rootDir>/${target}`]),
+);
+
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
+const base = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper,
+  setupFiles: ['reflect-metadata'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};
+
+module.exports = {
+  maxWorkers: 2,
+  testTimeout: 30_000,
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools,bench}/**/*.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,tools}/**/*.int-spec.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,tools,test}/**/*.e2e-spec.ts'] },
+  ],
+};
