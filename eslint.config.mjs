@@ -86,10 +86,6 @@ export default [
           })),
         },
       ],
-      'no-restricted-properties': [
-        'error',
-        { object: 'process', property: 'env', message: 'read configuration through libs/server/config' },
-      ],
     },
   },
   {

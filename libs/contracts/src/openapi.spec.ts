@@ -1,0 +1,76 @@
+import { Routes } from './http';
+import { buildOpenApi } from './openapi';
+import { PERMISSIONS, ROLE_PERMISSIONS, roleAllows } from './identity';
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApi(Routes, { title: 'Switchyard API', version: 'test' }) as {
+    openapi: string;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId: string;
+          responses: Record<string, { content: Record<string, unknown> }>;
+          requestBody?: unknown;
+          security?: unknown[];
+        }
+      >
+    >;
+    components: { schemas: Record<string, unknown> };
+  };
+
+  it('is OpenAPI 3.1 with every route of the table, under /api', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(ops.sort()).toEqual(
+      Object.values(Routes)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
+    for (const path of Object.keys(doc.paths)) expect(path.startsWith('/api/')).toBe(true);
+  });
+
+  it('documents problem responses for each declared error and for internal errors', () => {
+    const create = doc.paths['/api/tokens']?.['post'];
+    expect(create?.responses['201']).toBeDefined();
+    for (const status of ['400', '401', '403', '500']) {
+      expect(create?.responses[status]?.content['application/problem+json']).toBeDefined();
+    }
+    expect(doc.components.schemas['Problem']).toMatchObject({ type: 'object' });
+  });
+
+  it('describes request bodies from the zod schemas', () => {
+    const body = doc.paths['/api/tokens']?.['post']?.requestBody as {
+      content: {
+        'application/json': {
+          schema: { properties: Record<string, unknown>; additionalProperties: boolean };
+        };
+      };
+    };
+    expect(Object.keys(body.content['application/json'].schema.properties).sort()).toEqual([
+      'expiresInDays',
+      'label',
+      'owner',
+      'role',
+    ]);
+    expect(body.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
+  it('marks public routes as needing no token', () => {
+    expect(doc.paths['/api/health']?.['get']?.security).toEqual([]);
+  });
+});
+
+describe('roles', () => {
+  it('gives admins every permission and users a strict subset without system/admin ones', () => {
+    expect(ROLE_PERMISSIONS.admin.size).toBe(PERMISSIONS.length);
+    expect(roleAllows('user', 'identity:token:create')).toBe(true);
+    expect(roleAllows('user', 'system:service:query')).toBe(false);
+    expect(roleAllows('user', 'identity:token:admin')).toBe(false);
+    expect(roleAllows('user', 'mcp:tool:edit')).toBe(false);
+    expect(roleAllows('user', 'mcp:tool:list')).toBe(true);
+  });
+});

@@ -1,0 +1,4 @@
+export * from './database';
+export * from './config';
+export * from './wait';
+export * from './stack';

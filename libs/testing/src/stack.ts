@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { SERVICE_NAMES, type ServiceName } from '@switchyard/contracts';
+import { waitFor } from './wait';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface ServiceProcess {
+  readonly name: ServiceName;
+  readonly port: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  output(): string;
+}
+
+/** The five services as separate OS processes, built from dist/ (npm test builds first). */
+export class Stack {
+  readonly services = new Map<ServiceName, ServiceProcess>();
+
+  private constructor(private readonly env: Record<string, string>) {}
+
+  static async start(
+    env: Record<string, string>,
+    only: readonly ServiceName[] = SERVICE_NAMES,
+  ): Promise<Stack> {
+    const stack = new Stack(env);
+    await Promise.all(only.map((s) => stack.startService(s)));
+    return stack;
+  }
+
+  get gatewayUrl(): string {
+    const gw = this.services.get('gateway');
+    if (!gw) throw new Error('gateway is not part of this stack');
+    return gw.url;
+  }
+
+  async startService(name: ServiceName): Promise<ServiceProcess> {
+    const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
+    if (!existsSync(main))
+      throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
+    const port = await freePort();
+    let out = '';
+    const child = spawn(process.execPath, [main], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '', ...this.env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    const proc: ServiceProcess = { name, port, url: `http://127.0.0.1:${port}`, child, output: () => out };
+    this.services.set(name, proc);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null)
+          throw new Error(`${name} exited with ${child.exitCode}: ${out.slice(-2000)}`);
+        const res = await fetch(`${proc.url}/readyz`).catch(() => undefined);
+        return res?.status === 200;
+      },
+      30_000,
+      100,
+    ).catch((err: Error) => {
+      throw new Error(`${name} did not become ready: ${err.message}\n${out.slice(-2000)}`);
+    });
+    return proc;
+  }
+
+  /** SIGTERM and wait for the exit; resolves with the exit code. */
+  async stopService(name: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const proc = this.services.get(name);
+    if (!proc) return null;
+    this.services.delete(name);
+    if (proc.child.exitCode !== null) return proc.child.exitCode;
+    const exited = new Promise<number | null>((resolve) => proc.child.once('exit', (code) => resolve(code)));
+    proc.child.kill(signal);
+    return exited;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.services.keys()].map((s) => this.stopService(s)));
+  }
+}
