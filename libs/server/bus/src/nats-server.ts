@@ -55,20 +55,28 @@ export class SwitchyardNatsServer extends ServerNats {
     }
   }
 
-  override async handleMessage(
-    channel: string,
-    natsMsg: Parameters<ServerNats['handleMessage']>[1],
-  ): Promise<unknown> {
-    this.inFlight++;
-    try {
-      return await super.handleMessage(channel, natsMsg);
-    } finally {
-      // Nest publishes the reply on a later tick; count the handler as done after that.
-      setImmediate(() => {
+  /**
+   * A request is in flight from its arrival until its last reply packet is published. (Nest's
+   * handleMessage resolves as soon as the handler's observable exists, long before the reply.)
+   */
+  override async handleMessage(channel: string, natsMsg: Parameters<ServerNats['handleMessage']>[1]): Promise<unknown> {
+    if (natsMsg.reply) this.inFlight++;
+    return super.handleMessage(channel, natsMsg);
+  }
+
+  override getPublisher(...args: Parameters<ServerNats['getPublisher']>): ReturnType<ServerNats['getPublisher']> {
+    const publish = super.getPublisher(...args);
+    if (!args[0].reply) return publish;
+    let done = false;
+    return (packet: { err?: unknown; isDisposed?: boolean }) => {
+      const result = publish(packet);
+      if (!done && (packet.isDisposed || packet.err !== undefined)) {
+        done = true;
         this.inFlight--;
         if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
-      });
-    }
+      }
+      return result;
+    };
   }
 
   override async close(): Promise<void> {

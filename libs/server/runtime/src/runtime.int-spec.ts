@@ -1,0 +1,191 @@
+import { Controller, Module } from '@nestjs/common';
+import { z } from 'zod';
+import { AppError, Rpc, rpc } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
+import type { CallContext } from '@switchyard/server-observability';
+import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
+import { bootstrapService, type RunningService } from './bootstrap';
+import { Caller, RpcHandler, RpcPayload } from './rpc';
+
+const Whoami = rpc('planner.test.whoami', z.object({ ownerId: z.string().optional() }), z.unknown());
+const Slow = rpc(
+  'planner.test.slow',
+  z.object({ ms: z.number().int().min(0).max(10_000) }),
+  z.object({ slept: z.number() }),
+);
+const Fail = rpc('planner.test.fail', z.object({ kind: z.enum(['app', 'bug']) }), z.never());
+
+@Controller()
+class TestHandlers {
+  @RpcHandler(Whoami)
+  whoami(@RpcPayload(Whoami) body: z.infer<typeof Whoami.request>, @Caller() caller: CallContext): unknown {
+    return { caller, bodyOwnerIgnored: body.ownerId };
+  }
+
+  @RpcHandler(Slow)
+  async slow(@RpcPayload(Slow) body: z.infer<typeof Slow.request>): Promise<{ slept: number }> {
+    await new Promise((r) => setTimeout(r, body.ms));
+    return { slept: body.ms };
+  }
+
+  @RpcHandler(Fail)
+  fail(@RpcPayload(Fail) body: z.infer<typeof Fail.request>): never {
+    if (body.kind === 'app')
+      throw new AppError('conflict', 'revision 7 is stale; current is 8', { details: { current: 8 } });
+    throw new Error('secret-internal-detail');
+  }
+}
+
+@Module({ controllers: [TestHandlers] })
+class TestModule {}
+
+describe('service runtime over real NATS and Postgres', () => {
+  let db: TestDatabase;
+  let prefix: string;
+  let service: RunningService;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    prefix = uniquePrefix();
+    service = await bootstrapService({
+      config: testConfig('planner', { DATABASE_URL: db.url, NATS_SUBJECT_PREFIX: prefix }),
+      modules: [TestModule],
+      uses: { postgres: true, redis: false },
+    });
+    bus = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'test',
+      subjectPrefix: prefix,
+      defaultTimeoutMs: 2000,
+    });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await bus?.close();
+    await db?.drop();
+  });
+
+  it('answers the health RPC with its dependency checks', async () => {
+    const h = await bus.call(Rpc.health.planner, {});
+    expect(h).toMatchObject({
+      service: 'planner',
+      status: 'up',
+      checks: { nats: { status: 'up' }, postgres: { status: 'up' } },
+    });
+    expect(h.checks.redis).toBeUndefined();
+  });
+
+  it('serves probes and Prometheus metrics over HTTP', async () => {
+    expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(200);
+    await bus.call(Rpc.health.planner, {});
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      new RegExp(
+        `switchyard_rpc_requests_total\\{subject="${prefix.replace('.', '\\.')}planner\\.health\\.check",outcome="ok",service="planner"\\} [1-9]`,
+      ),
+    );
+    expect(metrics).toContain('switchyard_http_requests_total');
+  });
+
+  it('carries identity in headers, never from the body', async () => {
+    const res = (await bus.call(
+      Whoami,
+      { ownerId: 'forged' },
+      { ctx: { correlationId: 'corr-1', ownerId: 'owner-1', role: 'user' } },
+    )) as {
+      caller: CallContext;
+    };
+    expect(res.caller).toEqual({ correlationId: 'corr-1', ownerId: 'owner-1', role: 'user' });
+    const anonymous = (await bus.call(Whoami, { ownerId: 'forged' })) as { caller: CallContext };
+    expect(anonymous.caller.ownerId).toBeUndefined();
+  });
+
+  it('sends AppErrors back as data with their code', async () => {
+    await expect(bus.call(Fail, { kind: 'app' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'revision 7 is stale; current is 8',
+      details: { current: 8 },
+    });
+  });
+
+  it('turns a bug into `internal` with a correlation id and no detail', async () => {
+    const err = await bus
+      .call(Fail, { kind: 'bug' }, { ctx: { correlationId: 'corr-bug' } })
+      .catch((e: AppError) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('internal');
+    expect((err as AppError).message).toContain('corr-bug');
+    expect((err as AppError).message).not.toContain('secret-internal-detail');
+  });
+
+  it('validates payloads against the contract', async () => {
+    await expect(bus.request(Slow.subject, { ms: 'soon' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      issues: [{ path: 'ms' }],
+    });
+  });
+
+  it('reports nobody answering as `unavailable` at once, not after the timeout', async () => {
+    const started = Date.now();
+    await expect(bus.request('scheduler.nothing.here', {}, { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: 'unavailable',
+      details: { reason: 'no_responders' },
+    });
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('reports a slow answer as `unavailable` after the timeout', async () => {
+    await expect(bus.call(Slow, { ms: 1500 }, { timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'unavailable',
+      details: { reason: 'timeout' },
+    });
+  });
+
+  it('spreads requests across replicas of the queue group', async () => {
+    const second = await bootstrapService({
+      config: testConfig('planner', { DATABASE_URL: db.url, NATS_SUBJECT_PREFIX: prefix }),
+      modules: [TestModule],
+      uses: { postgres: true, redis: false },
+    });
+    try {
+      const seen = new Set<string>();
+      for (let i = 0; i < 40 && seen.size < 2; i++)
+        seen.add((await bus.call(Rpc.health.planner, {})).instanceId);
+      expect(seen.size).toBe(2);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('finishes in-flight requests on shutdown and takes no new ones', async () => {
+    const drainPrefix = uniquePrefix('drain');
+    const replica = await bootstrapService({
+      config: testConfig('planner', { DATABASE_URL: db.url, NATS_SUBJECT_PREFIX: drainPrefix }),
+      modules: [TestModule],
+      uses: { postgres: true, redis: false },
+    });
+    const client = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'drain',
+      subjectPrefix: drainPrefix,
+      defaultTimeoutMs: 5000,
+    });
+    try {
+      const inFlight = client.call(Slow, { ms: 800 });
+      // Wait until the replica has the request in hand, then ask it to stop.
+      await new Promise((r) => setTimeout(r, 200));
+      const closing = replica.close();
+      await expect(inFlight).resolves.toEqual({ slept: 800 });
+      await closing;
+      await expect(client.call(Slow, { ms: 1 }, { timeoutMs: 1000 })).rejects.toMatchObject({
+        code: 'unavailable',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
