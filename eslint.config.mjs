@@ -2,6 +2,60 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+
+/** Module boundaries by tag. Only test files may import libs/testing. */
+function boundaries({ tests }) {
+  const t = tests ? ['type:testing'] : [];
+  return {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    banTransitiveDependencies: true,
+    depConstraints: [
+      // Apps are leaves: nothing imports an app, and an app imports libs only.
+      {
+        sourceTag: 'type:app',
+        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature', ...t],
+      },
+      {
+        sourceTag: 'type:feature',
+        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature', ...t],
+      },
+      {
+        sourceTag: 'type:infra',
+        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', ...t],
+      },
+      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:contracts', 'type:util', ...t] },
+      // Contracts run in the browser too: no Nest, no Node-only infrastructure, nothing of ours.
+      {
+        sourceTag: 'type:contracts',
+        onlyDependOnLibsWithTags: ['type:contracts', ...t],
+        bannedExternalImports: [
+          '@nestjs/*',
+          '@prisma/*',
+          'bullmq',
+          'ioredis',
+          'nats',
+          'pg',
+          'pino',
+          'node:*',
+        ],
+      },
+      {
+        sourceTag: 'type:testing',
+        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:testing'],
+      },
+      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+      ...['gateway', 'planner', 'executor', 'tool-registry', 'scheduler', 'web'].map((scope) => ({
+        sourceTag: `scope:${scope}`,
+        onlyDependOnLibsWithTags: ['scope:shared', `scope:${scope}`],
+      })),
+      { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:shared'] },
+      { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared'] },
+    ],
+  };
+}
+
 export default [
   {
     ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', 'apps/web/**', 'coverage/**', 'bench/results/**'],
@@ -11,60 +65,7 @@ export default [
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          banTransitiveDependencies: true,
-          depConstraints: [
-            // Apps are leaves: nothing imports an app, and an app imports libs only.
-            {
-              sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature'],
-            },
-            {
-              sourceTag: 'type:feature',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature'],
-            },
-            {
-              sourceTag: 'type:infra',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util'],
-            },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:contracts', 'type:util'] },
-            // Contracts run in the browser too: no Nest, no Node-only infrastructure, nothing of ours.
-            {
-              sourceTag: 'type:contracts',
-              onlyDependOnLibsWithTags: ['type:contracts'],
-              bannedExternalImports: [
-                '@nestjs/*',
-                '@prisma/*',
-                'bullmq',
-                'ioredis',
-                'nats',
-                'pg',
-                'pino',
-                'node:*',
-              ],
-            },
-            {
-              sourceTag: 'type:testing',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:testing'],
-            },
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:shared', 'scope:gateway'] },
-            { sourceTag: 'scope:planner', onlyDependOnLibsWithTags: ['scope:shared', 'scope:planner'] },
-            { sourceTag: 'scope:executor', onlyDependOnLibsWithTags: ['scope:shared', 'scope:executor'] },
-            {
-              sourceTag: 'scope:tool-registry',
-              onlyDependOnLibsWithTags: ['scope:shared', 'scope:tool-registry'],
-            },
-            { sourceTag: 'scope:scheduler', onlyDependOnLibsWithTags: ['scope:shared', 'scope:scheduler'] },
-            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', boundaries({ tests: false })],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': [
         'error',
@@ -118,6 +119,10 @@ export default [
       },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: TESTS,
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries({ tests: true })] },
   },
   prettier,
 ];
