@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AppError, OwnerName, Role } from '@switchyard/contracts';
-import { ConfigError, loadConfig } from '@switchyard/server-config';
+import { ConfigError, environment, loadConfig } from '@switchyard/server-config';
 import { createPrisma, ensureDatabase, IdentityRepository, migrate } from '@switchyard/server-db';
 
 const USAGE = `usage: npm run switchyard -- <command>
@@ -33,7 +33,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE + '\n');
     return;
   }
-  const config = loadConfig('gateway');
+  const config = loadConfig('gateway', environment());
   if (command === 'migrate') {
     const created = await ensureDatabase(config.database.url);
     if (created) process.stdout.write(`created database ${new URL(config.database.url).pathname.slice(1)}\n`);

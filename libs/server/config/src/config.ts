@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseDotEnv } from 'dotenv';
 import { z } from 'zod';
 import { ServiceName } from '@switchyard/contracts';
 
@@ -123,9 +126,16 @@ export function loadConfig(
   };
 }
 
+/** The process environment over the values of `./.env` (if there is one): real variables win. */
+export function environment(cwd = process.cwd()): Record<string, string | undefined> {
+  const file = join(cwd, '.env');
+  const fromFile = existsSync(file) ? parseDotEnv(readFileSync(file)) : {};
+  return { ...fromFile, ...process.env };
+}
+
 export function loadConfigOrExit(
   service: ServiceName,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = environment(),
 ): AppConfig {
   try {
     return loadConfig(service, env);

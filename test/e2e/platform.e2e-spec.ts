@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createTestDatabase, Stack, uniquePrefix, waitFor, type TestDatabase } from '@switchyard/testing';
+
+const run = promisify(execFile);
+const ROOT = join(__dirname, '..', '..');
+
+/** All five services as separate processes (the built dist/), talked to only over HTTP. */
+describe('platform end to end', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let env: Record<string, string>;
+  const adminToken = `e2e_${randomBytes(24).toString('base64url')}`;
+
+  async function get(path: string, token?: string) {
+    const res = await fetch(`${stack.gatewayUrl}${path}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    return {
+      status: res.status,
+      type: res.headers.get('content-type') ?? '',
+      json: (await res.json()) as Record<string, unknown>,
+    };
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = {
+      DATABASE_URL: db.url,
+      NATS_SUBJECT_PREFIX: uniquePrefix('e2e'),
+      SWITCHYARD_ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE_MS: '3000',
+    };
+    stack = await Stack.start(env);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+  });
+
+  it('reports every service and dependency up', async () => {
+    const h = await get('/api/health');
+    expect(h.status).toBe(200);
+    expect(h.json['status']).toBe('up');
+    expect(h.json['down']).toEqual([]);
+    const services = h.json['services'] as Record<string, { status: string; instanceId: string }>;
+    expect(Object.keys(services).sort()).toEqual([
+      'executor',
+      'gateway',
+      'planner',
+      'scheduler',
+      'tool-registry',
+    ]);
+    for (const s of Object.values(services)) expect(s.status).toBe('up');
+    expect(new Set(Object.values(services).map((s) => s.instanceId)).size).toBe(5);
+  });
+
+  it('creates tokens with the CLI that the gateway accepts, with the role given', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [join(ROOT, 'dist/tools/cli/switchyard.js'), 'token', 'create', '--owner', 'dora', '--role', 'user'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: db.url },
+      },
+    );
+    const token = stdout.trim();
+    expect(token).toMatch(/^sy_/);
+    const me = await get('/api/me', token);
+    expect(me.status).toBe(200);
+    expect(me.json['owner']).toMatchObject({ name: 'dora', role: 'user' });
+    const forbidden = await get('/api/services/planner', token);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.type).toContain('application/problem+json');
+    expect((await get('/api/me')).status).toBe(401);
+  });
+
+  it('rejects a malformed body with a 400 naming the field', async () => {
+    const res = await fetch(`${stack.gatewayUrl}/api/tokens`, {
+      method: 'POST',
+      headers: { 'x-switchyard-token': adminToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ owner: 42 }),
+    });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { code: string; errors: Array<{ path: string }> };
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors.map((e) => e.path)).toEqual(['body.owner']);
+  });
+
+  it('sees a stopped service as down within 5 s and answers requests for it with a quick 503', async () => {
+    const code = await stack.stopService('planner');
+    expect(code).toBe(0); // graceful SIGTERM exit
+    const stoppedAt = Date.now();
+    const health = await waitFor(
+      async () => {
+        const h = await get('/api/health');
+        return h.status === 503 ? h : undefined;
+      },
+      5_000,
+      100,
+    );
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(health.json['down']).toEqual(['planner']);
+    expect((health.json['services'] as Record<string, { status: string }>)['executor']?.status).toBe('up');
+
+    const asked = Date.now();
+    const r = await get('/api/services/planner', adminToken);
+    expect(Date.now() - asked).toBeLessThan(3_000);
+    expect(r.status).toBe(503);
+    expect(r.type).toContain('application/problem+json');
+    expect(r.json).toMatchObject({ code: 'unavailable', status: 503 });
+    expect(r.json['detail']).toContain('planner');
+
+    await stack.startService('planner');
+    const back = await waitFor(
+      async () => {
+        const h = await get('/api/health');
+        return h.status === 200 ? h : undefined;
+      },
+      10_000,
+      100,
+    );
+    expect(back.json['down']).toEqual([]);
+  }, 40_000);
+
+  it('stops every service gracefully on SIGTERM', async () => {
+    const codes = await Promise.all(
+      ['scheduler', 'tool-registry', 'executor'].map((s) => stack.stopService(s as 'scheduler')),
+    );
+    expect(codes).toEqual([0, 0, 0]);
+  });
+});
