@@ -1,47 +1,24 @@
 import {
   applyDecorators,
-  UseFilters,
-  UseInterceptors,
   type ArgumentsHost,
   Catch,
-  type CallHandler,
+  createParamDecorator,
   type ExecutionContext,
   Inject,
-  Injectable,
-  type NestInterceptor,
   type PipeTransform,
-  createParamDecorator,
   type RpcExceptionFilter,
+  UseFilters,
 } from '@nestjs/common';
 import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
-import { Observable, throwError } from 'rxjs';
+import { type Observable, throwError } from 'rxjs';
 import type { z } from 'zod';
-import {
-  AppError,
-  Headers,
-  parseOrThrow,
-  Role,
-  type ErrorBody,
-  type RpcContract,
-} from '@switchyard/contracts';
-import {
-  correlationIdFrom,
-  type CallContext,
-  type ContextStore,
-  type Logger,
-  type Metrics,
-} from '@switchyard/server-observability';
-import { CONTEXT, LOGGER, METRICS } from './tokens';
+import { AppError, parseOrThrow, type ErrorBody, type RpcContract } from '@switchyard/contracts';
+import { callContextFromHeaders } from '@switchyard/server-bus';
+import type { CallContext, ContextStore, Logger } from '@switchyard/server-observability';
+import { CONTEXT, LOGGER } from './tokens';
 
 function callContextFrom(natsCtx: NatsContext | undefined): CallContext {
-  const h = natsCtx?.getHeaders?.();
-  const role = Role.safeParse(h?.get(Headers.role)).data;
-  const ownerId = h?.get(Headers.ownerId) || undefined;
-  return {
-    correlationId: correlationIdFrom(h?.get(Headers.correlationId) || undefined),
-    ...(ownerId ? { ownerId } : {}),
-    ...(role ? { role } : {}),
-  };
+  return callContextFromHeaders(natsCtx?.getHeaders?.());
 }
 
 class ZodRpcPipe implements PipeTransform {
@@ -60,46 +37,6 @@ export function RpcPayload(contract: RpcContract): ParameterDecorator {
 export const Caller = createParamDecorator((_: unknown, ctx: ExecutionContext): CallContext => {
   return callContextFrom(ctx.switchToRpc().getContext<NatsContext>());
 });
-
-/**
- * Runs every NATS handler inside the caller's context (correlation id in logs and onward calls) and
- * counts it in the metrics.
- */
-@Injectable()
-export class RpcContextInterceptor implements NestInterceptor {
-  constructor(
-    @Inject(CONTEXT) private readonly store: ContextStore,
-    @Inject(METRICS) private readonly metrics: Metrics,
-  ) {}
-
-  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (ctx.getType() !== 'rpc') return next.handle();
-    const natsCtx = ctx.switchToRpc().getContext<NatsContext>();
-    const subject = natsCtx.getSubject();
-    const call = callContextFrom(natsCtx);
-    const end = this.metrics.rpcDuration.startTimer({ subject });
-    return new Observable((subscriber) =>
-      this.store.run(call, () =>
-        next.handle().subscribe({
-          next: (v) => subscriber.next(v),
-          error: (err: unknown) => {
-            end();
-            this.metrics.rpcRequests.inc({
-              subject,
-              outcome: err instanceof AppError ? err.code : 'internal',
-            });
-            subscriber.error(err);
-          },
-          complete: () => {
-            end();
-            this.metrics.rpcRequests.inc({ subject, outcome: 'ok' });
-            subscriber.complete();
-          },
-        }),
-      ),
-    );
-  }
-}
 
 /**
  * Errors leave a service as data (`{code, message, details?}`). An AppError keeps its code; anything
@@ -132,13 +69,9 @@ export class RpcErrorFilter implements RpcExceptionFilter<unknown> {
 }
 
 /**
- * Registers a NATS request handler for a contract, inside the caller's context and with errors sent
- * back as data. Use with `@RpcPayload(contract)` and, where identity matters, `@Caller()`.
+ * Registers a NATS request handler for a contract, with errors sent back as data (the transport runs
+ * it inside the caller's context and counts it in the metrics). Use with `@RpcPayload(contract)` and, where identity matters, `@Caller()`.
  */
 export function RpcHandler(contract: RpcContract): MethodDecorator {
-  return applyDecorators(
-    MessagePattern(contract.subject),
-    UseInterceptors(RpcContextInterceptor),
-    UseFilters(RpcErrorFilter),
-  );
+  return applyDecorators(MessagePattern(contract.subject), UseFilters(RpcErrorFilter));
 }

@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import { runRpcBench } from './rpc.bench';
+
+/** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
+const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = { rpc: runRpcBench };
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !BENCHES[n]);
+  if (unknown.length) {
+    process.stderr.write(
+      `unknown benchmark(s): ${unknown.join(', ')}; available: ${Object.keys(BENCHES).join(', ')}\n`,
+    );
+    process.exit(64);
+  }
+  const outDir = join(__dirname, '..', '..', 'bench', 'results');
+  for (const name of names.length ? names : Object.keys(BENCHES)) {
+    process.stdout.write(`running ${name}…\n`);
+    const result = await BENCHES[name]!(outDir);
+    process.stdout.write(
+      JSON.stringify(
+        { ours: result['ours'], raw: result['raw'], ratios: result['ratios'], met: result['met'] },
+        null,
+        2,
+      ) + '\n',
+    );
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
