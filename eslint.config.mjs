@@ -58,7 +58,15 @@ function boundaries({ tests }) {
 
 export default [
   {
-    ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', 'apps/web/**', 'coverage/**', 'bench/results/**'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'tmp/**',
+      '.nx/**',
+      'apps/web/**',
+      'coverage/**',
+      'bench/results/**',
+    ],
   },
   ...tseslint.configs.recommended,
   {

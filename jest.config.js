@@ -31,6 +31,7 @@ const base = {
 
 module.exports = {
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/tools/jest/summary-reporter.js'],
   testTimeout: 30_000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools,bench}/**/*.spec.ts'] },

@@ -1,15 +1,17 @@
 import { Client } from 'pg';
-import { createTestDatabase, type TestDatabase } from '@switchyard/testing';
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 import { digestToken, IdentityRepository } from './identity.repository';
 import { createPrisma, type PrismaClient } from './prisma';
 
 describe('IdentityRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  let db: ScratchDatabase;
   let prisma: PrismaClient;
   let repo: IdentityRepository;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createScratchDatabase(SERVER, { label: 'idn' });
     prisma = createPrisma({ url: db.url, poolSize: 4, applicationName: 'test' });
     repo = new IdentityRepository(prisma);
   });

@@ -1,3 +1,4 @@
 export * from './prisma';
 export * from './migrate';
 export * from './identity.repository';
+export * from './scratch-database';

@@ -2,14 +2,16 @@ import { mkdtempSync, mkdirSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createTestDatabase, type TestDatabase } from '@switchyard/testing';
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 import { findMigrationsDir, migrate, readMigrations } from './migrate';
 
 describe('migration runner (real Postgres)', () => {
-  let db: TestDatabase;
+  let db: ScratchDatabase;
 
   beforeEach(async () => {
-    db = await createTestDatabase({ migrate: false });
+    db = await createScratchDatabase(SERVER, { label: 'mig', migrate: false });
   });
 
   afterEach(async () => {

@@ -1,0 +1,115 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+interface Case {
+  readonly name: string;
+  readonly file: string;
+  readonly code: string;
+  /** Rule that must fire, or null when the file must be clean. */
+  readonly rule: RegExp | null;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'an app importing another app',
+    file: 'apps/planner/src/x.ts',
+    code: "import { bootstrap } from '../../gateway/src/bootstrap';\nexport const b = bootstrap;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'an app importing the testing lib outside tests',
+    file: 'apps/executor/src/x.ts',
+    code: "import { waitFor } from '@switchyard/testing';\nexport const w = waitFor;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'contracts importing Nest',
+    file: 'libs/contracts/src/x.ts',
+    code: "import { Injectable } from '@nestjs/common';\nexport const i = Injectable;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'contracts importing a server lib',
+    file: 'libs/contracts/src/x.ts',
+    code: "import { Bus } from '@switchyard/server-bus';\nexport const b = Bus;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'an app importing nats directly',
+    file: 'apps/scheduler/src/x.ts',
+    code: "import { connect } from 'nats';\nexport const c = connect;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'an app importing Prisma directly',
+    file: 'apps/planner/src/x.ts',
+    code: "import { PrismaClient } from '@prisma/client';\nexport const p = PrismaClient;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'an app reading process.env',
+    file: 'apps/gateway/src/x.ts',
+    code: "export const port = process.env['PORT'];\n",
+    rule: /no-restricted-properties/,
+  },
+  {
+    name: 'an explicit any',
+    file: 'libs/server/bus/src/x.ts',
+    code: 'export const x: any = 1;\n',
+    rule: /no-explicit-any/,
+  },
+  {
+    name: 'an app importing contracts and infra libs',
+    file: 'apps/planner/src/x.ts',
+    code: "import { Rpc } from '@switchyard/contracts';\nimport { Bus } from '@switchyard/server-bus';\nexport const both = [Rpc, Bus];\n",
+    rule: null,
+  },
+  {
+    name: 'a test file importing the testing lib',
+    file: 'apps/planner/src/x.int-spec.ts',
+    code: "import { waitFor } from '@switchyard/testing';\nexport const w = waitFor;\n",
+    rule: null,
+  },
+];
+
+/**
+ * The architecture rules are enforced by lint, so lint must actually fail on a violation. Each case
+ * lints a would-be source file with the repository's real ESLint config.
+ */
+describe('module boundaries (ESLint, real config)', () => {
+  let results: string[][];
+
+  beforeAll(() => {
+    const env = { ...process.env, NX_DAEMON: 'false' };
+    // The Nx rule reads the cached project graph; without it the rule silently skips.
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/nx/dist/bin/nx.js'), 'show', 'projects'], {
+      cwd: ROOT,
+      env,
+      stdio: 'ignore',
+    });
+    // ESLint loads its flat config with a dynamic import, which jest's VM cannot do: lint in a child.
+    const script = `
+      const { ESLint } = require('eslint');
+      const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+      const eslint = new ESLint({ cwd: process.cwd() });
+      Promise.all(cases.map((c) => eslint.lintText(c.code, { filePath: c.file }))).then((all) =>
+        process.stdout.write(JSON.stringify(all.map(([r]) => r.messages.map((m) => (m.ruleId || 'fatal') + ': ' + m.message)))),
+      );
+    `;
+    const out = execFileSync(process.execPath, ['-e', script], {
+      cwd: ROOT,
+      env,
+      input: JSON.stringify(CASES.map((c) => ({ code: c.code, file: join(ROOT, c.file) }))),
+    });
+    results = JSON.parse(out.toString()) as string[][];
+  }, 60_000);
+
+  it.each(CASES.map((c, i) => [c.rule ? 'rejects' : 'accepts', c.name, i] as const))('%s %s', (_, __, i) => {
+    const c = CASES[i] as Case;
+    const found = results[i] ?? [];
+    if (c.rule) expect(found.some((p) => (c.rule as RegExp).test(p))).toBe(true);
+    else expect(found).toEqual([]);
+  });
+});
