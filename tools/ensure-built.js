@@ -40,6 +40,17 @@ function run(cmd) {
   execSync(cmd, { cwd: root, stdio: 'inherit' });
 }
 
+function writeStamp() {
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  writeFileSync(stamp, new Date().toISOString() + '\n');
+}
+
+// `npm run build` ends with `ensure-built.js --stamp`: record that dist/ is fresh.
+if (process.argv.includes('--stamp')) {
+  writeStamp();
+  process.exit(0);
+}
+
 if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   console.log('> installing dependencies (npm ci)');
   run('npm ci --no-audit --no-fund');
@@ -52,6 +63,4 @@ const sources = Math.max(
 if (process.env.SWITCHYARD_FORCE_BUILD === '1' || built < sources) {
   console.log('> building (prisma generate, tsc)');
   run('npm run -s build');
-  mkdirSync(join(root, 'dist'), { recursive: true });
-  writeFileSync(stamp, new Date().toISOString() + '\n');
 }

@@ -1,7 +1,9 @@
 import { ServerNats } from '@nestjs/microservices';
-import type { MsgHdrs, NatsConnection, Subscription } from 'nats';
+import { JSONCodec, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import { Headers, type ErrorCode, type Role } from '@switchyard/contracts';
 import { correlationIdFrom, type CallContext, type ContextStore } from '@switchyard/server-observability';
+
+const codec = JSONCodec<unknown>();
 
 /** The caller's context from NATS headers (set by Bus.request): identity never comes from a body. */
 export function callContextFromHeaders(h: MsgHdrs | undefined): CallContext {
@@ -52,6 +54,17 @@ export class SwitchyardNatsServer extends ServerNats {
       name: sy.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // Nest's defaults wrap every packet in a NatsRecord and re-spread it; ours is plain JSON both ways.
+      serializer: { serialize: (packet: unknown) => ({ data: codec.encode(packet), headers: undefined }) },
+      deserializer: {
+        deserialize: (value: Uint8Array, options?: { channel?: string }) => {
+          const decoded = codec.decode(value);
+          // A message from a non-Nest publisher is an event on its channel, as Nest would read it.
+          return decoded !== null && typeof decoded === 'object' && 'pattern' in decoded
+            ? decoded
+            : { pattern: options?.channel, data: decoded };
+        },
+      },
     });
   }
 

@@ -84,6 +84,8 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
     graceMs: config.shutdownGraceMs,
     onShutdownTimeout: (n) =>
       logger.warn({ inFlight: n }, 'shutdown grace period ended with requests in flight'),
+    context,
+    onRequestDone: (subject, outcome, seconds) => metrics.recordRpc(subject, outcome, seconds),
   });
   app.connectMicroservice({ strategy: server }, { inheritAppConfig: false });
 
