@@ -9,13 +9,7 @@ const net = require('node:net');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
-const SERVICES = [
-  ['gateway', 3000],
-  ['planner', 3001],
-  ['executor', 3002],
-  ['tool-registry', 3003],
-  ['scheduler', 3004],
-];
+const SERVICES = [['gateway'], ['planner'], ['executor'], ['tool-registry'], ['scheduler']];
 const COLORS = [36, 35, 33, 32, 34];
 const tty = process.stdout.isTTY;
 
@@ -188,8 +182,10 @@ async function main() {
   process.on('SIGTERM', () => stopAll(0));
 
   const width = Math.max(...SERVICES.map(([n]) => n.length));
-  SERVICES.forEach(([name, defaultPort], i) => {
-    const port = name === 'gateway' ? env.PORT || String(defaultPort) : String(defaultPort);
+  // The gateway gets PORT (default 3000); the others the next four ports (probes and metrics only).
+  const gatewayPort = Number(env.PORT || 3000);
+  SERVICES.forEach(([name], i) => {
+    const port = String(gatewayPort + i);
     const child = spawn(process.execPath, [join(root, `dist/apps/${name}/src/main.js`)], {
       cwd: root,
       env: { ...env, PORT: port },
