@@ -68,7 +68,8 @@ export async function runRpcBench(outDir: string): Promise<Record<string, unknow
     subjectPrefix: prefix,
     defaultTimeoutMs: 10_000,
   });
-  const raw = await connect({ servers: NATS_URL, name: 'bench-raw-client' });
+  // Same connection options as Bus uses, so the comparison is of the layers, not of the settings.
+  const raw = await connect({ servers: NATS_URL, name: 'bench-raw-client', noAsyncTraces: true });
   const codec = JSONCodec<unknown>();
   const ctx = {
     correlationId: 'bench',
