@@ -1,6 +1,7 @@
-import { ServerNats } from '@nestjs/microservices';
-import { JSONCodec, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
-import { Headers, type ErrorCode, type Role } from '@switchyard/contracts';
+import { NatsContext, ServerNats } from '@nestjs/microservices';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { JSONCodec, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { Headers, isErrorBody, type ErrorCode, type Role } from '@switchyard/contracts';
 import { correlationIdFrom, type CallContext, type ContextStore } from '@switchyard/server-observability';
 
 const codec = JSONCodec<unknown>();
@@ -54,16 +55,11 @@ export class SwitchyardNatsServer extends ServerNats {
       name: sy.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
-      // Nest's defaults wrap every packet in a NatsRecord and re-spread it; ours is plain JSON both ways.
+      // Nest's default serializer wraps every packet in a NatsRecord; ours is plain JSON both ways.
       serializer: { serialize: (packet: unknown) => ({ data: codec.encode(packet), headers: undefined }) },
       deserializer: {
-        deserialize: (value: Uint8Array, options?: { channel?: string }) => {
-          const decoded = codec.decode(value);
-          // A message from a non-Nest publisher is an event on its channel, as Nest would read it.
-          return decoded !== null && typeof decoded === 'object' && 'pattern' in decoded
-            ? decoded
-            : { pattern: options?.channel, data: decoded };
-        },
+        deserialize: (value: Uint8Array, options?: { channel?: string }) =>
+          decodeRequest(value, options?.channel),
       },
     });
   }
@@ -83,58 +79,60 @@ export class SwitchyardNatsServer extends ServerNats {
       const queue = (handlerRef?.extras?.['queue'] as string | undefined) ?? this.sy.queue;
       const sub = client.subscribe(this.sy.subjectPrefix + channel, {
         queue,
-        callback: this.getMessageHandler(channel).bind(this),
+        callback: (err, msg) => {
+          if (err) this.logger.error(err);
+          else void this.handleMessage(channel, msg);
+        },
       });
       this.subs.push(sub);
     }
   }
 
   /**
-   * A request is in flight from its arrival until its last reply packet is published. (Nest's
-   * handleMessage resolves as soon as the handler's observable exists, long before the reply.)
+   * One request: decode, run the Nest handler (guards, pipes, filters all apply: Nest builds them
+   * into `handler`), await its value, reply once. Replaces Nest's path, which turns every result
+   * into an observable and replies through an RxJS pipeline on a later tick; with the context and
+   * metrics it cost about a third of the throughput in the rpc benchmark. A request counts as in
+   * flight until its reply is published, which is what graceful shutdown waits for.
    */
-  override async handleMessage(
-    channel: string,
-    natsMsg: Parameters<ServerNats['handleMessage']>[1],
-  ): Promise<unknown> {
-    if (natsMsg.reply) this.inFlight++;
-    const context = this.sy.context;
-    if (!context) return super.handleMessage(channel, natsMsg);
-    return context.run(callContextFromHeaders(natsMsg.headers), () => super.handleMessage(channel, natsMsg));
-  }
-
-  /** Our patterns are plain strings: skip Nest's per-message JSON normalisation of the pattern. */
-  override getHandlerByPattern(pattern: string): ReturnType<ServerNats['getHandlerByPattern']> {
-    return this.messageHandlers.get(pattern) ?? super.getHandlerByPattern(pattern);
-  }
-
-  /**
-   * A request is in flight from its arrival until its last reply packet is published. (Nest's
-   * handleMessage resolves as soon as the handler's observable exists, long before the reply.)
-   */
-  override getPublisher(
-    ...args: Parameters<ServerNats['getPublisher']>
-  ): ReturnType<ServerNats['getPublisher']> {
-    const publish = super.getPublisher(...args);
-    const natsMsg = args[0];
-    if (!natsMsg.reply) return publish;
+  override async handleMessage(channel: string, natsMsg: Msg): Promise<void> {
+    const message = decodeRequest(natsMsg.data, channel);
+    const natsCtx = new NatsContext([natsMsg.subject, natsMsg.headers]);
+    if (message.id === undefined || !natsMsg.reply) {
+      await this.handleEvent(channel, message as Parameters<ServerNats['handleEvent']>[1], natsCtx);
+      return;
+    }
+    this.inFlight++;
     const started = process.hrtime.bigint();
-    let done = false;
-    return (packet: { err?: unknown; isDisposed?: boolean }) => {
-      const result = publish(packet);
-      if (!done && (packet.isDisposed || packet.err !== undefined)) {
-        done = true;
-        this.inFlight--;
-        if (this.sy.onRequestDone) {
-          const err = packet.err as { code?: ErrorCode } | undefined;
-          const outcome = err === undefined || err === null ? 'ok' : (err.code ?? 'internal');
-          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          this.sy.onRequestDone(natsMsg.subject.slice(this.sy.subjectPrefix.length), outcome, seconds);
-        }
-        if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
+    const run = async (): Promise<Record<string, unknown>> => {
+      const handler = this.messageHandlers.get(channel) ?? this.getHandlerByPattern(channel);
+      if (!handler) return { err: { code: 'not_found', message: `no handler for ${channel}` } };
+      try {
+        const result: unknown = await handler(message.data, natsCtx);
+        return {
+          response: isObservable(result) ? await lastValueFrom(result, { defaultValue: undefined }) : result,
+        };
+      } catch (err) {
+        return { err: isErrorBody(err) ? err : { code: 'internal', message: 'internal error' } };
       }
-      return result;
     };
+    const packet = this.sy.context
+      ? await this.sy.context.run(callContextFromHeaders(natsMsg.headers), run)
+      : await run();
+    try {
+      natsMsg.respond(codec.encode({ id: message.id, ...packet, isDisposed: true }));
+    } finally {
+      this.inFlight--;
+      if (this.sy.onRequestDone) {
+        const err = packet['err'] as { code?: ErrorCode } | undefined;
+        this.sy.onRequestDone(
+          natsMsg.subject.slice(this.sy.subjectPrefix.length),
+          err ? (err.code ?? 'internal') : 'ok',
+          Number(process.hrtime.bigint() - started) / 1e9,
+        );
+      }
+      if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
+    }
   }
 
   override async close(): Promise<void> {
@@ -154,4 +152,18 @@ export class SwitchyardNatsServer extends ServerNats {
     if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
     (this as unknown as { natsClient: NatsConnection | null }).natsClient = null;
   }
+}
+
+interface RequestPacket {
+  pattern?: unknown;
+  data?: unknown;
+  id?: string;
+}
+
+/** Nest's request shape; a message from a non-Nest publisher is an event on its channel. */
+function decodeRequest(value: Uint8Array, channel?: string): RequestPacket {
+  const decoded = value.length ? codec.decode(value) : undefined;
+  return decoded !== null && typeof decoded === 'object' && 'pattern' in decoded
+    ? (decoded as RequestPacket)
+    : { pattern: channel, data: decoded };
 }
