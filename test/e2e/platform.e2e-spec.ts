@@ -73,6 +73,11 @@ describe('platform end to end', () => {
     const me = await get('/api/me', token);
     expect(me.status).toBe(200);
     expect(me.json['owner']).toMatchObject({ name: 'dora', role: 'user' });
+    const catalog = await get('/api/agent/tools', token);
+    expect(catalog.status).toBe(200);
+    expect((catalog.json['tools'] as Array<{ name: string }>).map((t) => t.name)).toEqual(
+      expect.arrayContaining(['read_file', 'write_file', 'execute_command', 'wait']),
+    );
     const forbidden = await get('/api/services/planner', token);
     expect(forbidden.status).toBe(403);
     expect(forbidden.type).toContain('application/problem+json');

@@ -11,9 +11,10 @@ import { ProblemFilter } from './http/problem.filter';
 import { ValidationInterceptor } from './http/validation.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
+import { ToolsController } from './tools/tools.controller';
 
 @Module({
-  controllers: [HealthController, IdentityController, DocsController],
+  controllers: [HealthController, IdentityController, DocsController, ToolsController],
   providers: [
     {
       provide: IdentityRepository,

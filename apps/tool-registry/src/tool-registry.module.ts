@@ -1,8 +1,33 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ExecuteCommandTool } from './builtin/command.tool';
+import {
+  DeleteFileTool,
+  EditFileTool,
+  ListDirectoryTool,
+  ReadFileTool,
+  WriteFileTool,
+} from './builtin/file.tools';
+import { WaitTool } from './builtin/wait.tool';
+import { WorkspaceGuard } from './builtin/workspace.guard';
+import { BuiltinRegistry } from './tools/builtin-registry';
+import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
+import { ToolsHandler } from './tools/tools.handler';
 
-/**
- * The tool-registry's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
- * bootstrapService; feature handlers register here as they arrive.
- */
-@Module({})
+/** Built-in tools live here as providers; the registry discovers them by their @BuiltinTool spec. */
+export const BUILTIN_TOOLS = [
+  ReadFileTool,
+  ListDirectoryTool,
+  WriteFileTool,
+  EditFileTool,
+  DeleteFileTool,
+  ExecuteCommandTool,
+  WaitTool,
+];
+
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [ToolsHandler],
+  providers: [WorkspaceGuard, BuiltinRegistry, InvokeToolUseCase, ...BUILTIN_TOOLS],
+})
 export class ToolRegistryModule {}

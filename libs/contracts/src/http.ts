@@ -11,6 +11,7 @@ import {
   ApiTokenInfo,
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
+import { ToolCatalog } from './tools';
 
 /** RFC 9457 problem details, with our stable `code`. */
 export const Problem = z.object({
@@ -113,5 +114,15 @@ export const Routes = {
     params: IdParam,
     response: ApiTokenInfo,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found'],
+  }),
+  toolCatalog: route({
+    method: 'GET',
+    path: '/api/agent/tools',
+    summary:
+      'The tools the caller may orchestrate: name, description, JSON Schema, effect, idempotent, source',
+    tag: 'tools',
+    auth: { permission: 'mcp:tool:list' },
+    response: ToolCatalog,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
   }),
 } as const satisfies Record<string, RouteDef>;

@@ -5,3 +5,4 @@ export * from './identity';
 export * from './http';
 export * from './openapi';
 export * from './rpc';
+export * from './tools';

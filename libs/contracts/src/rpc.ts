@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
+import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -39,5 +40,15 @@ export const Rpc = {
     'tool-registry': healthRpc('tool-registry'),
     scheduler: healthRpc('scheduler'),
   },
+  registry: {
+    /** The orchestrable tools the caller may use. */
+    catalog: rpc('registry.tools.catalog', Empty, ToolCatalog),
+    /** Validate arguments against the tool's schema, run it with a timeout and an output cap. */
+    invoke: rpc('registry.tools.invoke', InvokeToolRequest, ToolResult),
+  },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
-} as const satisfies { health: Record<ServiceName, RpcContract>; bench: Record<string, RpcContract> };
+} as const satisfies {
+  health: Record<ServiceName, RpcContract>;
+  registry: Record<string, RpcContract>;
+  bench: Record<string, RpcContract>;
+};

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { parse as parseDotEnv } from 'dotenv';
 import { z } from 'zod';
 import { ServiceName } from '@switchyard/contracts';
@@ -23,6 +23,29 @@ const url = (protocols: string[]) =>
     },
     `must be a ${protocols.map((p) => p + '//').join(' or ')} URL`,
   );
+
+/** The seed's command allowlist for execute_command. */
+const DEFAULT_COMMANDS = [
+  'npm',
+  'pnpm',
+  'yarn',
+  'git',
+  'mvn',
+  'gradle',
+  'java',
+  'javac',
+  'python',
+  'python3',
+  'pip',
+  'node',
+  'tsc',
+  'eslint',
+  'prettier',
+  'cat',
+  'ls',
+  'dir',
+  'echo',
+];
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -61,6 +84,25 @@ export const EnvSchema = z.object({
     .max(64)
     .default('admin'),
   TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  WORKSPACE_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
+  COMMAND_ALLOWLIST: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._+-]+(,[A-Za-z0-9._+-]+)*$/,
+      'must be comma-separated program names without paths or spaces',
+    )
+    .default(DEFAULT_COMMANDS.join(',')),
+  PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  TOOL_OUTPUT_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(256 * 1024),
   HTTP_BODY_LIMIT: z
     .string()
     .regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb')
@@ -79,6 +121,15 @@ export interface AppConfig {
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
   readonly rpc: { readonly timeoutMs: number; readonly healthTimeoutMs: number };
   readonly shutdownGraceMs: number;
+  readonly tools: {
+    /** Root of every file tool and the working directory of execute_command. */
+    readonly workspaceDir: string;
+    readonly commandAllowlist: readonly string[];
+    /** PATH searched for allowlisted programs, and the only PATH their processes see. */
+    readonly commandPath: string;
+    readonly timeoutMs: number;
+    readonly outputLimitBytes: number;
+  };
   readonly identity: {
     readonly adminToken: string | undefined;
     readonly adminOwner: string;
@@ -118,6 +169,13 @@ export function loadConfig(
     log: { level: e.LOG_LEVEL, pretty: e.LOG_PRETTY },
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, healthTimeoutMs: e.HEALTH_TIMEOUT_MS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    tools: {
+      workspaceDir: e.WORKSPACE_DIR ?? join(process.cwd(), 'workspace'),
+      commandAllowlist: e.COMMAND_ALLOWLIST.split(','),
+      commandPath: e.PATH,
+      timeoutMs: e.TOOL_TIMEOUT_MS,
+      outputLimitBytes: e.TOOL_OUTPUT_LIMIT_BYTES,
+    },
     identity: {
       adminToken: e.SWITCHYARD_ADMIN_TOKEN,
       adminOwner: e.SWITCHYARD_ADMIN_OWNER,

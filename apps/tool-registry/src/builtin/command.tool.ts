@@ -1,0 +1,177 @@
+import { Inject } from '@nestjs/common';
+import { spawn } from 'node:child_process';
+import { access, constants, mkdir } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { z } from 'zod';
+import { AppError, type ToolResult } from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import { APP_CONFIG } from '@switchyard/server-runtime';
+import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
+import { WorkspaceGuard } from './workspace.guard';
+
+const TIMEOUT_MS = 30_000;
+const TAIL_BYTES = 8 * 1024;
+const KILL_GRACE_MS = 2_000;
+/** Shell syntax is refused outright: there is no shell, and these would only mislead. */
+const FORBIDDEN = /[&|;`$<>\r\n\0]/;
+
+/** Keeps the last `limit` bytes of a stream. */
+class Tail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size - (this.chunks[0]?.length ?? 0) >= this.limit)
+      this.size -= this.chunks.shift()?.length ?? 0;
+  }
+
+  toString(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
+  }
+
+  get cut(): boolean {
+    return this.total > this.limit;
+  }
+}
+
+const ExecuteCommandParams = z.object({ command: z.string().min(1).max(8192) }).strict();
+
+/**
+ * Runs one allowlisted program in the workspace, without a shell: the command line is split on
+ * whitespace (no quoting), the first word must be an allowlisted program name found on PATH, and
+ * shell metacharacters are refused. The child runs in its own process group with a minimal
+ * environment (none of the service's secrets); on timeout or cancellation the whole group gets
+ * SIGTERM, then SIGKILL.
+ */
+@BuiltinTool({
+  name: 'execute_command',
+  description:
+    'Run one allowlisted program (e.g. git, node, npm, ls, cat) in the workspace directory. No shell: no pipes, redirection, ' +
+    'variables or chaining; arguments are split on whitespace. 30 s timeout; returns the exit code and the last 8 KiB of stdout and stderr.',
+  params: ExecuteCommandParams,
+  effect: 'external',
+  idempotent: false,
+})
+export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteCommandParams> {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly guard: WorkspaceGuard,
+  ) {}
+
+  /** Splits and checks a command line; throws `forbidden` with the reason. Exported for the corpus tests. */
+  parse(command: string): { program: string; args: string[] } {
+    const bad = FORBIDDEN.exec(command);
+    if (bad) {
+      const shown = bad[0] === '\n' ? '\\n' : bad[0] === '\r' ? '\\r' : bad[0] === '\0' ? '\\0' : bad[0];
+      throw new AppError(
+        'forbidden',
+        `command refused: "${shown}" is shell syntax, and commands run without a shell`,
+      );
+    }
+    const words = command.trim().split(/\s+/).filter(Boolean);
+    const [program, ...args] = words;
+    if (!program) throw new AppError('validation_failed', 'command is empty');
+    if (program.includes('/'))
+      throw new AppError('forbidden', `command refused: give a program name, not a path ("${program}")`);
+    if (program.includes('='))
+      throw new AppError(
+        'forbidden',
+        `command refused: environment assignments ("${program}") are not allowed`,
+      );
+    if (!this.config.tools.commandAllowlist.includes(program)) {
+      throw new AppError(
+        'forbidden',
+        `command refused: "${program}" is not on the allowlist (${this.config.tools.commandAllowlist.join(', ')})`,
+      );
+    }
+    return { program, args };
+  }
+
+  private async locate(program: string): Promise<string> {
+    for (const dir of this.config.tools.commandPath.split(delimiter).filter(Boolean)) {
+      const candidate = join(dir, program);
+      try {
+        await access(candidate, constants.X_OK);
+        return candidate;
+      } catch {
+        // not here
+      }
+    }
+    throw new AppError(
+      'forbidden',
+      `command refused: "${program}" is allowlisted but no such program is installed (shell built-ins do not count)`,
+    );
+  }
+
+  async run(args: z.infer<typeof ExecuteCommandParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const { program, args: argv } = this.parse(args.command);
+    const executable = await this.locate(program);
+    const cwd = (await this.guard.resolve(this.guard.root, 'read')).real;
+    await mkdir(cwd, { recursive: true });
+    const child = spawn(executable, argv, {
+      cwd,
+      detached: true, // own process group, so a timeout kills grandchildren too
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: this.config.tools.commandPath, HOME: cwd, LANG: 'C.UTF-8', TERM: 'dumb', CI: 'true' },
+    });
+    const out = new Tail(TAIL_BYTES);
+    const err = new Tail(TAIL_BYTES);
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+
+    let stopped: 'timeout' | 'cancelled' | undefined;
+    const killGroup = (signal: NodeJS.Signals) => {
+      try {
+        if (child.pid) process.kill(-child.pid, signal);
+      } catch {
+        // already gone
+      }
+    };
+    const stop = (why: 'timeout' | 'cancelled') => {
+      if (stopped || child.exitCode !== null) return;
+      stopped = why;
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+    };
+    const timer = setTimeout(() => stop('timeout'), TIMEOUT_MS);
+    const onAbort = () => stop(ctx.signal.reason === 'timeout' ? 'timeout' : 'cancelled');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
+
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve, reject) => {
+        child.once('error', reject);
+        child.once('close', (c, s) => resolve({ code: c, signal: s }));
+      },
+    ).finally(() => {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      // Whatever the program left running in its group goes too.
+      killGroup('SIGKILL');
+    });
+
+    const status =
+      stopped === 'timeout'
+        ? `timed out after ${TIMEOUT_MS / 1000} s and was killed`
+        : stopped === 'cancelled'
+          ? 'cancelled and killed'
+          : signal
+            ? `killed by ${signal}`
+            : `exit code ${code}`;
+    const parts = [`$ ${[program, ...argv].join(' ')}`, status];
+    parts.push(`stdout${out.cut ? ` (last ${TAIL_BYTES} of ${out.total} bytes)` : ''}:\n${out.toString()}`);
+    parts.push(`stderr${err.cut ? ` (last ${TAIL_BYTES} of ${err.total} bytes)` : ''}:\n${err.toString()}`);
+    return {
+      content: [{ type: 'text', text: parts.join('\n') }],
+      isError: code !== 0 || stopped !== undefined,
+      truncated: out.cut || err.cut,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AppError,
+  describeIssues,
+  toFieldIssues,
+  type InvokeToolRequest,
+  type ToolContent,
+  type ToolResult,
+} from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+import { BuiltinRegistry } from './builtin-registry';
+
+/** Cuts text content so the whole result stays within `limit` bytes. */
+export function capOutput(result: ToolResult, limit: number): ToolResult {
+  let budget = limit;
+  let truncated = result.truncated;
+  const content: ToolContent[] = [];
+  for (const block of result.content) {
+    const serialized = block.type === 'text' ? block.text : JSON.stringify(block.json);
+    const size = Buffer.byteLength(serialized);
+    if (size <= budget) {
+      content.push(block);
+      budget -= size;
+      continue;
+    }
+    truncated = true;
+    const cut = Buffer.from(serialized)
+      .subarray(0, Math.max(0, budget))
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
+    content.push({ type: 'text', text: `${cut}\n[output cut at ${limit} bytes]` });
+    break;
+  }
+  return { content, isError: result.isError, truncated };
+}
+
+/**
+ * registry.tools.invoke: find the tool, validate the arguments against its schema (every bad field
+ * listed), run it under a deadline whose expiry aborts the tool's work, cap the output.
+ */
+@Injectable()
+export class InvokeToolUseCase {
+  constructor(
+    private readonly builtins: BuiltinRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async invoke(req: InvokeToolRequest, caller: CallContext): Promise<ToolResult> {
+    const tool = this.builtins.get(req.tool);
+    if (!tool) throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
+    const parsed = tool.spec.params.safeParse(req.arguments);
+    if (!parsed.success) {
+      const issues = toFieldIssues(parsed.error).map((i) => ({
+        ...i,
+        path: i.path ? `arguments.${i.path}` : 'arguments',
+      }));
+      throw new AppError(
+        'validation_failed',
+        `invalid arguments for ${req.tool}: ${describeIssues(issues)}`,
+        { issues },
+      );
+    }
+    const timeoutMs = Math.min(req.timeoutMs ?? this.config.tools.timeoutMs, this.config.tools.timeoutMs);
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort('timeout');
+        reject(new AppError('timeout', `${req.tool} did not finish within ${timeoutMs} ms and was stopped`));
+      }, timeoutMs);
+    });
+    const started = performance.now();
+    try {
+      const result = await Promise.race([
+        tool.handler.run(parsed.data, { signal: controller.signal, caller }),
+        deadline,
+      ]);
+      return capOutput(result, this.config.tools.outputLimitBytes);
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
+      throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
+    }
+  }
+}
