@@ -47,7 +47,10 @@ COPY libs/server/db/prisma/migrations ./libs/server/db/prisma/migrations
 ARG SERVICE=gateway
 ENV SERVICE=${SERVICE}
 
-# Files stay owned by root and read-only for the process.
+# Files stay owned by root and read-only for the process; the tool workspace is the one place the
+# built-in file tools and execute_command may write (mount a volume there to keep it).
+RUN mkdir -p /workspace && chown node:node /workspace
+ENV WORKSPACE_DIR=/workspace
 USER node
 EXPOSE 3000
 STOPSIGNAL SIGTERM
