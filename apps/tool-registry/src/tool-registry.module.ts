@@ -9,6 +9,8 @@ import {
   WriteFileTool,
 } from './builtin/file.tools';
 import { WaitTool } from './builtin/wait.tool';
+import { SQL_TOOLS } from './builtin/sql/sql.tools';
+import { WEB_TOOLS } from './builtin/web/web-fetch.tool';
 import { WorkspaceGuard } from './builtin/workspace.guard';
 import { BuiltinRegistry } from './tools/builtin-registry';
 import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
@@ -23,6 +25,8 @@ export const BUILTIN_TOOLS = [
   DeleteFileTool,
   ExecuteCommandTool,
   WaitTool,
+  ...SQL_TOOLS,
+  ...WEB_TOOLS,
 ];
 
 @Module({

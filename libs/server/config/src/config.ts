@@ -96,6 +96,26 @@ export const EnvSchema = z.object({
     )
     .default(DEFAULT_COMMANDS.join(',')),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  AGENT_DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+  AGENT_ALLOWED_TABLES: z
+    .string()
+    .regex(
+      /^([A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?)(,[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?)*$/,
+      'must be comma-separated table names (schema.table or table for public.table), no spaces, no *',
+    )
+    .optional(),
+  WEB_FETCH_ALLOW_PRIVATE: bool.default(false),
+  WEB_FETCH_PRIVATE_HOSTS: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]+(,[A-Za-z0-9.:[\]-]+)*$/, 'must be comma-separated host or host:port entries')
+    .optional(),
+  WEB_FETCH_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   TOOL_OUTPUT_LIMIT_BYTES: z.coerce
     .number()
@@ -129,6 +149,16 @@ export interface AppConfig {
     readonly commandPath: string;
     readonly timeoutMs: number;
     readonly outputLimitBytes: number;
+    /** SQL tools: their own read-only connection; no fallback to DATABASE_URL. */
+    readonly sql: { readonly url: string | undefined; readonly allowedTables: readonly string[] };
+    readonly webFetch: {
+      /** Every private, loopback and link-local address allowed (trusted networks only). */
+      readonly allowPrivate: boolean;
+      /** Exceptions by `host` or `host:port` as written in the URL (e.g. an intranet service). */
+      readonly privateHosts: readonly string[];
+      readonly maxBytes: number;
+      readonly timeoutMs: number;
+    };
   };
   readonly identity: {
     readonly adminToken: string | undefined;
@@ -175,6 +205,23 @@ export function loadConfig(
       commandPath: e.PATH,
       timeoutMs: e.TOOL_TIMEOUT_MS,
       outputLimitBytes: e.TOOL_OUTPUT_LIMIT_BYTES,
+      sql: {
+        url: e.AGENT_DATABASE_URL,
+        // Bare names mean the public schema; matching is exact on schema + table.
+        allowedTables: (e.AGENT_ALLOWED_TABLES ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((t) => (t.includes('.') ? t : `public.${t}`)),
+      },
+      webFetch: {
+        allowPrivate: e.WEB_FETCH_ALLOW_PRIVATE,
+        privateHosts: (e.WEB_FETCH_PRIVATE_HOSTS ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((h) => h.toLowerCase()),
+        maxBytes: e.WEB_FETCH_MAX_BYTES,
+        timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
+      },
     },
     identity: {
       adminToken: e.SWITCHYARD_ADMIN_TOKEN,
