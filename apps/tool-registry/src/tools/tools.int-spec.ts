@@ -69,6 +69,7 @@ describe('registry tools over NATS', () => {
         'list_directory',
         'read_file',
         'wait',
+        'web_fetch',
         'write_file',
       ].sort(),
     );
