@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, uniquePrefix, waitFor, type TestDatabase } from '@switchyard/testing';
 
@@ -27,6 +28,8 @@ describe('npm start', () => {
         PORT: String(port),
         DATABASE_URL: db.url,
         NATS_SUBJECT_PREFIX: uniquePrefix('start'),
+        // Given, so npm start does not write a generated key into the checkout's .env.
+        TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,10 +11,11 @@ import { ProblemFilter } from './http/problem.filter';
 import { ValidationInterceptor } from './http/validation.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
+import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
 
 @Module({
-  controllers: [HealthController, IdentityController, DocsController, ToolsController],
+  controllers: [HealthController, IdentityController, DocsController, ToolsController, RecordsController],
   providers: [
     {
       provide: IdentityRepository,

@@ -1,4 +1,8 @@
 import { Module } from '@nestjs/common';
+import { McpToolRepository, type PrismaClient } from '@switchyard/server-db';
+import { PRISMA } from '@switchyard/server-runtime';
+import { RecordsHandler } from './records/records.handler';
+import { RecordsUseCases } from './records/records.usecases';
 import { DiscoveryModule } from '@nestjs/core';
 import { ExecuteCommandTool } from './builtin/command.tool';
 import {
@@ -31,7 +35,18 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler],
-  providers: [WorkspaceGuard, BuiltinRegistry, InvokeToolUseCase, ...BUILTIN_TOOLS],
+  controllers: [ToolsHandler, RecordsHandler],
+  providers: [
+    {
+      provide: McpToolRepository,
+      useFactory: (prisma: PrismaClient) => new McpToolRepository(prisma),
+      inject: [PRISMA],
+    },
+    WorkspaceGuard,
+    BuiltinRegistry,
+    InvokeToolUseCase,
+    RecordsUseCases,
+    ...BUILTIN_TOOLS,
+  ],
 })
 export class ToolRegistryModule {}

@@ -12,6 +12,20 @@ import {
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { ToolCatalog } from './tools';
+import {
+  CreateMcpToolBody,
+  DeletedMcpTools,
+  McpToolAllQuery,
+  McpToolIdParam,
+  McpToolIdsParam,
+  McpToolList,
+  McpToolListQuery,
+  McpToolOptions,
+  McpToolPage,
+  McpToolRecord,
+  McpToolStatusQuery,
+  UpdateMcpToolBody,
+} from './mcp-tools';
 
 /** RFC 9457 problem details, with our stable `code`. */
 export const Problem = z.object({
@@ -40,7 +54,13 @@ export interface RouteDef {
   readonly summary: string;
   readonly tag: string;
   /** `public` routes need no token. */
-  readonly auth: 'public' | { readonly permission: Permission } | 'authenticated';
+  readonly auth:
+    | 'public'
+    | { readonly permission: Permission }
+    | { readonly anyOf: readonly Permission[] }
+    | 'authenticated';
+  /** Media type of a successful response; JSON unless said. */
+  readonly produces?: 'application/json' | 'text/csv';
   /** The SSE stream is the one route that also accepts `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
   readonly params?: z.ZodObject;
@@ -124,5 +144,98 @@ export const Routes = {
     auth: { permission: 'mcp:tool:list' },
     response: ToolCatalog,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  // Tool record management: the seed's paths, parameters and permission strings.
+  mcpToolList: route({
+    method: 'GET',
+    path: '/mcp/tool/list',
+    summary: 'Tool records, paged; filter by part of the name, type and status',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:list' },
+    query: McpToolListQuery,
+    response: McpToolPage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpToolAll: route({
+    method: 'GET',
+    path: '/mcp/tool/all',
+    summary: 'All tool records matching a keyword, type and status',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:list' },
+    query: McpToolAllQuery,
+    response: McpToolList,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpToolOptions: route({
+    method: 'GET',
+    path: '/mcp/tool/options',
+    summary: 'Enabled tool records, for choosing an agent’s tools',
+    tag: 'tool records',
+    auth: { anyOf: ['agent:agent:list', 'agent:agent:add', 'agent:agent:edit'] },
+    response: McpToolOptions,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpToolExport: route({
+    method: 'POST',
+    path: '/mcp/tool/export',
+    summary: 'All tool records as CSV (connection settings are never exported)',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:export' },
+    query: McpToolAllQuery,
+    response: z.string(),
+    produces: 'text/csv',
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpToolGet: route({
+    method: 'GET',
+    path: '/mcp/tool/{id}',
+    summary: 'One tool record (without its connection settings)',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:query' },
+    params: McpToolIdParam,
+    response: McpToolRecord,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  mcpToolCreate: route({
+    method: 'POST',
+    path: '/mcp/tool',
+    summary: 'Add a LOCAL (stdio) or REMOTE (Streamable HTTP) MCP server; returns the new record',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:add' },
+    body: CreateMcpToolBody,
+    response: McpToolRecord,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'conflict', 'unavailable'],
+  }),
+  mcpToolUpdate: route({
+    method: 'PUT',
+    path: '/mcp/tool',
+    summary: 'Edit a record; an empty configJson keeps the stored settings, a value replaces them whole',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:edit' },
+    body: UpdateMcpToolBody,
+    response: McpToolRecord,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  mcpToolStatus: route({
+    method: 'PUT',
+    path: '/mcp/tool/{id}/status',
+    summary: 'Enable or disable a record (?status=ENABLED|DISABLED)',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:edit' },
+    params: McpToolIdParam,
+    query: McpToolStatusQuery,
+    response: McpToolRecord,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  mcpToolDelete: route({
+    method: 'DELETE',
+    path: '/mcp/tool/{ids}',
+    summary: 'Delete records by comma-separated ids (all or nothing)',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:remove' },
+    params: McpToolIdsParam,
+    response: DeletedMcpTools,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
   }),
 } as const satisfies Record<string, RouteDef>;

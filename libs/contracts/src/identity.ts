@@ -19,6 +19,8 @@ export const PERMISSIONS = [
   'mcp:tool:add',
   'mcp:tool:edit',
   'mcp:tool:remove',
+  'mcp:tool:test',
+  'mcp:tool:export',
   'agent:agent:list',
   'agent:agent:add',
   'agent:agent:edit',
@@ -38,6 +40,8 @@ const ADMIN_ONLY: ReadonlySet<Permission> = new Set<Permission>([
   'mcp:tool:add',
   'mcp:tool:edit',
   'mcp:tool:remove',
+  'mcp:tool:test',
+  'mcp:tool:export',
 ]);
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {

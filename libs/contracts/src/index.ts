@@ -6,3 +6,4 @@ export * from './http';
 export * from './openapi';
 export * from './rpc';
 export * from './tools';
+export * from './mcp-tools';

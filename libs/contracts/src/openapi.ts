@@ -35,7 +35,7 @@ export function buildOpenApi(
     const responses: Record<string, JsonSchema> = {
       [String(r.status ?? 200)]: {
         description: 'success',
-        content: { 'application/json': { schema: schemaOf(r.response, 'output') } },
+        content: { [r.produces ?? 'application/json']: { schema: schemaOf(r.response, 'output') } },
       },
     };
     const codes = new Set(r.errors);
@@ -57,7 +57,10 @@ export function buildOpenApi(
       responses,
     };
     if (r.auth === 'public') operation['security'] = [];
-    else if (typeof r.auth === 'object') operation['x-switchyard-permission'] = r.auth.permission;
+    else if (typeof r.auth === 'object') {
+      operation['x-switchyard-permission'] =
+        'permission' in r.auth ? r.auth.permission : { anyOf: r.auth.anyOf };
+    }
     if (r.queryToken) operation['security'] = [{ token: [] }, { bearer: [] }, { queryToken: [] }];
     if (r.body) {
       operation['requestBody'] = {

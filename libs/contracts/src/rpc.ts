@@ -1,6 +1,20 @@
 import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
+import {
+  CreateMcpToolBody,
+  DeletedMcpTools,
+  DeleteMcpTools,
+  McpToolAllQuery,
+  McpToolId,
+  McpToolList,
+  McpToolListQuery,
+  McpToolOptions,
+  McpToolPage,
+  McpToolRecord,
+  SetMcpToolStatus,
+  UpdateMcpToolBody,
+} from './mcp-tools';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -45,6 +59,14 @@ export const Rpc = {
     catalog: rpc('registry.tools.catalog', Empty, ToolCatalog),
     /** Validate arguments against the tool's schema, run it with a timeout and an output cap. */
     invoke: rpc('registry.tools.invoke', InvokeToolRequest, ToolResult),
+    list: rpc('registry.records.list', McpToolListQuery, McpToolPage),
+    all: rpc('registry.records.all', McpToolAllQuery, McpToolList),
+    options: rpc('registry.records.options', Empty, McpToolOptions),
+    get: rpc('registry.records.get', McpToolId, McpToolRecord),
+    create: rpc('registry.records.create', CreateMcpToolBody, McpToolRecord),
+    update: rpc('registry.records.update', UpdateMcpToolBody, McpToolRecord),
+    setStatus: rpc('registry.records.status', SetMcpToolStatus, McpToolRecord),
+    delete: rpc('registry.records.delete', DeleteMcpTools, DeletedMcpTools),
   },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {

@@ -51,14 +51,19 @@ export class AuthGuard implements CanActivate {
     const principal = await this.verifier.verify(token);
     if (!principal) throw new AppError('unauthenticated', 'invalid, expired or revoked API token');
     req.principal = principal;
-    if (typeof def.auth === 'object' && !principal.permissions.includes(def.auth.permission)) {
-      throw new AppError(
-        'forbidden',
-        `this needs the ${def.auth.permission} permission, which role ${principal.owner.role} does not have`,
-        {
-          details: { permission: def.auth.permission, role: principal.owner.role },
-        },
-      );
+    if (typeof def.auth === 'object') {
+      const needed = 'permission' in def.auth ? [def.auth.permission] : def.auth.anyOf;
+      if (!needed.some((p) => principal.permissions.includes(p))) {
+        const what =
+          needed.length === 1 ? `the ${needed[0]} permission` : `one of the permissions ${needed.join(', ')}`;
+        throw new AppError(
+          'forbidden',
+          `this needs ${what}, which role ${principal.owner.role} does not have`,
+          {
+            details: { permission: needed.length === 1 ? needed[0] : needed, role: principal.owner.role },
+          },
+        );
+      }
     }
     return true;
   }

@@ -96,6 +96,13 @@ export const EnvSchema = z.object({
     )
     .default(DEFAULT_COMMANDS.join(',')),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  TOOL_CONFIG_KEY: z
+    .string()
+    .refine(
+      (v) => Buffer.from(v, 'base64').length === 32,
+      'must be 32 random bytes in base64 (openssl rand -base64 32)',
+    )
+    .optional(),
   AGENT_DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   AGENT_ALLOWED_TABLES: z
     .string()
@@ -149,6 +156,8 @@ export interface AppConfig {
     readonly commandPath: string;
     readonly timeoutMs: number;
     readonly outputLimitBytes: number;
+    /** Key that encrypts MCP connection settings at rest (AES-256-GCM); base64 of 32 bytes. */
+    readonly configKey: string | undefined;
     /** SQL tools: their own read-only connection; no fallback to DATABASE_URL. */
     readonly sql: { readonly url: string | undefined; readonly allowedTables: readonly string[] };
     readonly webFetch: {
@@ -203,6 +212,7 @@ export function loadConfig(
       workspaceDir: e.WORKSPACE_DIR ?? join(process.cwd(), 'workspace'),
       commandAllowlist: e.COMMAND_ALLOWLIST.split(','),
       commandPath: e.PATH,
+      configKey: e.TOOL_CONFIG_KEY,
       timeoutMs: e.TOOL_TIMEOUT_MS,
       outputLimitBytes: e.TOOL_OUTPUT_LIMIT_BYTES,
       sql: {

@@ -2,7 +2,12 @@ import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
 
 export { Prisma, PrismaClient } from '@prisma/client';
-export type { Owner as OwnerRow, ApiToken as ApiTokenRow, Role as RoleRow } from '@prisma/client';
+export type {
+  Owner as OwnerRow,
+  ApiToken as ApiTokenRow,
+  Role as RoleRow,
+  McpTool as McpToolModel,
+} from '@prisma/client';
 
 export interface DbOptions {
   readonly url: string;

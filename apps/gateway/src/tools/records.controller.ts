@@ -1,0 +1,123 @@
+import { Controller, Inject, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import {
+  Routes,
+  Rpc,
+  type DeletedMcpTools,
+  type McpToolList,
+  type McpToolOptions,
+  type McpToolPage,
+  type McpToolRecord,
+} from '@switchyard/contracts';
+import type { Bus } from '@switchyard/server-bus';
+import { BUS } from '@switchyard/server-runtime';
+import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+
+const CSV_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'type',
+  'status',
+  'effect',
+  'idempotent',
+  'hasConfig',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+/** RFC 4180 field; a leading =, +, - or @ is prefixed with ' so spreadsheets do not run it as a formula. */
+function csvField(value: unknown): string {
+  let s = value === null || value === undefined ? '' : String(value);
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function recordsCsv(items: McpToolRecord[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of items) lines.push(CSV_COLUMNS.map((c) => csvField(r[c])).join(','));
+  return lines.join('\r\n') + '\r\n';
+}
+
+/**
+ * Tool record management at the seed's paths. Static paths (list, all, options, export) are declared
+ * before `/mcp/tool/{id}` so they are matched first.
+ */
+@Controller()
+export class RecordsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  private ctx(req: GatewayRequest) {
+    return { ctx: callContext(req.principal, req.correlationId) };
+  }
+
+  @Endpoint(Routes.mcpToolList)
+  list(@In() input: Input<typeof Routes.mcpToolList>, @Req() req: GatewayRequest): Promise<McpToolPage> {
+    return this.bus.call(Rpc.registry.list, input.query, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolAll)
+  all(@In() input: Input<typeof Routes.mcpToolAll>, @Req() req: GatewayRequest): Promise<McpToolList> {
+    return this.bus.call(Rpc.registry.all, input.query, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolOptions)
+  options(@Req() req: GatewayRequest): Promise<McpToolOptions> {
+    return this.bus.call(Rpc.registry.options, {}, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolExport)
+  async export(
+    @In() input: Input<typeof Routes.mcpToolExport>,
+    @Req() req: GatewayRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    const { items } = await this.bus.call(Rpc.registry.all, input.query, this.ctx(req));
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      .setHeader('Content-Disposition', 'attachment; filename="mcp-tools.csv"')
+      .send(recordsCsv(items));
+  }
+
+  @Endpoint(Routes.mcpToolGet)
+  get(@In() input: Input<typeof Routes.mcpToolGet>, @Req() req: GatewayRequest): Promise<McpToolRecord> {
+    return this.bus.call(Rpc.registry.get, { id: input.params.id }, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolCreate)
+  create(
+    @In() input: Input<typeof Routes.mcpToolCreate>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolRecord> {
+    return this.bus.call(Rpc.registry.create, input.body, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolUpdate)
+  update(
+    @In() input: Input<typeof Routes.mcpToolUpdate>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolRecord> {
+    return this.bus.call(Rpc.registry.update, input.body, this.ctx(req));
+  }
+
+  @Endpoint(Routes.mcpToolStatus)
+  status(
+    @In() input: Input<typeof Routes.mcpToolStatus>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolRecord> {
+    return this.bus.call(
+      Rpc.registry.setStatus,
+      { id: input.params.id, status: input.query.status },
+      this.ctx(req),
+    );
+  }
+
+  @Endpoint(Routes.mcpToolDelete)
+  delete(
+    @In() input: Input<typeof Routes.mcpToolDelete>,
+    @Req() req: GatewayRequest,
+  ): Promise<DeletedMcpTools> {
+    return this.bus.call(Rpc.registry.delete, { ids: input.params.ids }, this.ctx(req));
+  }
+}

@@ -1,0 +1,189 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { z } from 'zod';
+import {
+  AppError,
+  describeIssues,
+  LocalServerConfig,
+  RemoteServerConfig,
+  toFieldIssues,
+  type CreateMcpToolBody,
+  type DeletedMcpTools,
+  type McpToolAllQuery,
+  type McpToolListQuery,
+  type McpToolOptions,
+  type McpToolPage,
+  type McpToolRecord,
+  type McpToolStatus,
+  type McpToolType,
+  type UpdateMcpToolBody,
+} from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import { McpToolRepository, SecretBox, type McpToolRow } from '@switchyard/server-db';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+import { AddressPolicy } from '../builtin/web/address-policy';
+import { BuiltinRegistry } from '../tools/builtin-registry';
+
+function view(row: McpToolRow): McpToolRecord {
+  const { configEnc: _secret, ...record } = row;
+  return record;
+}
+
+function requireAdmin(caller: CallContext): void {
+  if (caller.role !== 'admin') throw new AppError('forbidden', 'managing tool records needs an admin');
+}
+
+/**
+ * The management API of tool records. Built-in records are code-managed: created at start for each
+ * built-in and never added, edited, toggled or deleted through the API. Connection settings are
+ * validated for their type, checked (REMOTE addresses like web_fetch), then stored encrypted.
+ */
+@Injectable()
+export class RecordsUseCases implements OnApplicationBootstrap {
+  private readonly box: SecretBox;
+  private readonly addresses: AddressPolicy;
+
+  constructor(
+    private readonly records: McpToolRepository,
+    private readonly builtins: BuiltinRegistry,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.box = new SecretBox(config.tools.configKey);
+    this.addresses = new AddressPolicy(config.tools.webFetch);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const created = await this.records.ensureBuiltins(
+      this.builtins.list().map((t) => ({ name: t.spec.name, description: t.spec.description })),
+    );
+    if (created.length) this.logger.info({ count: created.length }, 'built-in tool records synchronised');
+  }
+
+  async list(q: McpToolListQuery): Promise<McpToolPage> {
+    const { items, total } = await this.records.page(q, q.pageNum, q.pageSize);
+    return { items: items.map(view), total, pageNum: q.pageNum, pageSize: q.pageSize };
+  }
+
+  async all(q: McpToolAllQuery): Promise<{ items: McpToolRecord[] }> {
+    return { items: (await this.records.all(q)).map(view) };
+  }
+
+  async options(): Promise<McpToolOptions> {
+    const rows = await this.records.all({ status: 'ENABLED' });
+    return { items: rows.map((r) => ({ id: r.id, name: r.name, description: r.description, type: r.type })) };
+  }
+
+  async get(id: number): Promise<McpToolRecord> {
+    return view(await this.records.get(id));
+  }
+
+  async create(caller: CallContext, body: CreateMcpToolBody): Promise<McpToolRecord> {
+    requireAdmin(caller);
+    if (body.type === 'BUILTIN')
+      throw new AppError(
+        'conflict',
+        'built-in tools are defined in code and cannot be added through the API',
+      );
+    const configEnc = await this.sealConfig(body.type, body.configJson);
+    const row = await this.records.create({
+      name: body.name,
+      description: body.description,
+      type: body.type,
+      status: body.status,
+      configEnc,
+      effect: body.effect ?? null,
+      idempotent: body.idempotent ?? null,
+    });
+    this.logger.info({ id: row.id, name: row.name, type: row.type }, 'tool record created');
+    return view(row);
+  }
+
+  async update(caller: CallContext, body: UpdateMcpToolBody): Promise<McpToolRecord> {
+    requireAdmin(caller);
+    const current = await this.records.get(body.id);
+    this.refuseBuiltin(current, 'edited');
+    if (body.type === 'BUILTIN')
+      throw new AppError('conflict', 'a record cannot be turned into a built-in tool');
+    const type = body.type ?? current.type;
+    if (type === 'BUILTIN') throw new AppError('conflict', 'a record cannot be turned into a built-in tool');
+    const newConfig = body.configJson?.trim() ? body.configJson : undefined;
+    if (type !== current.type && !newConfig) {
+      throw new AppError(
+        'validation_failed',
+        `changing the type to ${type} needs a complete new configJson for it`,
+        {
+          issues: [{ path: 'configJson', message: 'required when the type changes' }],
+        },
+      );
+    }
+    const row = await this.records.update(body.id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.description !== undefined ? { description: body.description } : {}),
+      ...(body.type !== undefined ? { type: body.type } : {}),
+      ...(body.status !== undefined ? { status: body.status } : {}),
+      ...(newConfig ? { configEnc: await this.sealConfig(type, newConfig) } : {}),
+      ...(body.effect !== undefined ? { effect: body.effect } : {}),
+      ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
+    });
+    return view(row);
+  }
+
+  async setStatus(caller: CallContext, id: number, status: McpToolStatus): Promise<McpToolRecord> {
+    requireAdmin(caller);
+    this.refuseBuiltin(await this.records.get(id), status === 'ENABLED' ? 'enabled' : 'disabled');
+    return view(await this.records.update(id, { status }));
+  }
+
+  async delete(caller: CallContext, ids: number[]): Promise<DeletedMcpTools> {
+    requireAdmin(caller);
+    const found = await this.records.findByIds(ids);
+    const missing = ids.filter((id) => !found.some((r) => r.id === id));
+    if (missing.length)
+      throw new AppError(
+        'not_found',
+        `tool record(s) ${missing.join(', ')} do not exist; nothing was deleted`,
+      );
+    const builtin = found.filter((r) => r.type === 'BUILTIN');
+    if (builtin.length) {
+      throw new AppError(
+        'conflict',
+        `built-in tools are code-managed and cannot be deleted: ${builtin.map((r) => r.name).join(', ')}; nothing was deleted`,
+      );
+    }
+    return { deleted: await this.records.deleteMany(ids) };
+  }
+
+  private refuseBuiltin(row: McpToolRow, verb: string): void {
+    if (row.type === 'BUILTIN')
+      throw new AppError(
+        'conflict',
+        `${row.name} is a built-in tool: it is code-managed and cannot be ${verb}`,
+      );
+  }
+
+  /** Parses, validates for the type and encrypts; every problem is reported under `configJson`. */
+  private async sealConfig(type: Exclude<McpToolType, 'BUILTIN'>, configJson: string): Promise<string> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(configJson);
+    } catch {
+      throw new AppError('validation_failed', 'configJson is not valid JSON', {
+        issues: [{ path: 'configJson', message: 'not valid JSON' }],
+      });
+    }
+    const schema: z.ZodType = type === 'LOCAL' ? LocalServerConfig : RemoteServerConfig;
+    const result = schema.safeParse(parsed);
+    if (!result.success) {
+      const issues = toFieldIssues(result.error).map((i) => ({
+        ...i,
+        path: i.path ? `configJson.${i.path}` : 'configJson',
+      }));
+      throw new AppError('validation_failed', `invalid ${type} configJson: ${describeIssues(issues)}`, {
+        issues,
+      });
+    }
+    if (type === 'REMOTE') await this.addresses.vet((result.data as RemoteServerConfig).baseUrl);
+    return this.box.seal(JSON.stringify(result.data));
+  }
+}

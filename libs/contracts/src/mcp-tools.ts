@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { ToolEffect } from './tools';
+
+export const McpToolType = z.enum(['BUILTIN', 'LOCAL', 'REMOTE']);
+export type McpToolType = z.infer<typeof McpToolType>;
+export const McpToolStatus = z.enum(['ENABLED', 'DISABLED']);
+export type McpToolStatus = z.infer<typeof McpToolStatus>;
+
+/** A tool record as the API shows it. Connection settings (configJson) are write-only. */
+export const McpToolRecord = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  type: McpToolType,
+  status: McpToolStatus,
+  effect: ToolEffect.nullable().describe('admin override for the tools of an MCP record'),
+  idempotent: z.boolean().nullable(),
+  hasConfig: z.boolean().describe('connection settings are stored (never shown)'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type McpToolRecord = z.infer<typeof McpToolRecord>;
+
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _');
+
+/** LOCAL: an MCP server the registry launches over stdio. `command` is an executable, never a shell line. */
+export const LocalServerConfig = z
+  .object({
+    command: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[^\s;&|`$<>]+$/, 'an executable name or path, without spaces or shell syntax'),
+    args: z.array(z.string().max(4096)).max(100).default([]),
+    env: z.record(envName, z.string().max(16_384)).optional(),
+  })
+  .strict();
+export type LocalServerConfig = z.infer<typeof LocalServerConfig>;
+
+/** REMOTE: an MCP server reached over Streamable HTTP; headers (e.g. Authorization) are write-only too. */
+export const RemoteServerConfig = z
+  .object({
+    baseUrl: z.url({ protocol: /^https?$/ }).max(4096),
+    headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(8192)).optional(),
+  })
+  .strict();
+export type RemoteServerConfig = z.infer<typeof RemoteServerConfig>;
+
+const name = z.string().trim().min(1, 'name is required').max(200);
+
+export const CreateMcpToolBody = z
+  .object({
+    name,
+    description: z.string().max(10_000).default(''),
+    type: McpToolType,
+    status: McpToolStatus.default('ENABLED'),
+    /** A JSON string, as the seed's API takes it: LocalServerConfig or RemoteServerConfig. */
+    configJson: z.string().min(2).max(65_536),
+    effect: ToolEffect.nullable().optional(),
+    idempotent: z.boolean().nullable().optional(),
+  })
+  .strict();
+export type CreateMcpToolBody = z.infer<typeof CreateMcpToolBody>;
+
+export const UpdateMcpToolBody = z
+  .object({
+    id: z.number().int().positive(),
+    name: name.optional(),
+    description: z.string().max(10_000).optional(),
+    type: McpToolType.optional(),
+    status: McpToolStatus.optional(),
+    /** Empty or absent keeps the stored settings; a value replaces them whole. */
+    configJson: z.string().max(65_536).optional(),
+    effect: ToolEffect.nullable().optional(),
+    idempotent: z.boolean().nullable().optional(),
+  })
+  .strict();
+export type UpdateMcpToolBody = z.infer<typeof UpdateMcpToolBody>;
+
+export const McpToolListQuery = z.object({
+  name: z.string().max(200).optional().describe('part of the name, case-insensitive'),
+  type: McpToolType.optional(),
+  status: McpToolStatus.optional(),
+  pageNum: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce.number().int().min(1).max(200).default(20),
+});
+export type McpToolListQuery = z.infer<typeof McpToolListQuery>;
+
+export const McpToolPage = z.object({
+  items: z.array(McpToolRecord),
+  total: z.number().int(),
+  pageNum: z.number().int(),
+  pageSize: z.number().int(),
+});
+export type McpToolPage = z.infer<typeof McpToolPage>;
+
+export const McpToolAllQuery = z.object({
+  keyword: z.string().max(200).optional().describe('part of the name or description'),
+  type: McpToolType.optional(),
+  status: McpToolStatus.optional(),
+});
+export type McpToolAllQuery = z.infer<typeof McpToolAllQuery>;
+
+export const McpToolList = z.object({ items: z.array(McpToolRecord) });
+export type McpToolList = z.infer<typeof McpToolList>;
+
+export const McpToolOption = McpToolRecord.pick({ id: true, name: true, description: true, type: true });
+export const McpToolOptions = z.object({ items: z.array(McpToolOption) });
+export type McpToolOptions = z.infer<typeof McpToolOptions>;
+
+export const McpToolIdParam = z.object({ id: z.coerce.number().int().positive() });
+export const McpToolIdsParam = z.object({
+  ids: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'comma-separated record ids')
+    .transform((s) => [...new Set(s.split(',').map(Number))]),
+});
+export const McpToolStatusQuery = z.object({ status: McpToolStatus });
+
+export const SetMcpToolStatus = z.object({ id: z.number().int().positive(), status: McpToolStatus });
+export const DeleteMcpTools = z.object({ ids: z.array(z.number().int().positive()).min(1).max(1000) });
+export const DeletedMcpTools = z.object({ deleted: z.array(z.number().int()) });
+export type DeletedMcpTools = z.infer<typeof DeletedMcpTools>;
+export const McpToolId = z.object({ id: z.number().int().positive() });
