@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
-import { McpToolRepository, type PrismaClient } from '@switchyard/server-db';
-import { PRISMA } from '@switchyard/server-runtime';
+import type { AppConfig } from '@switchyard/server-config';
+import { McpToolRepository, SecretBox, type PrismaClient } from '@switchyard/server-db';
+import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
+import { AddressPolicy } from './builtin/web/address-policy';
+import { McpClientPool } from './mcp/mcp-client.pool';
+import { McpToolsService } from './mcp/mcp-tools.service';
 import { RecordsHandler } from './records/records.handler';
 import { RecordsUseCases } from './records/records.usecases';
 import { DiscoveryModule } from '@nestjs/core';
@@ -42,6 +46,18 @@ export const BUILTIN_TOOLS = [
       useFactory: (prisma: PrismaClient) => new McpToolRepository(prisma),
       inject: [PRISMA],
     },
+    {
+      provide: SecretBox,
+      useFactory: (c: AppConfig) => new SecretBox(c.tools.configKey),
+      inject: [APP_CONFIG],
+    },
+    {
+      provide: AddressPolicy,
+      useFactory: (c: AppConfig) => new AddressPolicy(c.tools.webFetch),
+      inject: [APP_CONFIG],
+    },
+    McpClientPool,
+    McpToolsService,
     WorkspaceGuard,
     BuiltinRegistry,
     InvokeToolUseCase,

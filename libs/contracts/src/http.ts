@@ -24,6 +24,7 @@ import {
   McpToolPage,
   McpToolRecord,
   McpToolStatusQuery,
+  McpToolTestResult,
   UpdateMcpToolBody,
 } from './mcp-tools';
 
@@ -227,6 +228,17 @@ export const Routes = {
     query: McpToolStatusQuery,
     response: McpToolRecord,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  mcpToolTest: route({
+    method: 'POST',
+    path: '/mcp/tool/{id}/test',
+    summary:
+      'Connect to the record’s server and list its real tools; a failed test is 200 with success=false and the reason',
+    tag: 'tool records',
+    auth: { permission: 'mcp:tool:test' },
+    params: McpToolIdParam,
+    response: McpToolTestResult,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   mcpToolDelete: route({
     method: 'DELETE',

@@ -124,3 +124,12 @@ export const DeleteMcpTools = z.object({ ids: z.array(z.number().int().positive(
 export const DeletedMcpTools = z.object({ deleted: z.array(z.number().int()) });
 export type DeletedMcpTools = z.infer<typeof DeletedMcpTools>;
 export const McpToolId = z.object({ id: z.number().int().positive() });
+
+/** Test: a real connection and the server's real tools; a failure is `success: false` with the reason. */
+export const McpToolTestResult = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  toolCount: z.number().int(),
+  tools: z.array(z.string()),
+});
+export type McpToolTestResult = z.infer<typeof McpToolTestResult>;

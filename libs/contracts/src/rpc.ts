@@ -12,6 +12,7 @@ import {
   McpToolOptions,
   McpToolPage,
   McpToolRecord,
+  McpToolTestResult,
   SetMcpToolStatus,
   UpdateMcpToolBody,
 } from './mcp-tools';
@@ -67,6 +68,7 @@ export const Rpc = {
     update: rpc('registry.records.update', UpdateMcpToolBody, McpToolRecord),
     setStatus: rpc('registry.records.status', SetMcpToolStatus, McpToolRecord),
     delete: rpc('registry.records.delete', DeleteMcpTools, DeletedMcpTools),
+    test: rpc('registry.records.test', McpToolId, McpToolTestResult),
   },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {

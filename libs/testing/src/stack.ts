@@ -30,7 +30,7 @@ export interface ServiceProcess {
 export class Stack {
   readonly services = new Map<ServiceName, ServiceProcess>();
 
-  private constructor(private readonly env: Record<string, string>) {}
+  private constructor(readonly env: Record<string, string>) {}
 
   static async start(
     env: Record<string, string>,

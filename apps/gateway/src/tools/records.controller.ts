@@ -8,6 +8,7 @@ import {
   type McpToolOptions,
   type McpToolPage,
   type McpToolRecord,
+  type McpToolTestResult,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
@@ -111,6 +112,14 @@ export class RecordsController {
       { id: input.params.id, status: input.query.status },
       this.ctx(req),
     );
+  }
+
+  @Endpoint(Routes.mcpToolTest)
+  test(
+    @In() input: Input<typeof Routes.mcpToolTest>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolTestResult> {
+    return this.bus.call(Rpc.registry.test, { id: input.params.id }, this.ctx(req));
   }
 
   @Endpoint(Routes.mcpToolDelete)

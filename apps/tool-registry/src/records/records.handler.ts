@@ -46,6 +46,11 @@ export class RecordsHandler {
     return this.records.setStatus(caller, body.id, body.status);
   }
 
+  @RpcHandler(Rpc.registry.test)
+  test(@RpcPayload(Rpc.registry.test) body: In<'test'>, @Caller() caller: CallContext) {
+    return this.records.test(caller, body.id);
+  }
+
   @RpcHandler(Rpc.registry.delete)
   delete(@RpcPayload(Rpc.registry.delete) body: In<'delete'>, @Caller() caller: CallContext) {
     return this.records.delete(caller, body.ids);

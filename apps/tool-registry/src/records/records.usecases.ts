@@ -14,13 +14,14 @@ import {
   type McpToolPage,
   type McpToolRecord,
   type McpToolStatus,
+  type McpToolTestResult,
   type McpToolType,
   type UpdateMcpToolBody,
 } from '@switchyard/contracts';
-import type { AppConfig } from '@switchyard/server-config';
 import { McpToolRepository, SecretBox, type McpToolRow } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+import { LOGGER } from '@switchyard/server-runtime';
+import { McpClientPool } from '../mcp/mcp-client.pool';
 import { AddressPolicy } from '../builtin/web/address-policy';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
@@ -40,18 +41,14 @@ function requireAdmin(caller: CallContext): void {
  */
 @Injectable()
 export class RecordsUseCases implements OnApplicationBootstrap {
-  private readonly box: SecretBox;
-  private readonly addresses: AddressPolicy;
-
   constructor(
     private readonly records: McpToolRepository,
     private readonly builtins: BuiltinRegistry,
-    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly box: SecretBox,
+    private readonly addresses: AddressPolicy,
+    private readonly pool: McpClientPool,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.box = new SecretBox(config.tools.configKey);
-    this.addresses = new AddressPolicy(config.tools.webFetch);
-  }
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const created = await this.records.ensureBuiltins(
@@ -126,13 +123,16 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       ...(body.effect !== undefined ? { effect: body.effect } : {}),
       ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
     });
+    await this.pool.drop(row.id);
     return view(row);
   }
 
   async setStatus(caller: CallContext, id: number, status: McpToolStatus): Promise<McpToolRecord> {
     requireAdmin(caller);
     this.refuseBuiltin(await this.records.get(id), status === 'ENABLED' ? 'enabled' : 'disabled');
-    return view(await this.records.update(id, { status }));
+    const row = await this.records.update(id, { status });
+    await this.pool.drop(id);
+    return view(row);
   }
 
   async delete(caller: CallContext, ids: number[]): Promise<DeletedMcpTools> {
@@ -151,7 +151,33 @@ export class RecordsUseCases implements OnApplicationBootstrap {
         `built-in tools are code-managed and cannot be deleted: ${builtin.map((r) => r.name).join(', ')}; nothing was deleted`,
       );
     }
-    return { deleted: await this.records.deleteMany(ids) };
+    const deleted = await this.records.deleteMany(ids);
+    await Promise.all(deleted.map((id) => this.pool.drop(id)));
+    return { deleted };
+  }
+
+  /** A real connection: the server's real tool count and names, or the real reason it failed. */
+  async test(caller: CallContext, id: number): Promise<McpToolTestResult> {
+    requireAdmin(caller);
+    const record = await this.records.get(id);
+    if (record.type === 'BUILTIN') {
+      const builtin = this.builtins.get(record.name);
+      return builtin
+        ? { success: true, message: 'built-in tool is registered', toolCount: 1, tools: [record.name] }
+        : {
+            success: false,
+            message: `no built-in tool named ${record.name} exists in this version`,
+            toolCount: 0,
+            tools: [],
+          };
+    }
+    try {
+      const conn = await this.pool.get(record, { fresh: true });
+      const tools = conn.tools.map((t) => t.name);
+      return { success: true, message: `connected; ${tools.length} tool(s)`, toolCount: tools.length, tools };
+    } catch (err) {
+      return { success: false, message: (err as Error).message, toolCount: 0, tools: [] };
+    }
   }
 
   private refuseBuiltin(row: McpToolRow, verb: string): void {

@@ -11,6 +11,7 @@ import type { AppConfig } from '@switchyard/server-config';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
+import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 
 /** Cuts text content so the whole result stays within `limit` bytes. */
 export function capOutput(result: ToolResult, limit: number): ToolResult {
@@ -44,11 +45,44 @@ export function capOutput(result: ToolResult, limit: number): ToolResult {
 export class InvokeToolUseCase {
   constructor(
     private readonly builtins: BuiltinRegistry,
+    private readonly mcp: McpToolsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async invoke(req: InvokeToolRequest, caller: CallContext): Promise<ToolResult> {
+    const run = this.prepare(req, caller);
+    const timeoutMs = Math.min(req.timeoutMs ?? this.config.tools.timeoutMs, this.config.tools.timeoutMs);
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort('timeout');
+        reject(new AppError('timeout', `${req.tool} did not finish within ${timeoutMs} ms and was stopped`));
+      }, timeoutMs);
+    });
+    const started = performance.now();
+    try {
+      const result = await Promise.race([(await run)(controller.signal, timeoutMs), deadline]);
+      return capOutput(result, this.config.tools.outputLimitBytes);
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
+      throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
+    }
+  }
+
+  /** Finds the tool and checks its arguments before the clock starts. */
+  private async prepare(
+    req: InvokeToolRequest,
+    caller: CallContext,
+  ): Promise<(signal: AbortSignal, timeoutMs: number) => Promise<ToolResult>> {
+    if (req.tool.startsWith(MCP_PREFIX)) {
+      return (signal, timeoutMs) => this.mcp.invoke(req.tool, req.arguments, signal, timeoutMs);
+    }
     const tool = this.builtins.get(req.tool);
     if (!tool) throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
     const parsed = tool.spec.params.safeParse(req.arguments);
@@ -63,29 +97,6 @@ export class InvokeToolUseCase {
         { issues },
       );
     }
-    const timeoutMs = Math.min(req.timeoutMs ?? this.config.tools.timeoutMs, this.config.tools.timeoutMs);
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort('timeout');
-        reject(new AppError('timeout', `${req.tool} did not finish within ${timeoutMs} ms and was stopped`));
-      }, timeoutMs);
-    });
-    const started = performance.now();
-    try {
-      const result = await Promise.race([
-        tool.handler.run(parsed.data, { signal: controller.signal, caller }),
-        deadline,
-      ]);
-      return capOutput(result, this.config.tools.outputLimitBytes);
-    } catch (err) {
-      if (err instanceof AppError) throw err;
-      this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
-      throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-      this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
-    }
+    return (signal) => tool.handler.run(parsed.data, { signal, caller });
   }
 }

@@ -123,6 +123,7 @@ export const EnvSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  MCP_HANDSHAKE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(8_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   TOOL_OUTPUT_LIMIT_BYTES: z.coerce
     .number()
@@ -156,6 +157,8 @@ export interface AppConfig {
     readonly commandPath: string;
     readonly timeoutMs: number;
     readonly outputLimitBytes: number;
+    /** How long an MCP server may take to start and answer initialize + tools/list. Below RPC_TIMEOUT_MS. */
+    readonly mcpHandshakeTimeoutMs: number;
     /** Key that encrypts MCP connection settings at rest (AES-256-GCM); base64 of 32 bytes. */
     readonly configKey: string | undefined;
     /** SQL tools: their own read-only connection; no fallback to DATABASE_URL. */
@@ -213,6 +216,7 @@ export function loadConfig(
       commandAllowlist: e.COMMAND_ALLOWLIST.split(','),
       commandPath: e.PATH,
       configKey: e.TOOL_CONFIG_KEY,
+      mcpHandshakeTimeoutMs: e.MCP_HANDSHAKE_TIMEOUT_MS,
       timeoutMs: e.TOOL_TIMEOUT_MS,
       outputLimitBytes: e.TOOL_OUTPUT_LIMIT_BYTES,
       sql: {

@@ -1,0 +1,121 @@
+import { spawn } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
+import type { Logger } from '@switchyard/server-observability';
+import type { AddressPolicy } from '../builtin/web/address-policy';
+
+export const VERSION_CHECK_MS = 5_000;
+
+export interface McpToolInfo {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+}
+
+/** One live MCP client for one record. */
+export interface McpConnection {
+  readonly client: Client;
+  readonly tools: McpToolInfo[];
+  /** Set when the transport closed (the child died, the server went away). */
+  readonly closed: () => boolean;
+  close(): Promise<void>;
+}
+
+/** `command --version` must exit within 5 s: a cheap check that the command exists and runs. */
+export function checkVersion(command: string, env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, ['--version'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new AppError('tool_failed', `${command} --version did not exit within ${VERSION_CHECK_MS / 1000} s`),
+      );
+    }, VERSION_CHECK_MS);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new AppError('tool_failed', `cannot run ${command}: ${err.message}`));
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Connects to a LOCAL (stdio child) or REMOTE (Streamable HTTP) MCP server and lists its tools.
+ * A LOCAL child sees only the SDK's default variables (HOME, PATH, SHELL, TERM…) plus the record's
+ * own `env`, never the service's secrets; its stderr goes to our logs.
+ */
+export async function connectMcp(
+  opts:
+    | { readonly type: 'LOCAL'; readonly config: LocalServerConfig }
+    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig },
+  deps: {
+    readonly logger: Logger;
+    readonly addresses: AddressPolicy;
+    readonly timeoutMs: number;
+    readonly label: string;
+  },
+): Promise<McpConnection> {
+  let transport: Transport;
+  if (opts.type === 'LOCAL') {
+    const env = { ...getDefaultEnvironment(), ...(opts.config.env ?? {}) };
+    await checkVersion(opts.config.command, env);
+    const stdio = new StdioClientTransport({
+      command: opts.config.command,
+      args: opts.config.args,
+      env,
+      stderr: 'pipe',
+    });
+    let pending = '';
+    stdio.stderr?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      let i;
+      while ((i = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, i).trimEnd();
+        pending = pending.slice(i + 1);
+        if (line) deps.logger.info({ mcp: deps.label, stderr: line.slice(0, 2000) }, 'mcp server stderr');
+      }
+    });
+    transport = stdio;
+  } else {
+    const target = await deps.addresses.vet(opts.config.baseUrl);
+    transport = new StreamableHTTPClientTransport(target.url, {
+      requestInit: { headers: opts.config.headers ?? {} },
+    });
+  }
+  const client = new Client({ name: 'switchyard-tool-registry', version: '0.1.0' });
+  let closed = false;
+  client.onclose = () => {
+    closed = true;
+  };
+  try {
+    await client.connect(transport, { timeout: deps.timeoutMs });
+    const { tools } = await client.listTools(undefined, { timeout: deps.timeoutMs });
+    return {
+      client,
+      tools: tools.map((t) => ({
+        name: t.name,
+        description: t.description ?? '',
+        inputSchema: t.inputSchema as Record<string, unknown>,
+      })),
+      closed: () => closed,
+      close: () => client.close().catch(() => undefined),
+    };
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    if (err instanceof AppError) throw err;
+    const message = (err as Error).message ?? String(err);
+    if (/timed out|timeout/i.test(message)) {
+      throw new AppError(
+        'timeout',
+        `${deps.label} did not complete the MCP handshake within ${deps.timeoutMs} ms`,
+      );
+    }
+    throw new AppError('tool_failed', `cannot connect to ${deps.label}: ${message}`);
+  }
+}

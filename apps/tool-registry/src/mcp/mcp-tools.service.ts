@@ -1,0 +1,127 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { AppError, type ToolContent, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
+import type { Logger } from '@switchyard/server-observability';
+import { LOGGER } from '@switchyard/server-runtime';
+import { McpClientPool } from './mcp-client.pool';
+
+export const MCP_PREFIX = 'mcp__';
+
+/** `mcp__<record>__<tool>`: the record name made safe for model tool names. */
+export function mcpToolName(record: string, tool: string): string {
+  return `${MCP_PREFIX}${record.replace(/[^A-Za-z0-9_-]/g, '_')}__${tool}`;
+}
+
+/** The tools of enabled MCP records in the catalog, and calls to them. */
+@Injectable()
+export class McpToolsService {
+  private readonly ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    private readonly records: McpToolRepository,
+    private readonly pool: McpClientPool,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Descriptors of every tool of every enabled MCP record that answers; one that does not is left out and logged. */
+  async descriptors(): Promise<ToolDescriptor[]> {
+    const enabled = (await this.records.all({ status: 'ENABLED' })).filter((r) => r.type !== 'BUILTIN');
+    const lists = await Promise.all(
+      enabled.map(async (record) => {
+        try {
+          const conn = await this.pool.get(record);
+          return conn.tools.map((t): ToolDescriptor => ({
+            name: mcpToolName(record.name, t.name),
+            description: t.description,
+            inputSchema: t.inputSchema,
+            effect: record.effect ?? 'external',
+            idempotent: record.idempotent ?? false,
+            source: 'mcp',
+          }));
+        } catch (err) {
+          this.logger.warn(
+            { record: record.name, err: (err as Error).message },
+            'mcp record left out of the catalog',
+          );
+          return [];
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  private async resolve(name: string): Promise<{ record: McpToolRow; tool: string }> {
+    const enabled = (await this.records.all({ status: 'ENABLED' })).filter((r) => r.type !== 'BUILTIN');
+    for (const record of enabled) {
+      const prefix = mcpToolName(record.name, '');
+      if (name.startsWith(prefix) && name.length > prefix.length)
+        return { record, tool: name.slice(prefix.length) };
+    }
+    throw new AppError('not_found', `no tool named ${name} in the catalog (is its MCP record enabled?)`);
+  }
+
+  async invoke(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<ToolResult> {
+    const { record, tool } = await this.resolve(name);
+    const conn = await this.pool.get(record);
+    const info = conn.tools.find((t) => t.name === tool);
+    if (!info) throw new AppError('not_found', `MCP server ${record.name} has no tool ${tool}`);
+    this.validate(`${record.id}:${record.updatedAt}:${tool}`, info.inputSchema, args, name);
+    let result;
+    try {
+      result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: timeoutMs,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const reason = conn.closed() ? 'the MCP server exited during the call' : (err as Error).message;
+      if (conn.closed()) await this.pool.drop(record.id);
+      throw new AppError('tool_failed', `${name} failed: ${reason}`);
+    }
+    const content: ToolContent[] = ((result.content as Array<Record<string, unknown>> | undefined) ?? []).map(
+      (c) =>
+        c['type'] === 'text' && typeof c['text'] === 'string'
+          ? { type: 'text', text: c['text'] }
+          : { type: 'json', json: c },
+    );
+    if (result.structuredContent !== undefined)
+      content.push({ type: 'json', json: result.structuredContent });
+    return { content, isError: result.isError === true, truncated: false };
+  }
+
+  private validate(
+    key: string,
+    schema: Record<string, unknown>,
+    args: Record<string, unknown>,
+    name: string,
+  ): void {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      const { $schema: _ignored, ...rest } = schema;
+      validate = this.ajv.compile(rest);
+      this.validators.set(key, validate);
+    }
+    if (validate(args)) return;
+    const issues = (validate.errors ?? []).map((e) => ({
+      path: [
+        'arguments',
+        ...e.instancePath.split('/').filter(Boolean),
+        ...(e.keyword === 'required' ? [String(e.params['missingProperty'])] : []),
+      ].join('.'),
+      message: e.message ?? 'invalid',
+    }));
+    throw new AppError(
+      'validation_failed',
+      `invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      { issues },
+    );
+  }
+}

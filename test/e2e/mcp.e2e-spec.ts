@@ -1,0 +1,220 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createTestDatabase,
+  freePort,
+  Stack,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
+
+const ROOT = join(__dirname, '..', '..');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+
+interface ToolResult {
+  content: Array<{ type: string; text?: string; json?: unknown }>;
+  isError: boolean;
+}
+
+/** Real MCP servers (npm's server-everything and server-filesystem) registered and called through the gateway. */
+describe('MCP servers through the gateway', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let httpServer: ChildProcess;
+  let httpPort: number;
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sy-mcpfs-')));
+  const admin = `adm_${randomBytes(24).toString('base64url')}`;
+  const marker = `sy-mcp-${process.pid}-${Date.now()}`;
+
+  async function call(method: string, path: string, body?: unknown) {
+    const res = await fetch(`${stack.gatewayUrl}${path}`, {
+      method,
+      headers: {
+        'x-switchyard-token': admin,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  }
+
+  async function record(name: string, type: 'LOCAL' | 'REMOTE', config: unknown): Promise<number> {
+    const r = await call('POST', '/mcp/tool', { name, type, configJson: JSON.stringify(config) });
+    expect(r.status).toBe(201);
+    return r.json['id'] as number;
+  }
+
+  beforeAll(async () => {
+    writeFileSync(join(dir, 'hello.txt'), 'hello from the filesystem server');
+    db = await createTestDatabase();
+    httpPort = await freePort();
+    httpServer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { PATH: process.env['PATH'] ?? '', PORT: String(httpPort) },
+      stdio: 'ignore',
+    });
+    await waitFor(
+      async () =>
+        (await fetch(`http://127.0.0.1:${httpPort}/mcp`, { method: 'GET' }).catch(() => undefined)) !==
+        undefined,
+      15_000,
+      100,
+    );
+    stack = await Stack.start(
+      {
+        DATABASE_URL: db.url,
+        NATS_SUBJECT_PREFIX: uniquePrefix('mcp'),
+        SWITCHYARD_ADMIN_TOKEN: admin,
+        TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+        WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${httpPort}`,
+        MCP_HANDSHAKE_TIMEOUT_MS: '3000',
+        LOG_LEVEL: 'warn',
+        // A secret of the service: an MCP child must never see it.
+        SERVICE_ONLY_SECRET: 'must-not-leak',
+      },
+      ['gateway', 'tool-registry'],
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    httpServer?.kill('SIGTERM');
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const invoke = async (tool: string, args: Record<string, unknown>) => {
+    // Invocation is an internal RPC; the gateway exposes the catalog. Call it as the executor would.
+    const { Bus } = await import('@switchyard/server-bus');
+    const bus = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'e2e',
+      subjectPrefix: stackPrefix(),
+      defaultTimeoutMs: 20_000,
+    });
+    try {
+      return (await bus.request(
+        'registry.tools.invoke',
+        { tool, arguments: args },
+        { ctx: { correlationId: 'e2e' } },
+      )) as ToolResult;
+    } finally {
+      await bus.close();
+    }
+  };
+  const stackPrefix = () => stack.env['NATS_SUBJECT_PREFIX'] ?? '';
+
+  it('tests a LOCAL server-everything record and reports its real tools', async () => {
+    const id = await record('everything', 'LOCAL', {
+      command: process.execPath,
+      args: [EVERYTHING, 'stdio', marker],
+      env: { GREETING: 'hi' },
+    });
+    const r = await call('POST', `/mcp/tool/${id}/test`);
+    expect(r.status).toBe(200);
+    expect(r.json['success']).toBe(true);
+    expect(r.json['toolCount']).toBeGreaterThanOrEqual(10);
+    expect(r.json['tools']).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-env']));
+  });
+
+  it('lists its tools in the catalog and calls them with the right results', async () => {
+    const catalog = await call('GET', '/api/agent/tools');
+    const names = (catalog.json['tools'] as Array<{ name: string; source: string; effect: string }>).filter(
+      (t) => t.source === 'mcp',
+    );
+    expect(names.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum']),
+    );
+    expect(names.find((t) => t.name === 'mcp__everything__echo')?.effect).toBe('external');
+    const echo = await invoke('mcp__everything__echo', { message: 'ping' });
+    expect(echo.content[0]?.text).toBe('Echo: ping');
+    const sum = await invoke('mcp__everything__get-sum', { a: 2, b: 40 });
+    expect(JSON.stringify(sum.content)).toContain('42');
+  });
+
+  it('validates arguments against the server’s schema before calling', async () => {
+    await expect(invoke('mcp__everything__get-sum', { a: 'two' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      issues: expect.arrayContaining([
+        expect.objectContaining({ path: 'arguments.a' }),
+        expect.objectContaining({ path: 'arguments.b' }),
+      ]),
+    });
+  });
+
+  it('gives the child only default variables and the record’s env', async () => {
+    const env = await invoke('mcp__everything__get-env', {});
+    const text = JSON.stringify(env.content);
+    expect(text).toContain('GREETING');
+    expect(text).not.toContain('must-not-leak');
+    expect(text).not.toContain('TOOL_CONFIG_KEY');
+    expect(text).not.toContain('DATABASE_URL');
+  });
+
+  it('reaches server-everything over Streamable HTTP as a REMOTE record', async () => {
+    const id = await record('everything-http', 'REMOTE', { baseUrl: `http://127.0.0.1:${httpPort}/mcp` });
+    const r = await call('POST', `/mcp/tool/${id}/test`);
+    expect(r.json).toMatchObject({ success: true, tools: expect.arrayContaining(['echo']) });
+    const echo = await invoke('mcp__everything-http__echo', { message: 'over http' });
+    expect(echo.content[0]?.text).toBe('Echo: over http');
+  });
+
+  it('runs server-filesystem as LOCAL against a temp directory', async () => {
+    const id = await record('files', 'LOCAL', { command: process.execPath, args: [FILESYSTEM, dir] });
+    const r = await call('POST', `/mcp/tool/${id}/test`);
+    expect(r.json['success']).toBe(true);
+    const read = await invoke('mcp__files__read_text_file', { path: join(dir, 'hello.txt') });
+    expect(JSON.stringify(read.content)).toContain('hello from the filesystem server');
+  });
+
+  it('fails a test with the real reason, as 200 success=false', async () => {
+    const id = await record('broken', 'LOCAL', { command: 'definitely-not-a-program-xyz', args: [] });
+    const r = await call('POST', `/mcp/tool/${id}/test`);
+    expect(r.status).toBe(200);
+    expect(r.json['success']).toBe(false);
+    expect(r.json['message']).toContain('definitely-not-a-program-xyz');
+  });
+
+  it('times out a server that never completes the handshake', async () => {
+    const silent = join(dir, 'silent.js');
+    writeFileSync(
+      silent,
+      'if (process.argv[2] === "--version") process.exit(0);\nsetInterval(() => {}, 1000);\n',
+    );
+    const id = await record('silent', 'LOCAL', { command: process.execPath, args: [silent] });
+    const r = await call('POST', `/mcp/tool/${id}/test`);
+    expect(r.json['success']).toBe(false);
+    expect(String(r.json['message'])).toContain('did not complete the MCP handshake within 3000 ms');
+  }, 40_000);
+
+  it('turns a child killed mid-call into tool_failed and leaves no process behind', async () => {
+    const call = invoke('mcp__everything__trigger-long-running-operation', { duration: 10, steps: 5 });
+    const pids = () => {
+      try {
+        return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    await waitFor(() => pids().length > 0, 10_000, 50);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const pid of pids()) process.kill(Number(pid), 'SIGKILL');
+    await expect(call).rejects.toMatchObject({ code: 'tool_failed' });
+    await waitFor(
+      () => {
+        // A zombie would still be listed by ps with state Z.
+        const ps = execFileSync('ps', ['-eo', 'stat,args']).toString();
+        return !ps.split('\n').some((l) => l.includes(marker));
+      },
+      5_000,
+      100,
+    );
+    // The next call starts a fresh child.
+    const echo = await invoke('mcp__everything__echo', { message: 'again' });
+    expect(echo.content[0]?.text).toBe('Echo: again');
+  }, 40_000);
+});
