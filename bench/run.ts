@@ -1,8 +1,12 @@
 import { join } from 'node:path';
 import { runRpcBench } from './rpc.bench';
+import { runToolsBench } from './tools.bench';
 
 /** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
-const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = { rpc: runRpcBench };
+const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = {
+  rpc: runRpcBench,
+  tools: runToolsBench,
+};
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

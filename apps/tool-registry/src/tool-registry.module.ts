@@ -5,6 +5,7 @@ import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
 import { AddressPolicy } from './builtin/web/address-policy';
 import { McpClientPool } from './mcp/mcp-client.pool';
 import { McpToolsService } from './mcp/mcp-tools.service';
+import { RecordCache } from './mcp/record-cache';
 import { RecordsHandler } from './records/records.handler';
 import { RecordsUseCases } from './records/records.usecases';
 import { DiscoveryModule } from '@nestjs/core';
@@ -57,6 +58,7 @@ export const BUILTIN_TOOLS = [
       inject: [APP_CONFIG],
     },
     McpClientPool,
+    RecordCache,
     McpToolsService,
     WorkspaceGuard,
     BuiltinRegistry,

@@ -133,3 +133,11 @@ export const McpToolTestResult = z.object({
   tools: z.array(z.string()),
 });
 export type McpToolTestResult = z.infer<typeof McpToolTestResult>;
+
+/** Published (to every replica, no queue group) when a record changes: drop its client and cache. */
+export const RecordChangedEvent = z.object({
+  id: z.number().int(),
+  reason: z.enum(['updated', 'status', 'deleted', 'created']),
+});
+export type RecordChangedEvent = z.infer<typeof RecordChangedEvent>;
+export const RECORD_CHANGED_SUBJECT = 'events.registry.record.changed';

@@ -20,11 +20,13 @@ const WaitParams = z
 export class WaitTool implements BuiltinToolHandler<typeof WaitParams> {
   async run(args: z.infer<typeof WaitParams>, ctx: ToolRunContext): Promise<ToolResult> {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, args.ms);
+      // ms=0 yields a turn without the timer phase's ~1 ms granularity.
+      const timer = args.ms === 0 ? setImmediate(resolve) : setTimeout(resolve, args.ms);
       ctx.signal.addEventListener(
         'abort',
         () => {
-          clearTimeout(timer);
+          if (args.ms === 0) clearImmediate(timer as NodeJS.Immediate);
+          else clearTimeout(timer as NodeJS.Timeout);
           reject(
             ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error(String(ctx.signal.reason)),
           );

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { AppError, type ToolContent, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
-import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
+import type { McpToolRow } from '@switchyard/server-db';
+import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp-client.pool';
@@ -21,14 +22,14 @@ export class McpToolsService {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(
-    private readonly records: McpToolRepository,
+    private readonly records: RecordCache,
     private readonly pool: McpClientPool,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Descriptors of every tool of every enabled MCP record that answers; one that does not is left out and logged. */
   async descriptors(): Promise<ToolDescriptor[]> {
-    const enabled = (await this.records.all({ status: 'ENABLED' })).filter((r) => r.type !== 'BUILTIN');
+    const enabled = await this.records.enabledMcpRecords();
     const lists = await Promise.all(
       enabled.map(async (record) => {
         try {
@@ -54,7 +55,7 @@ export class McpToolsService {
   }
 
   private async resolve(name: string): Promise<{ record: McpToolRow; tool: string }> {
-    const enabled = (await this.records.all({ status: 'ENABLED' })).filter((r) => r.type !== 'BUILTIN');
+    const enabled = await this.records.enabledMcpRecords();
     for (const record of enabled) {
       const prefix = mcpToolName(record.name, '');
       if (name.startsWith(prefix) && name.length > prefix.length)

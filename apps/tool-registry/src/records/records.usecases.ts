@@ -22,6 +22,7 @@ import { McpToolRepository, SecretBox, type McpToolRow } from '@switchyard/serve
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';
+import { RecordCache } from '../mcp/record-cache';
 import { AddressPolicy } from '../builtin/web/address-policy';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
@@ -47,6 +48,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     private readonly box: SecretBox,
     private readonly addresses: AddressPolicy,
     private readonly pool: McpClientPool,
+    private readonly cache: RecordCache,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -93,6 +95,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       idempotent: body.idempotent ?? null,
     });
     this.logger.info({ id: row.id, name: row.name, type: row.type }, 'tool record created');
+    this.cache.changed({ id: row.id, reason: 'created' });
     return view(row);
   }
 
@@ -123,7 +126,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       ...(body.effect !== undefined ? { effect: body.effect } : {}),
       ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
     });
-    await this.pool.drop(row.id);
+    this.cache.changed({ id: row.id, reason: 'updated' });
     return view(row);
   }
 
@@ -131,7 +134,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     requireAdmin(caller);
     this.refuseBuiltin(await this.records.get(id), status === 'ENABLED' ? 'enabled' : 'disabled');
     const row = await this.records.update(id, { status });
-    await this.pool.drop(id);
+    this.cache.changed({ id, reason: 'status' });
     return view(row);
   }
 
@@ -152,7 +155,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       );
     }
     const deleted = await this.records.deleteMany(ids);
-    await Promise.all(deleted.map((id) => this.pool.drop(id)));
+    for (const id of deleted) this.cache.changed({ id, reason: 'deleted' });
     return { deleted };
   }
 

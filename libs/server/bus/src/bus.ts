@@ -122,6 +122,29 @@ export class Bus {
     return packet.response;
   }
 
+  /**
+   * Fire-and-forget event to every subscriber (no queue group): cache invalidation and the like.
+   * At most once, like all plain NATS: receivers must also recover from a missed event.
+   */
+  publish(subject: string, payload: unknown): void {
+    this.connection.publish(this.opts.subjectPrefix + subject, codec.encode(payload));
+  }
+
+  /** Every replica receives every message (no queue group). Returns the unsubscribe function. */
+  subscribe(subject: string, handler: (payload: unknown) => void): () => void {
+    const sub = this.connection.subscribe(this.opts.subjectPrefix + subject, {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          handler(codec.decode(msg.data));
+        } catch {
+          // a malformed event must not take the subscription down
+        }
+      },
+    });
+    return () => sub.unsubscribe();
+  }
+
   /** Round trip to the NATS server, in milliseconds. */
   async ping(): Promise<number> {
     return this.connection.rtt();

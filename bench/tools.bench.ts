@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Rpc } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
+import { createScratchDatabase } from '@switchyard/server-db';
+
+/*
+ * npm run bench -- tools
+ * 1. A built-in tool (`wait` with ms=0) invoked through registry.tools.invoke (bus → NATS → the
+ *    tool-registry process → validation, deadline, output cap) vs the same work in process.
+ * 2. An MCP tool (server-everything `echo`, stdio) invoked through the registry vs a direct SDK
+ *    client talking to its own server-everything child.
+ * Sequential calls, alternating rounds; p50/p99 and the added milliseconds.
+ */
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+const ROUNDS = 6;
+const PER_ROUND = 500;
+const WARMUP = 300;
+const ROOT = join(__dirname, '..', '..');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+type Call = () => Promise<unknown>;
+
+async function sample(call: Call, n: number, into: number[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await call();
+    into.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+}
+
+function stats(xs: number[]): { p50Ms: number; p99Ms: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) =>
+    Math.round((s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN) * 1000) / 1000;
+  return { p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+async function compare(viaRegistry: Call, direct: Call): Promise<Record<string, unknown>> {
+  const sink: number[] = [];
+  await sample(viaRegistry, WARMUP, sink);
+  await sample(direct, WARMUP, sink);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      await sample(viaRegistry, PER_ROUND, a);
+      await sample(direct, PER_ROUND, b);
+    } else {
+      await sample(direct, PER_ROUND, b);
+      await sample(viaRegistry, PER_ROUND, a);
+    }
+  }
+  const registry = stats(a);
+  const raw = stats(b);
+  const added = Math.round((registry.p50Ms - raw.p50Ms) * 1000) / 1000;
+  return {
+    viaRegistry: registry,
+    direct: raw,
+    p50AddedMs: added,
+    p50Ratio: Math.round((registry.p50Ms / raw.p50Ms) * 100) / 100,
+    goalMet: added <= 0.3,
+  };
+}
+
+export async function runToolsBench(outDir: string): Promise<Record<string, unknown>> {
+  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
+  const prefix = `benchtools${process.pid}.`;
+  const registry = spawn(process.execPath, [join(ROOT, 'dist/apps/tool-registry/src/main.js')], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      DATABASE_URL: db.url,
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: prefix,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+      WORKSPACE_DIR: join(ROOT, 'tmp', 'bench-workspace'),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const bus = await Bus.connect({
+    servers: [NATS_URL],
+    name: 'bench-tools',
+    subjectPrefix: prefix,
+    defaultTimeoutMs: 20_000,
+  });
+  const direct = new Client({ name: 'bench-direct', version: '0' });
+  try {
+    for (let i = 0; ; i++) {
+      const up = await bus.call(Rpc.health['tool-registry'], {}, { timeoutMs: 500 }).catch(() => undefined);
+      if (up) break;
+      if (i > 100) throw new Error('tool-registry did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const ctx = {
+      correlationId: 'bench',
+      ownerId: '00000000-0000-4000-8000-000000000000',
+      role: 'admin' as const,
+    };
+
+    // 1. built-in
+    // The in-process side does what WaitTool.run does for ms=0 (apps cannot be imported from here):
+    // yield one turn (setImmediate), return the value as a json block.
+    const waitInProcess = async (value: unknown) => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return { content: [{ type: 'json', json: value }], isError: false, truncated: false };
+    };
+    const builtin = await compare(
+      () => bus.call(Rpc.registry.invoke, { tool: 'wait', arguments: { ms: 0, value: 1 } }, { ctx }),
+      () => waitInProcess(1),
+    );
+
+    // 2. MCP stdio
+    await bus.call(
+      Rpc.registry.create,
+      {
+        name: 'everything',
+        type: 'LOCAL',
+        configJson: JSON.stringify({ command: process.execPath, args: [EVERYTHING, 'stdio'] }),
+      },
+      { ctx },
+    );
+    await direct.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [EVERYTHING, 'stdio'],
+        env: getDefaultEnvironment(),
+        stderr: 'ignore',
+      }),
+    );
+    const mcp = await compare(
+      () =>
+        bus.call(
+          Rpc.registry.invoke,
+          { tool: 'mcp__everything__echo', arguments: { message: 'bench' } },
+          { ctx },
+        ),
+      () => direct.callTool({ name: 'echo', arguments: { message: 'bench' } }),
+    );
+
+    const result = {
+      benchmark: 'tools',
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+      method: { rounds: ROUNDS, callsPerRound: PER_ROUND, warmup: WARMUP, sequential: true },
+      builtin: { tool: 'wait {ms:0}', ...builtin },
+      mcpStdio: { tool: 'server-everything echo', ...mcp },
+      goal: 'registry adds at most 0.3 ms p50 over the direct call',
+    };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'tools.json'), JSON.stringify(result, null, 2) + '\n');
+    return result;
+  } finally {
+    await direct.close().catch(() => undefined);
+    await bus.close();
+    registry.kill('SIGTERM');
+    await new Promise((r) => registry.once('exit', r));
+    await db.drop();
+  }
+}
