@@ -177,6 +177,16 @@ describe('MCP servers through the gateway', () => {
     expect(r.status).toBe(200);
     expect(r.json['success']).toBe(false);
     expect(r.json['message']).toContain('definitely-not-a-program-xyz');
+    // Three consecutive failures disable it for five minutes, shown in the list.
+    expect((await call('GET', `/mcp/tool/${id}`)).json['disabledUntil']).toBeNull();
+    await call('POST', `/mcp/tool/${id}/test`);
+    await call('POST', `/mcp/tool/${id}/test`);
+    const disabled = (await call('GET', `/mcp/tool/${id}`)).json['disabledUntil'] as string;
+    expect(new Date(disabled).getTime() - Date.now()).toBeGreaterThan(4 * 60_000);
+    const everything = (await call('GET', '/mcp/tool/all?keyword=everything')).json['items'] as Array<{
+      disabledUntil: string | null;
+    }>;
+    expect(everything.every((r) => r.disabledUntil === null)).toBe(true);
   });
 
   it('times out a server that never completes the handshake', async () => {

@@ -6,6 +6,7 @@ import { AddressPolicy } from './builtin/web/address-policy';
 import { McpClientPool } from './mcp/mcp-client.pool';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { RecordCache } from './mcp/record-cache';
+import { CLOCK, RecordHealth, systemClock } from './mcp/record-health';
 import { RecordsHandler } from './records/records.handler';
 import { RecordsUseCases } from './records/records.usecases';
 import { DiscoveryModule } from '@nestjs/core';
@@ -57,6 +58,8 @@ export const BUILTIN_TOOLS = [
       useFactory: (c: AppConfig) => new AddressPolicy(c.tools.webFetch),
       inject: [APP_CONFIG],
     },
+    { provide: CLOCK, useValue: systemClock },
+    RecordHealth,
     McpClientPool,
     RecordCache,
     McpToolsService,

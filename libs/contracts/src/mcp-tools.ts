@@ -16,6 +16,12 @@ export const McpToolRecord = z.object({
   effect: ToolEffect.nullable().describe('admin override for the tools of an MCP record'),
   idempotent: z.boolean().nullable(),
   hasConfig: z.boolean().describe('connection settings are stored (never shown)'),
+  disabledUntil: z
+    .string()
+    .nullable()
+    .describe(
+      'set for five minutes after three failed connections, on every replica; a successful Test clears it',
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -6,6 +6,7 @@ import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { AddressPolicy } from '../builtin/web/address-policy';
 import { connectMcp, type McpConnection } from './mcp-connection';
+import { FAILURE_THRESHOLD, RecordHealth } from './record-health';
 
 const MAX_BACKOFF_MS = 30_000;
 
@@ -28,6 +29,7 @@ export class McpClientPool implements OnModuleDestroy {
   constructor(
     private readonly box: SecretBox,
     private readonly addresses: AddressPolicy,
+    private readonly health: RecordHealth,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -40,17 +42,34 @@ export class McpClientPool implements OnModuleDestroy {
       if (conn && !conn.closed()) return conn;
     }
     await this.drop(record.id);
-    if (!opts.fresh) this.respectBackoff(record);
+    if (!opts.fresh) {
+      const until = await this.health.disabledUntil(record.id);
+      if (until) {
+        throw new AppError(
+          'unavailable',
+          `${record.name} is disabled until ${new Date(until).toISOString()} after ${FAILURE_THRESHOLD} failed connections; a successful Test re-enables it`,
+          { details: { disabledUntil: new Date(until).toISOString() } },
+        );
+      }
+      this.respectBackoff(record);
+    }
     const connection = this.connect(record);
     this.live.set(record.id, { version, connection });
     try {
       const conn = await connection;
       this.failures.delete(record.id);
+      await this.health.clear(record.id);
       return conn;
     } catch (err) {
       this.live.delete(record.id);
       const previous = this.failures.get(record.id);
       this.failures.set(record.id, { count: (previous?.count ?? 0) + 1, at: Date.now() });
+      const { disabledUntil } = await this.health.recordFailure(record.id);
+      if (disabledUntil)
+        this.logger.warn(
+          { record: record.name, disabledUntil: new Date(disabledUntil).toISOString() },
+          'mcp record disabled after repeated failures',
+        );
       throw err;
     }
   }

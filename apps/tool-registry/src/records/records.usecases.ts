@@ -23,12 +23,13 @@ import type { CallContext, Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';
 import { RecordCache } from '../mcp/record-cache';
+import { RecordHealth } from '../mcp/record-health';
 import { AddressPolicy } from '../builtin/web/address-policy';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
-function view(row: McpToolRow): McpToolRecord {
+function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {
   const { configEnc: _secret, ...record } = row;
-  return record;
+  return { ...record, disabledUntil: disabledUntil ? new Date(disabledUntil).toISOString() : null };
 }
 
 function requireAdmin(caller: CallContext): void {
@@ -49,6 +50,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     private readonly addresses: AddressPolicy,
     private readonly pool: McpClientPool,
     private readonly cache: RecordCache,
+    private readonly health: RecordHealth,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -61,11 +63,11 @@ export class RecordsUseCases implements OnApplicationBootstrap {
 
   async list(q: McpToolListQuery): Promise<McpToolPage> {
     const { items, total } = await this.records.page(q, q.pageNum, q.pageSize);
-    return { items: items.map(view), total, pageNum: q.pageNum, pageSize: q.pageSize };
+    return { items: await this.views(items), total, pageNum: q.pageNum, pageSize: q.pageSize };
   }
 
   async all(q: McpToolAllQuery): Promise<{ items: McpToolRecord[] }> {
-    return { items: (await this.records.all(q)).map(view) };
+    return { items: await this.views(await this.records.all(q)) };
   }
 
   async options(): Promise<McpToolOptions> {
@@ -74,7 +76,12 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   async get(id: number): Promise<McpToolRecord> {
-    return view(await this.records.get(id));
+    return (await this.views([await this.records.get(id)]))[0] as McpToolRecord;
+  }
+
+  private async views(rows: McpToolRow[]): Promise<McpToolRecord[]> {
+    const disabled = await this.health.disabledMap(rows.filter((r) => r.type !== 'BUILTIN').map((r) => r.id));
+    return rows.map((r) => view(r, disabled.get(r.id)));
   }
 
   async create(caller: CallContext, body: CreateMcpToolBody): Promise<McpToolRecord> {
@@ -126,8 +133,9 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       ...(body.effect !== undefined ? { effect: body.effect } : {}),
       ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
     });
+    if (newConfig) await this.health.clear(row.id);
     this.cache.changed({ id: row.id, reason: 'updated' });
-    return view(row);
+    return (await this.views([row]))[0] as McpToolRecord;
   }
 
   async setStatus(caller: CallContext, id: number, status: McpToolStatus): Promise<McpToolRecord> {
@@ -135,7 +143,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     this.refuseBuiltin(await this.records.get(id), status === 'ENABLED' ? 'enabled' : 'disabled');
     const row = await this.records.update(id, { status });
     this.cache.changed({ id, reason: 'status' });
-    return view(row);
+    return (await this.views([row]))[0] as McpToolRecord;
   }
 
   async delete(caller: CallContext, ids: number[]): Promise<DeletedMcpTools> {

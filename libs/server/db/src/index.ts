@@ -4,3 +4,4 @@ export * from './identity.repository';
 export * from './scratch-database';
 export * from './secret-box';
 export * from './mcp-tool.repository';
+export * from './agent-sql';

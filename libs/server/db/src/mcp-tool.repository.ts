@@ -7,7 +7,7 @@ import {
 } from '@switchyard/contracts';
 import { Prisma, type McpTool, type PrismaClient } from '@prisma/client';
 
-export interface McpToolRow extends McpToolRecord {
+export interface McpToolRow extends Omit<McpToolRecord, 'disabledUntil'> {
   readonly configEnc: string | null;
 }
 
