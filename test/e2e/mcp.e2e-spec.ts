@@ -71,7 +71,8 @@ describe('MCP servers through the gateway', () => {
         SWITCHYARD_ADMIN_TOKEN: admin,
         TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
         WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${httpPort}`,
-        MCP_HANDSHAKE_TIMEOUT_MS: '3000',
+        // Generous: the first start of a server on a loaded 2-core machine can take seconds.
+        MCP_HANDSHAKE_TIMEOUT_MS: '8000',
         LOG_LEVEL: 'warn',
         // A secret of the service: an MCP child must never see it.
         SERVICE_ONLY_SECRET: 'must-not-leak',
@@ -87,26 +88,13 @@ describe('MCP servers through the gateway', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const invoke = async (tool: string, args: Record<string, unknown>) => {
-    // Invocation is an internal RPC; the gateway exposes the catalog. Call it as the executor would.
-    const { Bus } = await import('@switchyard/server-bus');
-    const bus = await Bus.connect({
-      servers: ['nats://127.0.0.1:4222'],
-      name: 'e2e',
-      subjectPrefix: stackPrefix(),
-      defaultTimeoutMs: 20_000,
-    });
-    try {
-      return (await bus.request(
-        'registry.tools.invoke',
-        { tool, arguments: args },
-        { ctx: { correlationId: 'e2e' } },
-      )) as ToolResult;
-    } finally {
-      await bus.close();
-    }
+  /** Through the gateway as a user would call it; a problem becomes a rejection with its code and field issues. */
+  const invoke = async (tool: string, args: Record<string, unknown>): Promise<ToolResult> => {
+    const r = await call('POST', '/api/agent/tools/invoke', { tool, arguments: args });
+    if (r.status !== 200)
+      throw { status: r.status, code: r.json['code'], message: r.json['detail'], issues: r.json['errors'] };
+    return r.json as unknown as ToolResult;
   };
-  const stackPrefix = () => stack.env['NATS_SUBJECT_PREFIX'] ?? '';
 
   it('tests a LOCAL server-everything record and reports its real tools', async () => {
     const id = await record('everything', 'LOCAL', {
@@ -116,7 +104,7 @@ describe('MCP servers through the gateway', () => {
     });
     const r = await call('POST', `/mcp/tool/${id}/test`);
     expect(r.status).toBe(200);
-    expect(r.json['success']).toBe(true);
+    expect(r.json).toMatchObject({ success: true }); // on failure this shows the reason
     expect(r.json['toolCount']).toBeGreaterThanOrEqual(10);
     expect(r.json['tools']).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-env']));
   });
@@ -166,7 +154,7 @@ describe('MCP servers through the gateway', () => {
   it('runs server-filesystem as LOCAL against a temp directory', async () => {
     const id = await record('files', 'LOCAL', { command: process.execPath, args: [FILESYSTEM, dir] });
     const r = await call('POST', `/mcp/tool/${id}/test`);
-    expect(r.json['success']).toBe(true);
+    expect(r.json).toMatchObject({ success: true });
     const read = await invoke('mcp__files__read_text_file', { path: join(dir, 'hello.txt') });
     expect(JSON.stringify(read.content)).toContain('hello from the filesystem server');
   });
@@ -198,7 +186,7 @@ describe('MCP servers through the gateway', () => {
     const id = await record('silent', 'LOCAL', { command: process.execPath, args: [silent] });
     const r = await call('POST', `/mcp/tool/${id}/test`);
     expect(r.json['success']).toBe(false);
-    expect(String(r.json['message'])).toContain('did not complete the MCP handshake within 3000 ms');
+    expect(String(r.json['message'])).toContain('did not complete the MCP handshake within 8000 ms');
   }, 40_000);
 
   it('turns a child killed mid-call into tool_failed and leaves no process behind', async () => {

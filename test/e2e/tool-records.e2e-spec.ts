@@ -87,6 +87,10 @@ describe('tool records API', () => {
     expect((await call('PUT', '/mcp/tool/1/status?status=DISABLED', user)).status).toBe(403);
     expect((await call('DELETE', '/mcp/tool/1', user)).status).toBe(403);
     expect((await call('POST', '/mcp/tool/export', user)).status).toBe(403);
+    expect(
+      (await call('POST', '/api/agent/tools/invoke', user, { tool: 'wait', arguments: { ms: 0 } })).status,
+    ).toBe(403);
+    expect((await call('POST', '/mcp/tool/1/test', user)).status).toBe(403);
   });
 
   it('creates a LOCAL record, returns it with its id, and never shows or stores the settings in clear', async () => {

@@ -11,7 +11,7 @@ import {
   ApiTokenInfo,
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
-import { ToolCatalog } from './tools';
+import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
 import {
   CreateMcpToolBody,
   DeletedMcpTools,
@@ -145,6 +145,25 @@ export const Routes = {
     auth: { permission: 'mcp:tool:list' },
     response: ToolCatalog,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  toolInvoke: route({
+    method: 'POST',
+    path: '/api/agent/tools/invoke',
+    summary:
+      'Call one catalog tool directly (admin diagnostics: runs outside any agent run and its approval gates)',
+    tag: 'tools',
+    auth: { permission: 'mcp:tool:test' },
+    body: InvokeToolRequest,
+    response: ToolResult,
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'tool_failed',
+      'timeout',
+      'unavailable',
+    ],
   }),
   // Tool record management: the seed's paths, parameters and permission strings.
   mcpToolList: route({

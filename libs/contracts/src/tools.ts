@@ -42,5 +42,18 @@ export const InvokeToolRequest = z.object({
   arguments: z.record(z.string(), z.unknown()).default({}),
   /** Per-call timeout; capped by the registry's TOOL_TIMEOUT_MS. */
   timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+  /** Lets the caller cancel the call later (TOOL_CANCEL_SUBJECT); unique per call. */
+  invocationId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,100}$/)
+    .optional(),
 });
 export type InvokeToolRequest = z.infer<typeof InvokeToolRequest>;
+
+/**
+ * Broadcast (every registry replica hears it; the one running the call aborts it): a command's
+ * process group is killed, an MCP server gets notifications/cancelled, a wait stops.
+ */
+export const CancelInvocation = z.object({ invocationId: z.string().min(1).max(100) });
+export type CancelInvocation = z.infer<typeof CancelInvocation>;
+export const TOOL_CANCEL_SUBJECT = 'events.registry.invocation.cancel';

@@ -11,7 +11,8 @@ import {
   type McpToolTestResult,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import { BUS } from '@switchyard/server-runtime';
+import type { AppConfig } from '@switchyard/server-config';
+import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 const CSV_COLUMNS = [
@@ -46,7 +47,10 @@ export function recordsCsv(items: McpToolRecord[]): string {
  */
 @Controller()
 export class RecordsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   private ctx(req: GatewayRequest) {
     return { ctx: callContext(req.principal, req.correlationId) };
@@ -119,7 +123,9 @@ export class RecordsController {
     @In() input: Input<typeof Routes.mcpToolTest>,
     @Req() req: GatewayRequest,
   ): Promise<McpToolTestResult> {
-    return this.bus.call(Rpc.registry.test, { id: input.params.id }, this.ctx(req));
+    // A test may take the --version check (5 s) plus the MCP handshake: wait for its real answer.
+    const timeoutMs = 5_000 + this.config.tools.mcpHandshakeTimeoutMs + 2_000;
+    return this.bus.call(Rpc.registry.test, { id: input.params.id }, { ...this.ctx(req), timeoutMs });
   }
 
   @Endpoint(Routes.mcpToolDelete)

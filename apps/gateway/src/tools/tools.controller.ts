@@ -1,12 +1,38 @@
-import { Controller, Inject, Req } from '@nestjs/common';
-import { Routes, Rpc, type ToolCatalog } from '@switchyard/contracts';
+import { Controller, Inject, Req, Res } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Response } from 'express';
+import { Routes, Rpc, TOOL_CANCEL_SUBJECT, type ToolCatalog, type ToolResult } from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { BUS } from '@switchyard/server-runtime';
-import { callContext, Endpoint, type GatewayRequest } from '../http/endpoint';
+import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
+import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 @Controller()
 export class ToolsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Endpoint(Routes.toolInvoke)
+  async invoke(
+    @In() input: Input<typeof Routes.toolInvoke>,
+    @Req() req: GatewayRequest,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ToolResult> {
+    // The registry enforces the tool's own deadline; the NATS request waits a little longer.
+    const timeoutMs = (input.body.timeoutMs ?? this.config.tools.timeoutMs) + 2_000;
+    const invocationId = input.body.invocationId ?? randomUUID();
+    // A client that goes away before the answer cancels the call (kills the command, tells the MCP server).
+    res.once('close', () => {
+      if (!res.writableFinished) this.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId });
+    });
+    return this.bus.call(
+      Rpc.registry.invoke,
+      { ...input.body, invocationId },
+      { timeoutMs, ctx: callContext(req.principal, req.correlationId) },
+    );
+  }
 
   @Endpoint(Routes.toolCatalog)
   catalog(@Req() req: GatewayRequest): Promise<ToolCatalog> {

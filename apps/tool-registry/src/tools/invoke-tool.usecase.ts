@@ -1,6 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Bus } from '@switchyard/server-bus';
 import {
   AppError,
+  CancelInvocation,
+  TOOL_CANCEL_SUBJECT,
   describeIssues,
   toFieldIssues,
   type InvokeToolRequest,
@@ -9,7 +12,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 
@@ -42,18 +45,35 @@ export function capOutput(result: ToolResult, limit: number): ToolResult {
  * listed), run it under a deadline whose expiry aborts the tool's work, cap the output.
  */
 @Injectable()
-export class InvokeToolUseCase {
+export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
+  private readonly running = new Map<string, AbortController>();
+  private unsubscribe: (() => void) | undefined;
+
   constructor(
+    @Inject(BUS) private readonly bus: Bus,
     private readonly builtins: BuiltinRegistry,
     private readonly mcp: McpToolsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
+  onModuleInit(): void {
+    this.unsubscribe = this.bus.subscribe(TOOL_CANCEL_SUBJECT, (payload) => {
+      const msg = CancelInvocation.safeParse(payload);
+      if (msg.success) this.running.get(msg.data.invocationId)?.abort('cancelled');
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.unsubscribe?.();
+    for (const controller of this.running.values()) controller.abort('shutdown');
+  }
+
   async invoke(req: InvokeToolRequest, caller: CallContext): Promise<ToolResult> {
     const run = this.prepare(req, caller);
     const timeoutMs = Math.min(req.timeoutMs ?? this.config.tools.timeoutMs, this.config.tools.timeoutMs);
     const controller = new AbortController();
+    if (req.invocationId) this.running.set(req.invocationId, controller);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -66,11 +86,19 @@ export class InvokeToolUseCase {
       const result = await Promise.race([(await run)(controller.signal, timeoutMs), deadline]);
       return capOutput(result, this.config.tools.outputLimitBytes);
     } catch (err) {
+      if (controller.signal.aborted && controller.signal.reason === 'cancelled') {
+        return {
+          content: [{ type: 'text', text: `${req.tool} was cancelled by the caller` }],
+          isError: true,
+          truncated: false,
+        };
+      }
       if (err instanceof AppError) throw err;
       this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
       throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
     } finally {
       clearTimeout(timer);
+      if (req.invocationId) this.running.delete(req.invocationId);
       this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
     }
   }

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Rpc, type ToolResult } from '@switchyard/contracts';
+import { Rpc, TOOL_CANCEL_SUBJECT, type ToolResult } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
@@ -152,6 +152,21 @@ describe('registry tools over NATS', () => {
     const started = Date.now();
     await expect(invoke('wait', { ms: 5_000 }, 200)).rejects.toMatchObject({ code: 'timeout' });
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('cancels a running call when any caller publishes its invocation id', async () => {
+    const started = Date.now();
+    const running = bus.call(Rpc.registry.invoke, {
+      tool: 'wait',
+      arguments: { ms: 10_000 },
+      invocationId: 'cancel-me-1',
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    bus.publish(TOOL_CANCEL_SUBJECT, { invocationId: 'cancel-me-1' });
+    const r = await running;
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe('wait was cancelled by the caller');
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('returns the value of wait with its JSON type', async () => {
