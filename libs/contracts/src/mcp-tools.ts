@@ -16,6 +16,12 @@ export const McpToolRecord = z.object({
   effect: ToolEffect.nullable().describe('admin override for the tools of an MCP record'),
   idempotent: z.boolean().nullable(),
   hasConfig: z.boolean().describe('connection settings are stored (never shown)'),
+  tested: z.boolean().describe('a Test succeeded: only tested MCP records contribute tools to the catalog'),
+  changed: z
+    .boolean()
+    .describe(
+      'the server changed its tool definitions since the last Test; its tools are out of the catalog until tested again',
+    ),
   disabledUntil: z
     .string()
     .nullable()

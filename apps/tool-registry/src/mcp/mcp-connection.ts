@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -8,6 +9,33 @@ import type { Logger } from '@switchyard/server-observability';
 import type { AddressPolicy } from '../builtin/web/address-policy';
 
 export const VERSION_CHECK_MS = 5_000;
+
+/** Stable JSON: object keys sorted, so the hash does not depend on the server's key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What a server says about its tools; a change after a Test could be a rewritten description. */
+export function toolsHash(
+  tools: Array<{ name: string; description?: string; inputSchema?: unknown; annotations?: unknown }>,
+): string {
+  const defs = tools
+    .map((t) => ({
+      name: t.name,
+      description: t.description ?? '',
+      inputSchema: t.inputSchema ?? null,
+      annotations: t.annotations ?? null,
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return createHash('sha256').update(canonical(defs)).digest('hex');
+}
 
 export interface McpToolInfo {
   readonly name: string;
@@ -19,6 +47,8 @@ export interface McpToolInfo {
 export interface McpConnection {
   readonly client: Client;
   readonly tools: McpToolInfo[];
+  /** SHA-256 of the tool definitions (names, descriptions, schemas, annotations), order-independent. */
+  readonly hash: string;
   /** Set when the transport closed (the child died, the server went away). */
   readonly closed: () => boolean;
   close(): Promise<void>;
@@ -98,6 +128,7 @@ export async function connectMcp(
     const { tools } = await client.listTools(undefined, { timeout: deps.timeoutMs });
     return {
       client,
+      hash: toolsHash(tools),
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description ?? '',

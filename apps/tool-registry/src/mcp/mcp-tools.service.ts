@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { AppError, type ToolContent, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
-import type { McpToolRow } from '@switchyard/server-db';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
 import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
@@ -23,17 +23,21 @@ export class McpToolsService {
 
   constructor(
     private readonly records: RecordCache,
+    private readonly recordsRepo: McpToolRepository,
     private readonly pool: McpClientPool,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Descriptors of every tool of every enabled MCP record that answers; one that does not is left out and logged. */
   async descriptors(): Promise<ToolDescriptor[]> {
-    const enabled = await this.records.enabledMcpRecords();
+    const enabled = (await this.records.enabledMcpRecords()).filter(
+      (r) => r.testedToolsHash !== null && !r.changed,
+    );
     const lists = await Promise.all(
       enabled.map(async (record) => {
         try {
           const conn = await this.pool.get(record);
+          if (await this.changedSinceTest(record, conn.hash)) return [];
           return conn.tools.map((t): ToolDescriptor => ({
             name: mcpToolName(record.name, t.name),
             description: t.description,
@@ -54,6 +58,18 @@ export class McpToolsService {
     return lists.flat();
   }
 
+  /** Marks the record changed (everywhere) when the server no longer describes the tested tools. */
+  private async changedSinceTest(record: McpToolRow, hash: string): Promise<boolean> {
+    if (record.testedToolsHash === null || record.testedToolsHash === hash) return false;
+    this.logger.warn(
+      { record: record.name },
+      'mcp server changed its tool definitions since the last Test; its tools leave the catalog',
+    );
+    await this.recordsRepo.markChanged(record.id);
+    this.records.forget();
+    return true;
+  }
+
   private async resolve(name: string): Promise<{ record: McpToolRow; tool: string }> {
     const enabled = await this.records.enabledMcpRecords();
     for (const record of enabled) {
@@ -71,7 +87,25 @@ export class McpToolsService {
     timeoutMs: number,
   ): Promise<ToolResult> {
     const { record, tool } = await this.resolve(name);
+    if (record.testedToolsHash === null) {
+      throw new AppError(
+        'conflict',
+        `MCP record ${record.name} has not been tested yet; an admin must Test it before its tools can be used`,
+      );
+    }
+    if (record.changed) {
+      throw new AppError(
+        'conflict',
+        `MCP record ${record.name} changed its tool definitions since its last Test; an admin must Test it again`,
+      );
+    }
     const conn = await this.pool.get(record);
+    if (await this.changedSinceTest(record, conn.hash)) {
+      throw new AppError(
+        'conflict',
+        `MCP record ${record.name} changed its tool definitions since its last Test; an admin must Test it again`,
+      );
+    }
     const info = conn.tools.find((t) => t.name === tool);
     if (!info) throw new AppError('not_found', `MCP server ${record.name} has no tool ${tool}`);
     this.validate(`${record.id}:${record.updatedAt}:${tool}`, info.inputSchema, args, name);

@@ -29,7 +29,7 @@ export class RecordCache implements OnModuleInit, OnModuleDestroy {
       const event = RecordChangedEvent.safeParse(payload);
       if (!event.success) return;
       this.cached = undefined;
-      void this.pool.drop(event.data.id);
+      if (event.data.id > 0) void this.pool.drop(event.data.id);
     });
   }
 
@@ -42,6 +42,12 @@ export class RecordCache implements OnModuleInit, OnModuleDestroy {
     this.cached = undefined;
     void this.pool.drop(event.id);
     this.bus.publish(RECORD_CHANGED_SUBJECT, event);
+  }
+
+  /** Forget the cached list here and on every replica, keeping clients (no version change). */
+  forget(): void {
+    this.cached = undefined;
+    this.bus.publish(RECORD_CHANGED_SUBJECT, { id: 0, reason: 'updated' });
   }
 
   async enabledMcpRecords(): Promise<McpToolRow[]> {

@@ -28,7 +28,7 @@ import { AddressPolicy } from '../builtin/web/address-policy';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
 function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {
-  const { configEnc: _secret, ...record } = row;
+  const { configEnc: _secret, testedToolsHash: _hash, ...record } = row;
   return { ...record, disabledUntil: disabledUntil ? new Date(disabledUntil).toISOString() : null };
 }
 
@@ -184,6 +184,8 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     }
     try {
       const conn = await this.pool.get(record, { fresh: true });
+      await this.records.markTested(record.id, conn.hash);
+      this.cache.forget();
       const tools = conn.tools.map((t) => t.name);
       return { success: true, message: `connected; ${tools.length} tool(s)`, toolCount: tools.length, tools };
     } catch (err) {

@@ -9,6 +9,7 @@ import { Prisma, type McpTool, type PrismaClient } from '@prisma/client';
 
 export interface McpToolRow extends Omit<McpToolRecord, 'disabledUntil'> {
   readonly configEnc: string | null;
+  readonly testedToolsHash: string | null;
 }
 
 export interface McpToolFilter {
@@ -38,7 +39,10 @@ function toRow(t: McpTool): McpToolRow {
     effect: t.effect,
     idempotent: t.idempotent,
     hasConfig: t.configEnc !== null,
+    tested: t.testedToolsHash !== null,
+    changed: t.changed,
     configEnc: t.configEnc,
+    testedToolsHash: t.testedToolsHash,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
   };
@@ -125,6 +129,23 @@ export class McpToolRepository {
     const existing = await this.prisma.mcpTool.findMany({ where: { id: { in: ids } }, select: { id: true } });
     await this.prisma.mcpTool.deleteMany({ where: { id: { in: existing.map((e) => e.id) } } });
     return existing.map((e) => e.id);
+  }
+
+  /** Records the tool definitions a successful Test saw (the record's version does not move). */
+  async markTested(id: number, hash: string): Promise<void> {
+    const row = await this.prisma.mcpTool.findUnique({ where: { id }, select: { updatedAt: true } });
+    if (!row) throw new AppError('not_found', `tool record ${id} does not exist`);
+    await this.prisma.mcpTool.update({
+      where: { id },
+      data: { testedToolsHash: hash, changed: false, updatedAt: row.updatedAt },
+    });
+  }
+
+  /** The server now describes its tools differently from what was tested. */
+  async markChanged(id: number): Promise<void> {
+    const row = await this.prisma.mcpTool.findUnique({ where: { id }, select: { updatedAt: true } });
+    if (!row) return;
+    await this.prisma.mcpTool.update({ where: { id }, data: { changed: true, updatedAt: row.updatedAt } });
   }
 
   /** Creates ENABLED BUILTIN records for built-ins that have none; safe when replicas race. */
