@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { Rpc } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
 import { createTestDatabase, Stack, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 
 /** The seed's tool management API through the gateway, with the real tool-registry process. */
@@ -265,5 +267,110 @@ describe('tool records API', () => {
     expect(lines[0]).toBe('id,name,description,type,status,effect,idempotent,hasConfig,createdAt,updatedAt');
     expect(r.text).toContain(`"'=HYPERLINK(""http://evil"")","a, ""quoted"" one",LOCAL`);
     expect(r.text).not.toContain('server-filesystem');
+  });
+
+  describe('agents and their tool sets', () => {
+    let other: string;
+    let readFileId: number;
+    let writeFileId: number;
+    let disabledId: number;
+
+    beforeAll(async () => {
+      other = (await call('POST', '/api/tokens', admin, { owner: 'otto' })).json['token'] as string;
+      const builtins = (await call('GET', '/mcp/tool/all?type=BUILTIN', admin)).json['items'] as Array<{
+        id: number;
+        name: string;
+      }>;
+      readFileId = builtins.find((b) => b.name === 'read_file')?.id as number;
+      writeFileId = builtins.find((b) => b.name === 'write_file')?.id as number;
+      disabledId = (await call('POST', '/mcp/tool', admin, local({ status: 'DISABLED' }))).json[
+        'id'
+      ] as number;
+    });
+
+    it('creates an agent, dropping null and duplicate tool ids', async () => {
+      const r = await call('POST', '/api/agents', user, {
+        name: 'reader',
+        systemPrompt: 'You read files.',
+        modelSettings: { provider: 'openai', model: 'gpt-test', temperature: 0.2 },
+        mcpToolIds: [readFileId, null, readFileId, disabledId, 999999],
+      });
+      expect(r.status).toBe(201);
+      expect(r.json).toMatchObject({
+        name: 'reader',
+        mcpToolIds: [readFileId, disabledId, 999999],
+        modelSettings: { model: 'gpt-test' },
+      });
+    });
+
+    it('assembles only enabled, existing records into the tool set', async () => {
+      const agents = (await call('GET', '/api/agents', user)).json['items'] as Array<{
+        id: number;
+        name: string;
+      }>;
+      const id = agents.find((a) => a.name === 'reader')?.id as number;
+      const set = await call('GET', `/api/agents/${id}/tools`, user);
+      expect(set.status).toBe(200);
+      expect(set.json['recordIds']).toEqual([readFileId]);
+      expect((set.json['tools'] as Array<{ name: string }>).map((t) => t.name)).toEqual(['read_file']);
+      const edited = await call('PUT', `/api/agents/${id}`, user, { mcpToolIds: [writeFileId, readFileId] });
+      expect(edited.json['mcpToolIds']).toEqual([writeFileId, readFileId]);
+      const again = await call('GET', `/api/agents/${id}/tools`, user);
+      expect((again.json['tools'] as Array<{ name: string }>).map((t) => t.name)).toEqual([
+        'write_file',
+        'read_file',
+      ]);
+      const empty = await call('PUT', `/api/agents/${id}`, user, { mcpToolIds: [] });
+      expect(empty.status).toBe(200);
+      expect((await call('GET', `/api/agents/${id}/tools`, user)).json).toEqual({ tools: [], recordIds: [] });
+    });
+
+    it("keeps each owner's agents to that owner", async () => {
+      const mine = (await call('GET', '/api/agents', user)).json['items'] as Array<{ id: number }>;
+      const id = mine[0]?.id as number;
+      expect((await call('GET', `/api/agents/${id}`, other)).status).toBe(404);
+      expect((await call('PUT', `/api/agents/${id}`, other, { name: 'stolen' })).status).toBe(404);
+      expect((await call('DELETE', `/api/agents/${id}`, other)).status).toBe(404);
+      expect((await call('GET', `/api/agents/${id}/tools`, other)).status).toBe(404);
+      expect(((await call('GET', '/api/agents', other)).json['items'] as unknown[]).length).toBe(0);
+      // Names are unique per owner, not globally.
+      expect((await call('POST', '/api/agents', other, { name: 'reader' })).status).toBe(201);
+      expect((await call('POST', '/api/agents', user, { name: 'reader' })).status).toBe(409);
+    });
+
+    it('validates agent bodies', async () => {
+      const r = await call('POST', '/api/agents', user, {
+        name: '',
+        mcpToolIds: ['1'],
+        modelSettings: { temperature: 5 },
+      });
+      expect(r.status).toBe(400);
+      expect((r.json['errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual(
+        ['body.mcpToolIds.0', 'body.modelSettings.temperature', 'body.name'].sort(),
+      );
+    });
+
+    it('assembles by record names and all enabled over the registry RPC', async () => {
+      const bus = await Bus.connect({
+        servers: ['nats://127.0.0.1:4222'],
+        name: 'toolset',
+        subjectPrefix: stack.env['NATS_SUBJECT_PREFIX'] ?? '',
+        defaultTimeoutMs: 10_000,
+      });
+      try {
+        const byName = await bus.call(Rpc.registry.toolSet, {
+          recordNames: ['wait', 'read_file', 'no-such-record'],
+        });
+        expect(byName.tools.map((t) => t.name).sort()).toEqual(['read_file', 'wait']);
+        const all = await bus.call(Rpc.registry.toolSet, { allEnabled: true });
+        expect(all.tools.map((t) => t.name)).toEqual(
+          expect.arrayContaining(['read_file', 'execute_sql_query', 'web_fetch']),
+        );
+        expect(all.recordIds).not.toContain(disabledId);
+        expect((await bus.call(Rpc.registry.toolSet, { recordIds: [] })).tools).toEqual([]);
+      } finally {
+        await bus.close();
+      }
+    });
   });
 });

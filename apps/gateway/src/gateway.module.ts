@@ -11,11 +11,19 @@ import { ProblemFilter } from './http/problem.filter';
 import { ValidationInterceptor } from './http/validation.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
+import { AgentsController } from './tools/agents.controller';
 import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
 
 @Module({
-  controllers: [HealthController, IdentityController, DocsController, ToolsController, RecordsController],
+  controllers: [
+    HealthController,
+    IdentityController,
+    DocsController,
+    ToolsController,
+    RecordsController,
+    AgentsController,
+  ],
   providers: [
     {
       provide: IdentityRepository,

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
-import { McpToolRepository, SecretBox, type PrismaClient } from '@switchyard/server-db';
+import { AgentRepository, McpToolRepository, SecretBox, type PrismaClient } from '@switchyard/server-db';
+import { AgentsHandler } from './agents/agents.handler';
+import { AgentsUseCases } from './agents/agents.usecases';
+import { ToolSetService } from './agents/tool-set.service';
 import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
 import { AddressPolicy } from './builtin/web/address-policy';
 import { McpClientPool } from './mcp/mcp-client.pool';
@@ -41,13 +44,20 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler],
   providers: [
     {
       provide: McpToolRepository,
       useFactory: (prisma: PrismaClient) => new McpToolRepository(prisma),
       inject: [PRISMA],
     },
+    {
+      provide: AgentRepository,
+      useFactory: (prisma: PrismaClient) => new AgentRepository(prisma),
+      inject: [PRISMA],
+    },
+    ToolSetService,
+    AgentsUseCases,
     {
       provide: SecretBox,
       useFactory: (c: AppConfig) => new SecretBox(c.tools.configKey),

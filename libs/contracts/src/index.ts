@@ -7,3 +7,4 @@ export * from './openapi';
 export * from './rpc';
 export * from './tools';
 export * from './mcp-tools';
+export * from './agents';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
+import { Agent, AgentPage, AgentRpc, ToolSet, ToolSetRequest } from './agents';
 import {
   CreateMcpToolBody,
   DeletedMcpTools,
@@ -69,6 +70,15 @@ export const Rpc = {
     setStatus: rpc('registry.records.status', SetMcpToolStatus, McpToolRecord),
     delete: rpc('registry.records.delete', DeleteMcpTools, DeletedMcpTools),
     test: rpc('registry.records.test', McpToolId, McpToolTestResult),
+    /** Assemble a tool set by record ids, by record names, or all enabled. */
+    toolSet: rpc('registry.toolsets.assemble', ToolSetRequest, ToolSet),
+    agentList: rpc('registry.agents.list', AgentRpc.Page, AgentPage),
+    agentGet: rpc('registry.agents.get', AgentRpc.Id, Agent),
+    agentCreate: rpc('registry.agents.create', AgentRpc.Create, Agent),
+    agentUpdate: rpc('registry.agents.update', AgentRpc.Update, Agent),
+    agentDelete: rpc('registry.agents.delete', AgentRpc.Id, Agent),
+    /** The agent's tool set: its associated record ids, assembled. */
+    agentTools: rpc('registry.agents.tools', AgentRpc.Id, ToolSet),
   },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {

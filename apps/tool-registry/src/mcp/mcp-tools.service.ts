@@ -30,15 +30,20 @@ export class McpToolsService {
 
   /** Descriptors of every tool of every enabled MCP record that answers; one that does not is left out and logged. */
   async descriptors(): Promise<ToolDescriptor[]> {
-    const enabled = (await this.records.enabledMcpRecords()).filter(
-      (r) => r.testedToolsHash !== null && !r.changed,
+    return (await this.descriptorsOf(await this.records.enabledMcpRecords())).flatMap((d) => d.tools);
+  }
+
+  /** Per record: its tools when it is enabled, tested, unchanged and reachable; others are left out. */
+  async descriptorsOf(records: McpToolRow[]): Promise<Array<{ recordId: number; tools: ToolDescriptor[] }>> {
+    const usable = records.filter(
+      (r) => r.type !== 'BUILTIN' && r.status === 'ENABLED' && r.testedToolsHash !== null && !r.changed,
     );
     const lists = await Promise.all(
-      enabled.map(async (record) => {
+      usable.map(async (record) => {
         try {
           const conn = await this.pool.get(record);
-          if (await this.changedSinceTest(record, conn.hash)) return [];
-          return conn.tools.map((t): ToolDescriptor => ({
+          if (await this.changedSinceTest(record, conn.hash)) return { recordId: record.id, tools: [] };
+          const tools = conn.tools.map((t): ToolDescriptor => ({
             name: mcpToolName(record.name, t.name),
             description: t.description,
             inputSchema: t.inputSchema,
@@ -46,16 +51,17 @@ export class McpToolsService {
             idempotent: record.idempotent ?? false,
             source: 'mcp',
           }));
+          return { recordId: record.id, tools };
         } catch (err) {
           this.logger.warn(
             { record: record.name, err: (err as Error).message },
             'mcp record left out of the catalog',
           );
-          return [];
+          return { recordId: record.id, tools: [] };
         }
       }),
     );
-    return lists.flat();
+    return lists.filter((l) => l.tools.length > 0);
   }
 
   /** Marks the record changed (everywhere) when the server no longer describes the tested tools. */

@@ -5,3 +5,4 @@ export * from './scratch-database';
 export * from './secret-box';
 export * from './mcp-tool.repository';
 export * from './agent-sql';
+export * from './agent.repository';
