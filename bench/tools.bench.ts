@@ -118,7 +118,7 @@ export async function runToolsBench(outDir: string): Promise<Record<string, unkn
     );
 
     // 2. MCP stdio
-    await bus.call(
+    const record = await bus.call(
       Rpc.registry.create,
       {
         name: 'everything',
@@ -127,6 +127,9 @@ export async function runToolsBench(outDir: string): Promise<Record<string, unkn
       },
       { ctx },
     );
+    // Only tested records lend their tools to the catalog.
+    const tested = await bus.call(Rpc.registry.test, { id: record.id }, { ctx, timeoutMs: 30_000 });
+    if (!tested.success) throw new Error(`test of server-everything failed: ${tested.message}`);
     await direct.connect(
       new StdioClientTransport({
         command: process.execPath,
