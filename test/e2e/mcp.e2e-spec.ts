@@ -217,6 +217,19 @@ server.connect(new StdioServerTransport());
     expect(await inCatalog()).toBe(true);
   }, 40_000);
 
+  it('re-enables a record disabled by three failures once a Test succeeds', async () => {
+    const later = join(dir, 'later-server.js');
+    const id = await record('later', 'LOCAL', { command: process.execPath, args: [later] });
+    for (let i = 0; i < 3; i++)
+      expect((await call('POST', `/mcp/tool/${id}/test`)).json['success']).toBe(false);
+    expect((await call('GET', `/mcp/tool/${id}`)).json['disabledUntil']).toEqual(expect.any(String));
+    // The server appears (deployed late): a successful Test clears the disable at once.
+    // (server-everything is ESM: a dynamic import starts it on stdio.)
+    writeFileSync(later, `import(${JSON.stringify(EVERYTHING)});\n`);
+    expect((await call('POST', `/mcp/tool/${id}/test`)).json).toMatchObject({ success: true });
+    expect((await call('GET', `/mcp/tool/${id}`)).json['disabledUntil']).toBeNull();
+  }, 60_000);
+
   it('fails a test with the real reason, as 200 success=false', async () => {
     const id = await record('broken', 'LOCAL', { command: 'definitely-not-a-program-xyz', args: [] });
     const r = await call('POST', `/mcp/tool/${id}/test`);
