@@ -4,6 +4,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  api,
   createTestDatabase,
   freePort,
   Stack,
@@ -31,17 +32,8 @@ describe('MCP servers through the gateway', () => {
   const admin = `adm_${randomBytes(24).toString('base64url')}`;
   const marker = `sy-mcp-${process.pid}-${Date.now()}`;
 
-  async function call(method: string, path: string, body?: unknown) {
-    const res = await fetch(`${stack.gatewayUrl}${path}`, {
-      method,
-      headers: {
-        'x-switchyard-token': admin,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  }
+  const call = (method: string, path: string, body?: unknown) =>
+    api(stack.gatewayUrl, method, path, { token: admin, ...(body !== undefined ? { body } : {}) });
 
   async function record(name: string, type: 'LOCAL' | 'REMOTE', config: unknown): Promise<number> {
     const r = await call('POST', '/mcp/tool', { name, type, configJson: JSON.stringify(config) });

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { Rpc } from '@switchyard/contracts';
 import { agentTools } from '@switchyard/server-agents';
 import { Bus } from '@switchyard/server-bus';
-import { createTestDatabase, Stack, uniquePrefix, type TestDatabase } from '@switchyard/testing';
+import { api, createTestDatabase, Stack, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 
 /** The seed's tool management API through the gateway, with the real tool-registry process. */
 describe('tool records API', () => {
@@ -12,24 +12,8 @@ describe('tool records API', () => {
   const admin = `adm_${randomBytes(24).toString('base64url')}`;
   let user: string;
 
-  async function call(method: string, path: string, token: string, body?: unknown) {
-    const res = await fetch(`${stack.gatewayUrl}${path}`, {
-      method,
-      headers: {
-        'x-switchyard-token': token,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      json = { text };
-    }
-    return { status: res.status, type: res.headers.get('content-type') ?? '', json, text };
-  }
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
 
   async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
     const c = new Client({ connectionString: db.url });

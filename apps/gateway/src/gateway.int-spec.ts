@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
+import { api, createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 import { bootstrapService, type RunningService } from '@switchyard/server-runtime';
 import { bootstrap as bootstrapGateway } from './bootstrap';
 
@@ -11,32 +11,11 @@ describe('gateway (in-process, real infrastructure)', () => {
   const adminToken = `adm_${randomBytes(24).toString('base64url')}`;
   let userToken: string;
 
-  async function call(
+  const call = (
     method: string,
     path: string,
     opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    if (opts.token) headers['x-switchyard-token'] = opts.token;
-    if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${gateway.url}${path}`, {
-      method,
-      headers,
-      ...(opts.raw !== undefined
-        ? { body: opts.raw }
-        : opts.body !== undefined
-          ? { body: JSON.stringify(opts.body) }
-          : {}),
-    });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      json = { text };
-    }
-    return { status: res.status, type: res.headers.get('content-type') ?? '', json, headers: res.headers };
-  }
+  ) => api(gateway.url, method, path, opts);
 
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolDescriptor } from './tools';
+import { NumberedPageQuery, numberedPageOf } from './identity';
 
 export const ModelSettings = z
   .object({
@@ -55,16 +56,8 @@ export const UpdateAgentBody = z
 export type UpdateAgentBody = z.infer<typeof UpdateAgentBody>;
 
 export const AgentIdParam = z.object({ id: z.coerce.number().int().positive() });
-export const AgentListQuery = z.object({
-  pageNum: z.coerce.number().int().min(1).default(1),
-  pageSize: z.coerce.number().int().min(1).max(200).default(20),
-});
-export const AgentPage = z.object({
-  items: z.array(Agent),
-  total: z.number().int(),
-  pageNum: z.number().int(),
-  pageSize: z.number().int(),
-});
+export const AgentListQuery = NumberedPageQuery;
+export const AgentPage = numberedPageOf(Agent);
 export type AgentPage = z.infer<typeof AgentPage>;
 
 /** The three ways to assemble a tool set (exactly one). Only enabled records count. */

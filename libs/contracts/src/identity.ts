@@ -119,6 +119,21 @@ export function pageOf<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 }
 
+/** Numbered pages (management lists, where a total and page numbers help the UI). */
+export const NumberedPageQuery = z.object({
+  pageNum: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce.number().int().min(1).max(200).default(20),
+});
+
+export function numberedPageOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    items: z.array(item),
+    total: z.number().int(),
+    pageNum: z.number().int(),
+    pageSize: z.number().int(),
+  });
+}
+
 export const TokenPage = pageOf(ApiTokenInfo);
 export type TokenPage = z.infer<typeof TokenPage>;
 

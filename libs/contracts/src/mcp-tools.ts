@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolEffect } from './tools';
+import { NumberedPageQuery, numberedPageOf } from './identity';
 
 export const McpToolType = z.enum(['BUILTIN', 'LOCAL', 'REMOTE']);
 export type McpToolType = z.infer<typeof McpToolType>;
@@ -91,21 +92,14 @@ export const UpdateMcpToolBody = z
   .strict();
 export type UpdateMcpToolBody = z.infer<typeof UpdateMcpToolBody>;
 
-export const McpToolListQuery = z.object({
+export const McpToolListQuery = NumberedPageQuery.extend({
   name: z.string().max(200).optional().describe('part of the name, case-insensitive'),
   type: McpToolType.optional(),
   status: McpToolStatus.optional(),
-  pageNum: z.coerce.number().int().min(1).default(1),
-  pageSize: z.coerce.number().int().min(1).max(200).default(20),
 });
 export type McpToolListQuery = z.infer<typeof McpToolListQuery>;
 
-export const McpToolPage = z.object({
-  items: z.array(McpToolRecord),
-  total: z.number().int(),
-  pageNum: z.number().int(),
-  pageSize: z.number().int(),
-});
+export const McpToolPage = numberedPageOf(McpToolRecord);
 export type McpToolPage = z.infer<typeof McpToolPage>;
 
 export const McpToolAllQuery = z.object({

@@ -2,3 +2,4 @@ export * from './database';
 export * from './config';
 export * from './wait';
 export * from './stack';
+export * from './http';

@@ -149,6 +149,14 @@ export class WebFetchTool implements BuiltinToolHandler<typeof WebFetchParams> {
           const chunks: Buffer[] = [];
           let size = 0;
           let truncated = false;
+          const finish = () =>
+            resolve({
+              url: target.url,
+              status,
+              contentType: String(res.headers['content-type'] ?? ''),
+              body: Buffer.concat(chunks),
+              truncated,
+            });
           res.on('data', (chunk: Buffer) => {
             if (truncated) return;
             const room = maxBytes - size;
@@ -157,27 +165,13 @@ export class WebFetchTool implements BuiltinToolHandler<typeof WebFetchParams> {
               size = maxBytes;
               truncated = true;
               res.destroy();
-              resolve({
-                url: target.url,
-                status,
-                contentType: String(res.headers['content-type'] ?? ''),
-                body: Buffer.concat(chunks),
-                truncated,
-              });
+              finish();
               return;
             }
             chunks.push(chunk);
             size += chunk.length;
           });
-          res.on('end', () =>
-            resolve({
-              url: target.url,
-              status,
-              contentType: String(res.headers['content-type'] ?? ''),
-              body: Buffer.concat(chunks),
-              truncated,
-            }),
-          );
+          res.on('end', finish);
           res.on('error', reject);
         },
       );

@@ -1,0 +1,50 @@
+export interface ApiResponse {
+  readonly status: number;
+  /** Content-Type of the answer. */
+  readonly type: string;
+  /** The parsed JSON body, or `{ text }` when the body is not JSON. */
+  readonly json: Record<string, unknown>;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+export interface ApiRequest {
+  readonly token?: string;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** Sent as is, with a JSON content type (for malformed-body tests). */
+  readonly raw?: string;
+  readonly headers?: Record<string, string>;
+}
+
+/** One HTTP call to the API as a client would make it, answer read whatever its type. */
+export async function api(
+  baseUrl: string,
+  method: string,
+  path: string,
+  req: ApiRequest = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...(req.headers ?? {}) };
+  if (req.token) headers['x-switchyard-token'] = req.token;
+  const payload = req.raw ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(payload !== undefined ? { body: payload } : {}),
+  });
+  const text = await res.text();
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = { text };
+  }
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    json,
+    text,
+    headers: res.headers,
+  };
+}
