@@ -8,3 +8,4 @@ export * from './rpc';
 export * from './tools';
 export * from './mcp-tools';
 export * from './agents';
+export * from './plan';

@@ -1,0 +1,3 @@
+export * from './references';
+export * from './resolve';
+export * from './validate';

@@ -1,0 +1,237 @@
+import type { PlanIssue } from '@switchyard/contracts';
+import { validatePlan } from './validate';
+
+const tools = [
+  {
+    name: 'read_file',
+    inputSchema: {
+      type: 'object',
+      properties: { filePath: { type: 'string' } },
+      required: ['filePath'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'wait',
+    inputSchema: {
+      type: 'object',
+      properties: { ms: { type: 'integer', minimum: 0 }, value: {} },
+      required: ['ms'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'sum',
+    inputSchema: {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+    },
+  },
+];
+
+const step = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  tool: 'wait',
+  arguments: { ms: 0 },
+  ...extra,
+});
+
+function issues(plan: unknown, opts: { inputNames?: string[] } = {}): PlanIssue[] {
+  const r = validatePlan(plan, { tools, ...opts });
+  return r.ok ? [] : r.issues;
+}
+
+describe('validatePlan', () => {
+  it('accepts a valid plan with references of every kind', () => {
+    const plan = {
+      steps: [
+        step('a', { arguments: { ms: 0, value: { files: ['x.txt'] } } }),
+        step('b', {
+          tool: 'read_file',
+          arguments: { filePath: '{{steps.0.result.files[0]}}' },
+          dependsOn: ['a'],
+        }),
+        step('c', {
+          tool: 'sum',
+          arguments: { a: '{{last.result}}', b: '{{node.a.result.count}}' },
+          dependsOn: ['b'],
+        }),
+        step('d', {
+          arguments: { ms: '{{inputs.delay}}', value: 'got {{node.c.result}} for {{inputs.user}}' },
+          dependsOn: ['c'],
+        }),
+      ],
+    };
+    const r = validatePlan(plan, { tools, inputNames: ['delay', 'user'] });
+    expect(r).toMatchObject({ ok: true });
+  });
+
+  it.each<[string, unknown, Partial<PlanIssue>]>([
+    [
+      'a cycle, listing it',
+      {
+        steps: [
+          step('a', { dependsOn: ['c'] }),
+          step('b', { dependsOn: ['a'] }),
+          step('c', { dependsOn: ['b'] }),
+        ],
+      },
+      { code: 'cycle', message: 'dependency cycle: a → c → b → a', path: '$.steps[0].dependsOn' },
+    ],
+    [
+      'a self-dependency',
+      { steps: [step('a', { dependsOn: ['a'] })] },
+      { code: 'self_dependency', path: '$.steps[0].dependsOn[0]' },
+    ],
+    [
+      'a missing dependency',
+      { steps: [step('a', { dependsOn: ['ghost'] })] },
+      { code: 'missing_dependency', path: '$.steps[0].dependsOn[0]' },
+    ],
+    ['duplicate ids', { steps: [step('a'), step('a')] }, { code: 'duplicate_id', path: '$.steps[1].id' }],
+    [
+      'an unknown tool',
+      { steps: [step('a', { tool: 'rm_rf' })] },
+      { code: 'unknown_tool', path: '$.steps[0].tool' },
+    ],
+    [
+      'a missing required argument',
+      { steps: [step('a', { tool: 'read_file', arguments: {} })] },
+      { code: 'invalid_arguments', path: '$.steps[0].arguments.filePath' },
+    ],
+    [
+      'a mistyped argument',
+      { steps: [step('a', { arguments: { ms: 'soon' } })] },
+      { code: 'invalid_arguments', path: '$.steps[0].arguments.ms' },
+    ],
+    [
+      'an unknown argument',
+      { steps: [step('a', { arguments: { ms: 1, extra: true } })] },
+      { code: 'invalid_arguments', path: '$.steps[0].arguments' },
+    ],
+    [
+      'a malformed reference',
+      {
+        steps: [
+          step('a'),
+          step('b', { arguments: { ms: 0, value: '{{steps.zero.result}}' }, dependsOn: ['a'] }),
+        ],
+      },
+      { code: 'malformed_reference', path: '$.steps[1].arguments.value' },
+    ],
+    [
+      'unbalanced braces',
+      { steps: [step('a', { arguments: { ms: 0, value: 'oops {{inputs.x' } })] },
+      { code: 'malformed_reference' },
+    ],
+    [
+      'a dangling step index',
+      {
+        steps: [
+          step('a'),
+          step('b', { arguments: { ms: 0, value: '{{steps.5.result}}' }, dependsOn: ['a'] }),
+        ],
+      },
+      { code: 'dangling_reference' },
+    ],
+    [
+      'a dangling node id',
+      { steps: [step('a', { arguments: { ms: 0, value: '{{node.nope.result}}' } })] },
+      { code: 'dangling_reference' },
+    ],
+    [
+      'last.result on the first step',
+      { steps: [step('a', { arguments: { ms: 0, value: '{{last.result}}' } })] },
+      { code: 'dangling_reference', message: '{{last.result}}: the first step has no previous step' },
+    ],
+    [
+      'a reference to its own result',
+      { steps: [step('a', { arguments: { ms: 0, value: '{{node.a.result}}' } })] },
+      { code: 'dangling_reference' },
+    ],
+    [
+      'a reference to a step that is not a dependency',
+      { steps: [step('a'), step('b', { arguments: { ms: 0, value: '{{node.a.result}}' } })] },
+      { code: 'reference_not_a_dependency', path: '$.steps[1].arguments.value' },
+    ],
+    [
+      'an undeclared input',
+      { steps: [step('a', { arguments: { ms: '{{inputs.nope}}' } })] },
+      { code: 'unknown_input' },
+    ],
+    [
+      '65 steps',
+      { steps: Array.from({ length: 65 }, (_, i) => step(`s${i}`)) },
+      { code: 'too_many_steps', path: '$.steps' },
+    ],
+    [
+      'a huge plan',
+      { steps: [step('a', { arguments: { ms: 0, value: 'x'.repeat(300_000) } })] },
+      { code: 'too_large', path: '$' },
+    ],
+    [
+      'deeply nested arguments',
+      { steps: [step('a', { arguments: { ms: 0, value: JSON.parse('['.repeat(40) + ']'.repeat(40)) } })] },
+      { code: 'too_large', path: '$.steps[0].arguments' },
+    ],
+    ['no steps', { steps: [] }, { code: 'invalid', path: '$.steps' }],
+    ['a bad step id', { steps: [step('has space')] }, { code: 'invalid', path: '$.steps[0].id' }],
+    [
+      'an unknown field',
+      { steps: [step('a', { shell: 'rm -rf /' })] },
+      { code: 'invalid', path: '$.steps[0]' },
+    ],
+    [
+      'a retry outside 1–5',
+      { steps: [step('a', { retry: { attempts: 9 } })] },
+      { code: 'invalid', path: '$.steps[0].retry.attempts' },
+    ],
+    ['not an object', 'steps: please', { code: 'invalid', path: '$' }],
+  ])('refuses %s', (_, plan, expected) => {
+    const found = issues(plan, { inputNames: ['delay'] });
+    expect(found).toEqual(expect.arrayContaining([expect.objectContaining(expected)]));
+  });
+
+  it('treats an exact placeholder as valid for any schema type', () => {
+    const plan = {
+      steps: [
+        step('a'),
+        step('b', { tool: 'sum', arguments: { a: '{{node.a.result}}', b: 2 }, dependsOn: ['a'] }),
+      ],
+    };
+    expect(issues(plan)).toEqual([]);
+  });
+
+  it('still checks a placeholder inside text as a string', () => {
+    const plan = {
+      steps: [
+        step('a'),
+        step('b', { tool: 'sum', arguments: { a: 'n={{node.a.result}}', b: 2 }, dependsOn: ['a'] }),
+      ],
+    };
+    expect(issues(plan)).toEqual([
+      expect.objectContaining({ code: 'invalid_arguments', path: '$.steps[1].arguments.a' }),
+    ]);
+  });
+
+  it('reports every problem, not just the first', () => {
+    const plan = { steps: [step('a', { tool: 'nope' }), step('a', { dependsOn: ['ghost'] })] };
+    expect(
+      issues(plan)
+        .map((i) => i.code)
+        .sort(),
+    ).toEqual(['duplicate_id', 'missing_dependency', 'unknown_tool']);
+  });
+
+  it('allows references through transitive dependencies', () => {
+    const plan = {
+      steps: [
+        step('a'),
+        step('b', { dependsOn: ['a'] }),
+        step('c', { arguments: { ms: 0, value: '{{node.a.result}}' }, dependsOn: ['b'] }),
+      ],
+    };
+    expect(issues(plan)).toEqual([]);
+  });
+});
