@@ -3,3 +3,4 @@ export * from './config';
 export * from './wait';
 export * from './stack';
 export * from './http';
+export * from './fake-llm';
