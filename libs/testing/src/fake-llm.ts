@@ -88,16 +88,14 @@ export class FakeLlmServer {
     const reply = this.queue.shift();
     if (!reply || reply.errorStatus) {
       const status = reply?.errorStatus ?? 500;
-      res
-        .writeHead(status, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            error: {
-              message: reply ? `scripted error ${status}` : 'the fake model has no scripted reply left',
-              type: 'fake',
-            },
-          }),
-        );
+      res.writeHead(status, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: {
+            message: reply ? `scripted error ${status}` : 'the fake model has no scripted reply left',
+            type: 'fake',
+          },
+        }),
+      );
       return;
     }
     const id = `chatcmpl-fake-${++this.seq}`;
