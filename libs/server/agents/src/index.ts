@@ -1,1 +1,2 @@
 export * from './registry-tools';
+export * from './chat-model';

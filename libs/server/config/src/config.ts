@@ -96,6 +96,12 @@ export const EnvSchema = z.object({
     )
     .default(DEFAULT_COMMANDS.join(',')),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  LLM_PROVIDER: z.enum(['openai', 'anthropic', 'ollama']).optional(),
+  LLM_BASE_URL: url(['http:', 'https:']).optional(),
+  LLM_MODEL: z.string().min(1).max(200).optional(),
+  LLM_API_KEY: z.string().min(1).max(4096).optional(),
+  LLM_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(120_000),
   TOOL_CONFIG_KEY: z
     .string()
     .refine(
@@ -149,6 +155,15 @@ export interface AppConfig {
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
   readonly rpc: { readonly timeoutMs: number; readonly healthTimeoutMs: number };
   readonly shutdownGraceMs: number;
+  /** The chat model of the planner and chat; `undefined` fields mean "not configured". */
+  readonly llm: {
+    readonly provider: 'openai' | 'anthropic' | 'ollama' | undefined;
+    readonly baseUrl: string | undefined;
+    readonly model: string | undefined;
+    readonly apiKey: string | undefined;
+    readonly temperature: number | undefined;
+    readonly timeoutMs: number;
+  };
   readonly tools: {
     /** Root of every file tool and the working directory of execute_command. */
     readonly workspaceDir: string;
@@ -211,6 +226,14 @@ export function loadConfig(
     log: { level: e.LOG_LEVEL, pretty: e.LOG_PRETTY },
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, healthTimeoutMs: e.HEALTH_TIMEOUT_MS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    llm: {
+      provider: e.LLM_PROVIDER,
+      baseUrl: e.LLM_BASE_URL,
+      model: e.LLM_MODEL,
+      apiKey: e.LLM_API_KEY,
+      temperature: e.LLM_TEMPERATURE,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+    },
     tools: {
       workspaceDir: e.WORKSPACE_DIR ?? join(process.cwd(), 'workspace'),
       commandAllowlist: e.COMMAND_ALLOWLIST.split(','),
