@@ -39,7 +39,7 @@ function toRow(t: McpTool): McpToolRow {
     effect: t.effect,
     idempotent: t.idempotent,
     hasConfig: t.configEnc !== null,
-    tested: t.testedToolsHash !== null,
+    tested: t.type === 'BUILTIN' || t.testedToolsHash !== null,
     changed: t.changed,
     configEnc: t.configEnc,
     testedToolsHash: t.testedToolsHash,
