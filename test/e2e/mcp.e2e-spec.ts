@@ -209,6 +209,40 @@ server.connect(new StdioServerTransport());
     expect(await inCatalog()).toBe(true);
   }, 40_000);
 
+  it('lists the catalog without waiting for a server that is slow to come back', async () => {
+    const slowFlag = join(dir, 'slow.flag');
+    const script = join(dir, 'slow-server.js');
+    writeFileSync(
+      script,
+      `const delay = require('fs').existsSync(${JSON.stringify(slowFlag)}) ? 6000 : 0;\n` +
+        `setTimeout(() => import(${JSON.stringify(EVERYTHING)}), delay);\n`,
+    );
+    const id = await record('slowpoke', 'LOCAL', { command: process.execPath, args: [script] });
+    expect((await call('POST', `/mcp/tool/${id}/test`)).json).toMatchObject({ success: true });
+    const names = async () =>
+      ((await call('GET', '/api/agent/tools')).json['tools'] as Array<{ name: string }>).map((t) => t.name);
+    expect(await names()).toContain('mcp__slowpoke__echo');
+
+    writeFileSync(slowFlag, '');
+    execFileSync('pkill', ['-f', script]);
+    await waitFor(
+      async () => {
+        const started = Date.now();
+        const listed = await names();
+        // Listed promptly, without the server that is still starting, while the others stay.
+        return (
+          !listed.includes('mcp__slowpoke__echo') &&
+          listed.includes('mcp__everything__echo') &&
+          Date.now() - started < 5_000
+        );
+      },
+      10_000,
+      200,
+    );
+    // Once it is up, its tools are back.
+    await waitFor(async () => (await names()).includes('mcp__slowpoke__echo'), 20_000, 500);
+  }, 60_000);
+
   it('re-enables a record disabled by three failures once a Test succeeds', async () => {
     const later = join(dir, 'later-server.js');
     const id = await record('later', 'LOCAL', { command: process.execPath, args: [later] });

@@ -10,6 +10,9 @@ import { McpClientPool } from './mcp-client.pool';
 
 export const MCP_PREFIX = 'mcp__';
 
+/** How long a catalog listing waits for an MCP server that is (re)connecting. */
+export const CATALOG_WAIT_MS = 3_000;
+
 /** `mcp__<record>__<tool>`: the record name made safe for model tool names. */
 export function mcpToolName(record: string, tool: string): string {
   return `${MCP_PREFIX}${record.replace(/[^A-Za-z0-9_-]/g, '_')}__${tool}`;
@@ -41,7 +44,23 @@ export class McpToolsService {
     const lists = await Promise.all(
       usable.map(async (record) => {
         try {
-          const conn = await this.pool.get(record);
+          const pending = this.pool.get(record);
+          // A slow server must not hold the whole catalog: list without it this time; the
+          // connection goes on in the background (and its failures count in the pool).
+          pending.catch(() => undefined);
+          const conn = await Promise.race([
+            pending,
+            new Promise<undefined>((resolve) =>
+              setTimeout(() => resolve(undefined), CATALOG_WAIT_MS).unref(),
+            ),
+          ]);
+          if (!conn) {
+            this.logger.info(
+              { record: record.name },
+              'mcp record still connecting; left out of this listing',
+            );
+            return { recordId: record.id, tools: [] };
+          }
           if (await this.changedSinceTest(record, conn.hash)) return { recordId: record.id, tools: [] };
           const tools = conn.tools.map((t): ToolDescriptor => ({
             name: mcpToolName(record.name, t.name),
