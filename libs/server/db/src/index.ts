@@ -6,3 +6,4 @@ export * from './secret-box';
 export * from './mcp-tool.repository';
 export * from './agent-sql';
 export * from './agent.repository';
+export * from './run-events.repository';
