@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { IdentityRepository, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository, RunEventsRepository, type PrismaClient } from '@switchyard/server-db';
 import { PRISMA } from '@switchyard/server-runtime';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
@@ -12,6 +12,7 @@ import { ValidationInterceptor } from './http/validation.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
 import { AgentsController } from './tools/agents.controller';
+import { StreamController } from './runs/stream.controller';
 import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
 
@@ -23,11 +24,17 @@ import { ToolsController } from './tools/tools.controller';
     ToolsController,
     RecordsController,
     AgentsController,
+    StreamController,
   ],
   providers: [
     {
       provide: IdentityRepository,
       useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma),
+      inject: [PRISMA],
+    },
+    {
+      provide: RunEventsRepository,
+      useFactory: (prisma: PrismaClient) => new RunEventsRepository(prisma),
       inject: [PRISMA],
     },
     TokenVerifier,

@@ -12,6 +12,7 @@ import {
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
+import { StreamQuery } from './run-events';
 import {
   Agent,
   AgentIdParam,
@@ -70,7 +71,7 @@ export interface RouteDef {
     | { readonly anyOf: readonly Permission[] }
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. */
-  readonly produces?: 'application/json' | 'text/csv';
+  readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream';
   /** The SSE stream is the one route that also accepts `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
   readonly params?: z.ZodObject;
@@ -154,6 +155,20 @@ export const Routes = {
     auth: { permission: 'mcp:tool:list' },
     response: ToolCatalog,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  runStream: route({
+    method: 'GET',
+    path: '/api/agent/stream',
+    summary:
+      'Server-sent events of a run: replays from Last-Event-ID (or the start), then follows live with no gap or duplicate; ' +
+      'frames are named after the event type with id = sequence; a comment heartbeat every 15 s; ends after a terminal event',
+    tag: 'runs',
+    auth: { permission: 'agent:run:list' },
+    queryToken: true,
+    query: StreamQuery,
+    response: z.string(),
+    produces: 'text/event-stream',
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found'],
   }),
   toolInvoke: route({
     method: 'POST',

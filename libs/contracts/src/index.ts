@@ -9,3 +9,4 @@ export * from './tools';
 export * from './mcp-tools';
 export * from './agents';
 export * from './plan';
+export * from './run-events';

@@ -137,6 +137,7 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(256 * 1024),
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   HTTP_BODY_LIMIT: z
     .string()
     .regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb')
@@ -148,7 +149,12 @@ export interface AppConfig {
   readonly service: ServiceName;
   readonly version: string;
   readonly env: Env['NODE_ENV'];
-  readonly http: { readonly host: string; readonly port: number; readonly bodyLimit: string };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly bodyLimit: string;
+    readonly sseHeartbeatMs: number;
+  };
   readonly nats: { readonly servers: string[]; readonly subjectPrefix: string };
   readonly database: { readonly url: string; readonly poolSize: number };
   readonly redis: { readonly url: string };
@@ -219,7 +225,12 @@ export function loadConfig(
     service,
     version,
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT ?? DEFAULT_PORTS[service], bodyLimit: e.HTTP_BODY_LIMIT },
+    http: {
+      host: e.HOST,
+      port: e.PORT ?? DEFAULT_PORTS[service],
+      bodyLimit: e.HTTP_BODY_LIMIT,
+      sseHeartbeatMs: e.SSE_HEARTBEAT_MS,
+    },
     nats: { servers: e.NATS_URL.split(',').map((s) => s.trim()), subjectPrefix: e.NATS_SUBJECT_PREFIX },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },
     redis: { url: e.REDIS_URL },

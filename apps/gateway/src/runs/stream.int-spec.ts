@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { runEventsSubject } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
+import {
+  createPrisma,
+  IdentityRepository,
+  RunEventsRepository,
+  type PrismaClient,
+} from '@switchyard/server-db';
+import type { RunningService } from '@switchyard/server-runtime';
+import {
+  api,
+  createTestDatabase,
+  testConfig,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
+import { bootstrap } from '../bootstrap';
+
+interface Frame {
+  id?: number;
+  event?: string;
+  data?: { seq: number; type: string; data: Record<string, unknown> };
+}
+
+/** A minimal SSE client over fetch: frames as they arrive, and whether the server ended the stream. */
+async function openStream(url: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers, signal: controller.signal });
+  const frames: Frame[] = [];
+  const comments: string[] = [];
+  let ended = false;
+  const reading = (async () => {
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let i;
+        while ((i = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const frame: Frame = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line.slice(1).trim());
+            else if (line.startsWith('id: ')) frame.id = Number(line.slice(4));
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6)) as Frame['data'];
+          }
+          if (frame.event) frames.push(frame);
+        }
+      }
+      ended = true;
+    } catch {
+      // aborted by the test
+    }
+  })();
+  return { res, frames, comments, ended: () => ended, close: () => controller.abort(), reading };
+}
+
+describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', () => {
+  let db: TestDatabase;
+  let gateway: RunningService;
+  let prisma: PrismaClient;
+  let events: RunEventsRepository;
+  let bus: Bus;
+  let prefix: string;
+  let token: string;
+  let ownerId: string;
+  let otherToken: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    prefix = uniquePrefix('sse');
+    const admin = `adm_${randomBytes(24).toString('base64url')}`;
+    gateway = await bootstrap(
+      testConfig('gateway', {
+        DATABASE_URL: db.url,
+        NATS_SUBJECT_PREFIX: prefix,
+        SWITCHYARD_ADMIN_TOKEN: admin,
+        SSE_HEARTBEAT_MS: '200',
+        LOG_LEVEL: 'fatal',
+      }),
+    );
+    prisma = createPrisma({ url: db.url, poolSize: 4, applicationName: 'sse-test' });
+    events = new RunEventsRepository(prisma);
+    bus = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'sse-test',
+      subjectPrefix: prefix,
+      defaultTimeoutMs: 5000,
+    });
+    const identity = new IdentityRepository(prisma);
+    const owner = (await identity.ensureOwner('streamer', 'user')).owner;
+    ownerId = owner.id;
+    token = (await identity.createToken(owner.id)).token;
+    otherToken = (await identity.createToken((await identity.ensureOwner('outsider', 'user')).owner.id))
+      .token;
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await gateway?.close();
+    await prisma?.$disconnect();
+    await db?.drop();
+  });
+
+  /** Stores events, then publishes them live, as the executor does. */
+  async function emit(runId: string, ...list: Array<{ type: string; data?: Record<string, unknown> }>) {
+    for (const e of await events.append(runId, list)) bus.publish(runEventsSubject(runId), e);
+  }
+
+  const url = (runId: string, extra = '') => `${gateway.url}/api/agent/stream?runId=${runId}${extra}`;
+
+  it('replays stored events, follows live ones in order, and ends after a terminal event', async () => {
+    const run = await events.createRun(ownerId, 'stream me');
+    await emit(
+      run,
+      { type: 'plan_ready', data: { steps: 2 } },
+      { type: 'step_start', data: { stepId: 'a' } },
+    );
+    const s = await openStream(url(run), { 'x-switchyard-token': token });
+    expect(s.res.status).toBe(200);
+    expect(s.res.headers.get('content-type')).toContain('text/event-stream');
+    await waitFor(() => s.frames.length === 2, 5_000, 20);
+    await emit(run, { type: 'step_complete', data: { stepId: 'a' } });
+    await emit(run, { type: 'complete', data: { summary: 'done' } });
+    await s.reading;
+    expect(s.ended()).toBe(true);
+    expect(s.frames.map((f) => [f.id, f.event])).toEqual([
+      [1, 'plan_ready'],
+      [2, 'step_start'],
+      [3, 'step_complete'],
+      [4, 'complete'],
+    ]);
+    expect(s.frames[0]?.data).toMatchObject({ seq: 1, type: 'plan_ready', data: { steps: 2 } });
+  });
+
+  it('resumes after Last-Event-ID with no gap and no duplicate, and fills a gap in the live feed from Postgres', async () => {
+    const run = await events.createRun(ownerId, 'reconnect');
+    await emit(run, ...Array.from({ length: 5 }, (_, i) => ({ type: 'tick', data: { i } })));
+    const s = await openStream(url(run), { 'x-switchyard-token': token, 'last-event-id': '3' });
+    await waitFor(() => s.frames.length === 2, 5_000, 20);
+    // Stored but never published (a lost NATS message), then a later one that is published.
+    await events.append(run, [{ type: 'tick', data: { i: 5 } }]);
+    await emit(run, { type: 'tick', data: { i: 6 } });
+    await waitFor(() => s.frames.length === 4, 5_000, 20);
+    expect(s.frames.map((f) => f.id)).toEqual([4, 5, 6, 7]);
+    s.close();
+  });
+
+  it('accepts ?token= here (EventSource cannot send headers) and ?lastEventId=', async () => {
+    const run = await events.createRun(ownerId, 'query token');
+    await emit(run, { type: 'a' }, { type: 'b' }, { type: 'error', data: { message: 'boom' } });
+    const s = await openStream(url(run, `&token=${token}&lastEventId=1`));
+    await s.reading;
+    expect(s.frames.map((f) => f.event)).toEqual(['b', 'error']);
+  });
+
+  it('sends heartbeats while idle', async () => {
+    const run = await events.createRun(ownerId, 'quiet');
+    const s = await openStream(url(run), { 'x-switchyard-token': token });
+    await waitFor(() => s.comments.filter((c) => c === 'heartbeat').length >= 2, 5_000, 50);
+    s.close();
+  });
+
+  it("answers 404 for someone else's run and 401 without a token", async () => {
+    const run = await events.createRun(ownerId, 'private');
+    const other = await api(gateway.url, 'GET', `/api/agent/stream?runId=${run}`, { token: otherToken });
+    expect(other.status).toBe(404);
+    expect(other.type).toContain('application/problem+json');
+    expect((await api(gateway.url, 'GET', `/api/agent/stream?runId=${run}`)).status).toBe(401);
+    expect((await api(gateway.url, 'GET', '/api/agent/stream?runId=not-a-uuid', { token })).status).toBe(400);
+  });
+});
