@@ -6,7 +6,12 @@ export function runEventsSubject(runId: string): string {
 }
 
 /** Event types after which a run's stream ends. */
-export const TERMINAL_RUN_EVENTS: ReadonlySet<string> = new Set(['complete', 'error', 'cancelled', 'interrupted']);
+export const TERMINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
+  'complete',
+  'error',
+  'cancelled',
+  'interrupted',
+]);
 
 export const RunEventMessage = z.object({
   runId: z.string().uuid(),
