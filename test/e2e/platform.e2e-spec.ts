@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createTestDatabase, Stack, uniquePrefix, waitFor, type TestDatabase } from '@switchyard/testing';
+import {
+  api,
+  createTestDatabase,
+  Stack,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -14,16 +21,9 @@ describe('platform end to end', () => {
   let env: Record<string, string>;
   const adminToken = `e2e_${randomBytes(24).toString('base64url')}`;
 
-  async function get(path: string, token?: string) {
-    const res = await fetch(`${stack.gatewayUrl}${path}`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return {
-      status: res.status,
-      type: res.headers.get('content-type') ?? '',
-      json: (await res.json()) as Record<string, unknown>,
-    };
-  }
+  // Bearer here (the other suites use X-Switchyard-Token), so both header forms run end to end.
+  const get = (path: string, token?: string) =>
+    api(stack.gatewayUrl, 'GET', path, token ? { headers: { authorization: `Bearer ${token}` } } : {});
 
   beforeAll(async () => {
     db = await createTestDatabase();

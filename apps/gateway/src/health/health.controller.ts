@@ -11,7 +11,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { APP_CONFIG, BUS, HealthService } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, HealthService, roundMs } from '@switchyard/server-runtime';
 import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 @Controller()
@@ -87,7 +87,11 @@ export class HealthController {
       );
       return statusOf(h, performance.now() - started);
     } catch (err) {
-      return { status: 'down', latencyMs: round(performance.now() - started), error: (err as Error).message };
+      return {
+        status: 'down',
+        latencyMs: roundMs(performance.now() - started),
+        error: (err as Error).message,
+      };
     }
   }
 }
@@ -95,13 +99,9 @@ export class HealthController {
 function statusOf(h: ServiceHealth, latencyMs: number): ServiceStatus {
   return {
     status: h.status,
-    latencyMs: round(latencyMs),
+    latencyMs: roundMs(latencyMs),
     instanceId: h.instanceId,
     version: h.version,
     uptimeSeconds: h.uptimeSeconds,
   };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { spawn } from 'node:child_process';
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
@@ -113,8 +113,8 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
   async run(args: z.infer<typeof ExecuteCommandParams>, ctx: ToolRunContext): Promise<ToolResult> {
     const { program, args: argv } = this.parse(args.command);
     const executable = await this.locate(program);
+    // The guard creates the workspace root on first use.
     const cwd = (await this.guard.resolve(this.guard.root, 'read')).real;
-    await mkdir(cwd, { recursive: true });
     const child = spawn(executable, argv, {
       cwd,
       detached: true, // own process group, so a timeout kills grandchildren too

@@ -58,7 +58,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
     const created = await this.records.ensureBuiltins(
       this.builtins.list().map((t) => ({ name: t.spec.name, description: t.spec.description })),
     );
-    if (created.length) this.logger.info({ count: created.length }, 'built-in tool records synchronised');
+    if (created) this.logger.info({ count: created }, 'built-in tool records created');
   }
 
   async list(q: McpToolListQuery): Promise<McpToolPage> {

@@ -14,6 +14,7 @@ export interface RegisteredBuiltin {
 @Injectable()
 export class BuiltinRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredBuiltin>();
+  private sorted: RegisteredBuiltin[] = [];
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -43,6 +44,8 @@ export class BuiltinRegistry implements OnModuleInit {
         },
       });
     }
+    // Listed on every catalog call: sort once.
+    this.sorted = [...this.tools.values()].sort((a, b) => a.spec.name.localeCompare(b.spec.name));
   }
 
   get(name: string): RegisteredBuiltin | undefined {
@@ -50,6 +53,6 @@ export class BuiltinRegistry implements OnModuleInit {
   }
 
   list(): RegisteredBuiltin[] {
-    return [...this.tools.values()].sort((a, b) => a.spec.name.localeCompare(b.spec.name));
+    return this.sorted;
   }
 }

@@ -55,12 +55,6 @@ export class SwitchyardNatsServer extends ServerNats {
       name: sy.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
-      // Nest's default serializer wraps every packet in a NatsRecord; ours is plain JSON both ways.
-      serializer: { serialize: (packet: unknown) => ({ data: codec.encode(packet), headers: undefined }) },
-      deserializer: {
-        deserialize: (value: Uint8Array, options?: { channel?: string }) =>
-          decodeRequest(value, options?.channel),
-      },
     });
   }
 
@@ -105,6 +99,7 @@ export class SwitchyardNatsServer extends ServerNats {
     this.inFlight++;
     const started = process.hrtime.bigint();
     const run = async (): Promise<Record<string, unknown>> => {
+      // Our patterns are plain strings: a direct lookup skips Nest's per-message normalisation.
       const handler = this.messageHandlers.get(channel) ?? this.getHandlerByPattern(channel);
       if (!handler) return { err: { code: 'not_found', message: `no handler for ${channel}` } };
       try {

@@ -148,9 +148,9 @@ export class McpToolRepository {
     await this.prisma.mcpTool.update({ where: { id }, data: { changed: true, updatedAt: row.updatedAt } });
   }
 
-  /** Creates ENABLED BUILTIN records for built-ins that have none; safe when replicas race. */
-  async ensureBuiltins(tools: Array<{ name: string; description: string }>): Promise<string[]> {
-    if (!tools.length) return [];
+  /** Creates ENABLED BUILTIN records for built-ins that have none; safe when replicas race. Returns how many it created. */
+  async ensureBuiltins(tools: Array<{ name: string; description: string }>): Promise<number> {
+    if (!tools.length) return 0;
     const created = await this.prisma.mcpTool.createMany({
       data: tools.map((t) => ({
         name: t.name,
@@ -160,7 +160,6 @@ export class McpToolRepository {
       })),
       skipDuplicates: true,
     });
-    if (!created.count) return [];
-    return tools.map((t) => t.name);
+    return created.count;
   }
 }

@@ -6,17 +6,19 @@ import { pingPostgres, type PrismaClient } from '@switchyard/server-db';
 import { pingRedis, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, PRISMA, REDIS, SERVICE_INFO, type ServiceInfo } from './tokens';
 
-async function timed(probe: () => Promise<unknown>): Promise<DependencyCheck> {
+/** Runs one dependency probe under a deadline and reports how long it took. */
+async function timed(probe: () => Promise<unknown>, timeoutMs: number): Promise<DependencyCheck> {
   const started = performance.now();
   try {
-    await probe();
-    return { status: 'up', latencyMs: round(performance.now() - started) };
+    await withTimeout(probe(), timeoutMs);
+    return { status: 'up', latencyMs: roundMs(performance.now() - started) };
   } catch (err) {
-    return { status: 'down', latencyMs: round(performance.now() - started), error: (err as Error).message };
+    return { status: 'down', latencyMs: roundMs(performance.now() - started), error: (err as Error).message };
   }
 }
 
-function round(ms: number): number {
+/** Milliseconds to two decimals, as health reports show them. */
+export function roundMs(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
 
@@ -38,10 +40,10 @@ export class HealthService {
     const [nats, postgres, redisCheck] = await Promise.all([
       timed(async () => {
         if (!this.bus.isConnected()) throw new Error('not connected');
-        await withTimeout(this.bus.ping(), timeout);
-      }),
-      prisma ? timed(() => pingPostgres(prisma, timeout)) : undefined,
-      redis ? timed(() => pingRedis(redis, timeout)) : undefined,
+        await this.bus.ping();
+      }, timeout),
+      prisma ? timed(() => pingPostgres(prisma), timeout) : undefined,
+      redis ? timed(() => pingRedis(redis), timeout) : undefined,
     ]);
     return {
       nats,

@@ -3,8 +3,10 @@ import {
   type DynamicModule,
   Global,
   Inject,
+  Injectable,
   Module,
   type OnApplicationShutdown,
+  Optional,
   type Provider,
   type Type,
 } from '@nestjs/common';
@@ -54,13 +56,14 @@ function healthRpcController(config: AppConfig): Type<unknown> {
 }
 
 /** Closes the shared connections after Nest has stopped the NATS server and the HTTP listener. */
+@Injectable()
 class ConnectionCloser implements OnApplicationShutdown {
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_INFO) private readonly info: ServiceInfo,
-    private readonly prisma?: PrismaClient,
-    private readonly redis?: Redis,
+    @Optional() @Inject(PRISMA) private readonly prisma?: PrismaClient,
+    @Optional() @Inject(REDIS) private readonly redis?: Redis,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
@@ -118,7 +121,6 @@ export class ServiceKitModule {
       },
       HealthService,
     ];
-    const closerDeps: Array<symbol> = [BUS, LOGGER, SERVICE_INFO];
     if (opts.uses.postgres) {
       providers.push({
         provide: PRISMA,
@@ -129,7 +131,6 @@ export class ServiceKitModule {
             applicationName: `switchyard-${config.service}`,
           }),
       });
-      closerDeps.push(PRISMA);
     }
     if (opts.uses.redis) {
       providers.push({
@@ -144,17 +145,8 @@ export class ServiceKitModule {
           return redis;
         },
       });
-      closerDeps.push(REDIS);
     }
-    providers.push({
-      provide: ConnectionCloser,
-      useFactory: (bus: Bus, log: Logger, i: ServiceInfo, a?: PrismaClient | Redis, b?: Redis) => {
-        const prisma = opts.uses.postgres ? (a as PrismaClient) : undefined;
-        const redis = opts.uses.postgres ? b : (a as Redis | undefined);
-        return new ConnectionCloser(bus, log, i, prisma, redis);
-      },
-      inject: closerDeps,
-    });
+    providers.push(ConnectionCloser);
     return {
       module: ServiceKitModule,
       controllers: [ProbesController, healthRpcController(config)],

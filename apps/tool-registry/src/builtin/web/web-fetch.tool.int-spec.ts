@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { testConfig } from '@switchyard/testing';
 import type { ToolResult } from '@switchyard/contracts';
+import { AddressPolicy } from './address-policy';
 import { WebFetchTool } from './web-fetch.tool';
 
 const textOf = (r: ToolResult) => (r.content[0] as { text: string }).text;
@@ -51,13 +52,12 @@ describe('web_fetch', () => {
     });
     portA = await listen(a);
     portB = await listen(b);
-    tool = new WebFetchTool(
-      testConfig('tool-registry', {
-        WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${portA}`,
-        WEB_FETCH_MAX_BYTES: '4096',
-        WEB_FETCH_TIMEOUT_MS: '500',
-      }),
-    );
+    const config = testConfig('tool-registry', {
+      WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${portA}`,
+      WEB_FETCH_MAX_BYTES: '4096',
+      WEB_FETCH_TIMEOUT_MS: '500',
+    });
+    tool = new WebFetchTool(config, new AddressPolicy(config.tools.webFetch));
   });
 
   afterAll(async () => {

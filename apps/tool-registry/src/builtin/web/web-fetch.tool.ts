@@ -65,11 +65,10 @@ interface FetchedResponse {
   idempotent: false,
 })
 export class WebFetchTool implements BuiltinToolHandler<typeof WebFetchParams> {
-  private readonly policy: AddressPolicy;
-
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.policy = new AddressPolicy(config.tools.webFetch);
-  }
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly policy: AddressPolicy,
+  ) {}
 
   async run(args: z.infer<typeof WebFetchParams>, ctx: ToolRunContext): Promise<ToolResult> {
     for (const name of Object.keys(args.headers ?? {})) {
