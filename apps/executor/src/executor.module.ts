@@ -1,8 +1,24 @@
 import { Module } from '@nestjs/common';
+import { RunsRepository, type PrismaClient } from '@switchyard/server-db';
+import { PRISMA } from '@switchyard/server-runtime';
+import { ActiveRuns } from './runs/active-runs';
+import { RunsHandler } from './runs/runs.handler';
+import { RunsService } from './runs/runs.service';
 
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
- * bootstrapService; feature handlers register here as they arrive.
+ * bootstrapService.
  */
-@Module({})
+@Module({
+  controllers: [RunsHandler],
+  providers: [
+    {
+      provide: RunsRepository,
+      useFactory: (prisma: PrismaClient) => new RunsRepository(prisma),
+      inject: [PRISMA],
+    },
+    ActiveRuns,
+    RunsService,
+  ],
+})
 export class ExecutorModule {}

@@ -5,6 +5,7 @@ import { PRISMA } from '@switchyard/server-runtime';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
+import { RunsController } from './runs/runs.controller';
 import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
@@ -25,6 +26,7 @@ import { ToolsController } from './tools/tools.controller';
     RecordsController,
     AgentsController,
     StreamController,
+    RunsController,
   ],
   providers: [
     {

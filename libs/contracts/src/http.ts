@@ -14,6 +14,20 @@ import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
 import { StreamQuery } from './run-events';
 import {
+  ApproveBody,
+  ApproveQuery,
+  BatchBody,
+  RewindBody,
+  RunControlReply,
+  RunDetail,
+  RunIdParam,
+  RunListQuery,
+  RunPage,
+  StartedBatch,
+  StartedRun,
+  StartRunBody,
+} from './runs';
+import {
   Agent,
   AgentIdParam,
   AgentListQuery,
@@ -155,6 +169,116 @@ export const Routes = {
     auth: { permission: 'mcp:tool:list' },
     response: ToolCatalog,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  runStart: route({
+    method: 'POST',
+    path: '/api/agent/run',
+    summary:
+      'Start a run: with `workflow` (an AgentPlan) the plan is validated before any tool runs and no model is needed; ' +
+      'without it the configured model drafts the plan (plan_token events), then the run waits for plan approval unless config.planApproval is false',
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    body: StartRunBody,
+    response: StartedRun,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
+  }),
+  runBatch: route({
+    method: 'POST',
+    path: '/api/agent/batch',
+    summary:
+      'Start 1–8 independent runs at once; each keeps its own approvals, cancel, history and stream. ' +
+      'capabilityMode "read-only" refuses, before any tool runs, a plan with a non-read step. Nothing starts if any run is refused',
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    body: BatchBody,
+    response: StartedBatch,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
+  }),
+  runApprove: route({
+    method: 'POST',
+    path: '/api/agent/{runId}/approve',
+    summary:
+      'Release the waiting gate (plan or step). With no body the plan is approved as is; a body holding an edited AgentPlan is ' +
+      'validated and adopted first (at a step gate, steps that already started must stay unchanged)',
+    tag: 'runs',
+    auth: { permission: 'agent:run:approve' },
+    params: RunIdParam,
+    query: ApproveQuery,
+    body: ApproveBody,
+    response: RunControlReply,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  runCancel: route({
+    method: 'POST',
+    path: '/api/agent/{runId}/cancel',
+    summary:
+      'Cancel cooperatively: no new steps start, in-flight tool calls are aborted, the stream ends with `cancelled` (never `complete`)',
+    tag: 'runs',
+    auth: { permission: 'agent:run:cancel' },
+    params: RunIdParam,
+    response: RunControlReply,
+    status: 200,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  runList: route({
+    method: 'GET',
+    path: '/api/agent/runs',
+    summary: "The caller's runs, newest first; q searches goal, summary and error text",
+    tag: 'runs',
+    auth: { permission: 'agent:run:list' },
+    query: RunListQuery,
+    response: RunPage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  runGet: route({
+    method: 'GET',
+    path: '/api/agent/runs/{runId}',
+    summary: "A run's plan, step executions (with results) and audit events",
+    tag: 'runs',
+    auth: { permission: 'agent:run:list' },
+    params: RunIdParam,
+    response: RunDetail,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  runResume: route({
+    method: 'POST',
+    path: '/api/agent/runs/{runId}/resume',
+    summary:
+      'Resume a failed, cancelled or interrupted run in place: completed steps are reused, the rest run again after the restored plan is reviewed',
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    params: RunIdParam,
+    response: StartedRun,
+    status: 200,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  runFork: route({
+    method: 'POST',
+    path: '/api/agent/runs/{runId}/fork',
+    summary: "Copy a finished run's plan into a new run that waits for plan review; nothing is reused",
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    params: RunIdParam,
+    response: StartedRun,
+    status: 200,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  runRewind: route({
+    method: 'POST',
+    path: '/api/agent/runs/{runId}/rewind',
+    summary:
+      'New run with the first keepSteps steps of a finished run and their completed executions, waiting for plan review. ' +
+      'Side effects of the dropped steps are NOT undone: the review gate is where you account for them',
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    params: RunIdParam,
+    body: RewindBody,
+    response: StartedRun,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
   }),
   runStream: route({
     method: 'GET',

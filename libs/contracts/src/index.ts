@@ -10,3 +10,4 @@ export * from './mcp-tools';
 export * from './agents';
 export * from './plan';
 export * from './run-events';
+export * from './runs';

@@ -57,6 +57,8 @@ export const PlanIssue = z.object({
     'dangling_reference',
     'reference_not_a_dependency',
     'unknown_input',
+    'not_read_only',
+    'retry_not_allowed',
   ]),
   message: z.string(),
 });

@@ -17,6 +17,22 @@ import {
   SetMcpToolStatus,
   UpdateMcpToolBody,
 } from './mcp-tools';
+import {
+  BatchBody,
+  CheckModelRequest,
+  CheckModelResult,
+  DraftPlanRequest,
+  DraftPlanResult,
+  RewindBody,
+  RunControlReply,
+  RunDetail,
+  RunIdParam,
+  RunListQuery,
+  RunPage,
+  StartedBatch,
+  StartedRun,
+  StartRunBody,
+} from './runs';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -80,9 +96,33 @@ export const Rpc = {
     /** The agent's tool set: its associated record ids, assembled. */
     agentTools: rpc('registry.agents.tools', AgentRpc.Id, ToolSet),
   },
+  executor: {
+    start: rpc('executor.runs.start', StartRunBody, StartedRun),
+    batch: rpc('executor.runs.batch', BatchBody, StartedBatch),
+    /** Any replica answers; it forwards to the owning replica's control subject. */
+    approve: rpc(
+      'executor.runs.approve',
+      RunIdParam.extend({ stepId: z.string().max(64).optional(), plan: z.unknown().optional() }),
+      RunControlReply,
+    ),
+    cancel: rpc('executor.runs.cancel', RunIdParam, RunControlReply),
+    list: rpc('executor.runs.list', RunListQuery, RunPage),
+    get: rpc('executor.runs.get', RunIdParam, RunDetail),
+    resume: rpc('executor.runs.resume', RunIdParam, StartedRun),
+    fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
+    rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),
+  },
+  planner: {
+    /** Drafts a plan for a goal, streaming tokens on planTokensSubject(runId); retries invalid drafts twice. */
+    draft: rpc('planner.plans.draft', DraftPlanRequest, DraftPlanResult),
+    /** model_not_configured unless a model can be built from configuration and overrides. */
+    checkModel: rpc('planner.models.check', CheckModelRequest, CheckModelResult),
+  },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {
   health: Record<ServiceName, RpcContract>;
   registry: Record<string, RpcContract>;
+  executor: Record<string, RpcContract>;
+  planner: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

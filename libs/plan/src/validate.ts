@@ -7,13 +7,22 @@ import { describeRoot, exactPlaceholder, jsonPath, placeholdersIn, walkStrings }
 export const MAX_PLAN_BYTES = 256 * 1024;
 export const MAX_ARGUMENT_DEPTH = 32;
 
+/** What validation needs of a tool; effect and idempotent enable the read-only and retry checks. */
+export type ToolShape = Pick<ToolDescriptor, 'inputSchema'> &
+  Partial<Pick<ToolDescriptor, 'effect' | 'idempotent'>>;
+
 export interface ValidationOptions {
   /** Tools the plan may call, with their JSON Schemas (the caller's catalog). */
-  readonly tools:
-    | ReadonlyMap<string, Pick<ToolDescriptor, 'inputSchema'>>
-    | readonly Pick<ToolDescriptor, 'name' | 'inputSchema'>[];
+  readonly tools: ReadonlyMap<string, ToolShape> | readonly (ToolShape & Pick<ToolDescriptor, 'name'>)[];
   /** Names the run's inputs declare; `{{inputs.x}}` outside it is an error. Omitted: inputs unchecked. */
   readonly inputNames?: readonly string[];
+  /** Every step must use a read-effect tool (read-only batches). */
+  readonly readOnly?: boolean;
+}
+
+/** Retrying is safe only for tools that read, or that declare themselves idempotent. */
+export function retrySafe(tool: Partial<Pick<ToolDescriptor, 'effect' | 'idempotent'>>): boolean {
+  return tool.effect === 'read' || tool.idempotent === true;
 }
 
 export type ValidationResult =
@@ -135,7 +144,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
   const tools =
     opts.tools instanceof Map
       ? opts.tools
-      : new Map((opts.tools as Array<Pick<ToolDescriptor, 'name' | 'inputSchema'>>).map((t) => [t.name, t]));
+      : new Map((opts.tools as Array<ToolShape & Pick<ToolDescriptor, 'name'>>).map((t) => [t.name, t]));
   const ids = plan.steps.map((s) => s.id);
   const deps = new Map<string, string[]>();
 
@@ -235,6 +244,20 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
         message: `no tool named ${step.tool} in the catalog`,
       });
       return;
+    }
+    if (opts.readOnly && tool.effect !== 'read') {
+      issues.push({
+        path: `${at}.tool`,
+        code: 'not_read_only',
+        message: `${step.tool} is a ${tool.effect ?? 'non-read'} tool; this run may use read tools only`,
+      });
+    }
+    if (step.retry && step.retry.attempts > 1 && !retrySafe(tool)) {
+      issues.push({
+        path: `${at}.retry`,
+        code: 'retry_not_allowed',
+        message: `${step.tool} is a ${tool.effect ?? 'non-read'} tool that is not idempotent: retrying it could repeat its effect`,
+      });
     }
     const validate = validatorFor(tool.inputSchema);
     if (validate && !validate(step.arguments)) {

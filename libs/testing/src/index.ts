@@ -4,3 +4,4 @@ export * from './wait';
 export * from './stack';
 export * from './http';
 export * from './fake-llm';
+export * from './sse';

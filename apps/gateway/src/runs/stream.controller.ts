@@ -53,17 +53,18 @@ export class StreamController {
       unsubscribe();
       res.end();
     };
-    const send = (e: StoredRunEvent) => {
+    // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
+    const send = (e: StoredRunEvent, newest: boolean) => {
       if (done || e.seq <= lastSent) return;
       res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       lastSent = e.seq;
-      if (TERMINAL_RUN_EVENTS.has(e.type)) finish();
+      if (newest && TERMINAL_RUN_EVENTS.has(e.type)) finish();
     };
     const catchUp = async () => {
       for (;;) {
         if (done) return;
         const page = await this.events.readAfter(runId, lastSent, PAGE);
-        page.forEach(send);
+        page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
         if (page.length < PAGE) return;
       }
     };
@@ -91,7 +92,7 @@ export class StreamController {
       const event = parsed.data as StoredRunEvent;
       enqueue(async () => {
         if (event.seq > lastSent + 1) await catchUp();
-        send(event);
+        send(event, true);
       });
     });
     enqueue(catchUp);

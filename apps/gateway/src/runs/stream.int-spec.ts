@@ -11,54 +11,13 @@ import type { RunningService } from '@switchyard/server-runtime';
 import {
   api,
   createTestDatabase,
+  openStream,
   testConfig,
   uniquePrefix,
   waitFor,
   type TestDatabase,
 } from '@switchyard/testing';
 import { bootstrap } from '../bootstrap';
-
-interface Frame {
-  id?: number;
-  event?: string;
-  data?: { seq: number; type: string; data: Record<string, unknown> };
-}
-
-/** A minimal SSE client over fetch: frames as they arrive, and whether the server ended the stream. */
-async function openStream(url: string, headers: Record<string, string> = {}) {
-  const controller = new AbortController();
-  const res = await fetch(url, { headers, signal: controller.signal });
-  const frames: Frame[] = [];
-  const comments: string[] = [];
-  let ended = false;
-  const reading = (async () => {
-    if (!res.body) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let i;
-        while ((i = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          const frame: Frame = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) comments.push(line.slice(1).trim());
-            else if (line.startsWith('id: ')) frame.id = Number(line.slice(4));
-            else if (line.startsWith('event: ')) frame.event = line.slice(7);
-            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6)) as Frame['data'];
-          }
-          if (frame.event) frames.push(frame);
-        }
-      }
-      ended = true;
-    } catch {
-      // aborted by the test
-    }
-  })();
-  return { res, frames, comments, ended: () => ended, close: () => controller.abort(), reading };
-}
 
 describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', () => {
   let db: TestDatabase;

@@ -145,6 +145,42 @@ export class Bus {
     return () => sub.unsubscribe();
   }
 
+  /**
+   * Answers requests on one subject from this process only (no queue group), in the same wire format
+   * as the Nest handlers, so `request` works against it: per-entity subjects such as a run's control
+   * subject. Resolves once the NATS server knows the subscription. Returns the unsubscribe function.
+   */
+  async respond(subject: string, handler: (payload: unknown) => Promise<unknown>): Promise<() => void> {
+    const sub = this.connection.subscribe(this.opts.subjectPrefix + subject, {
+      callback: (err, msg) => {
+        if (err || !msg.reply) return;
+        let packet: ReplyPacket;
+        try {
+          packet = codec.decode(msg.data) as ReplyPacket & { data?: unknown };
+        } catch {
+          msg.respond(
+            codec.encode({ err: { code: 'validation_failed', message: 'not JSON' }, isDisposed: true }),
+          );
+          return;
+        }
+        const { id, data } = packet as { id?: string; data?: unknown };
+        void handler(data).then(
+          (response) => msg.respond(codec.encode({ id, response, isDisposed: true })),
+          (e: unknown) =>
+            msg.respond(
+              codec.encode({
+                id,
+                err: e instanceof AppError ? e.toBody() : { code: 'internal', message: 'internal error' },
+                isDisposed: true,
+              }),
+            ),
+        );
+      },
+    });
+    await this.connection.flush();
+    return () => sub.unsubscribe();
+  }
+
   /** Round trip to the NATS server, in milliseconds. */
   async ping(): Promise<number> {
     return this.connection.rtt();

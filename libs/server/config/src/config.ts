@@ -137,6 +137,15 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(256 * 1024),
+  RUN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  RUN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  RUN_RESULT_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(64 * 1024),
+  PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   HTTP_BODY_LIMIT: z
     .string()
@@ -192,6 +201,17 @@ export interface AppConfig {
       readonly maxBytes: number;
       readonly timeoutMs: number;
     };
+  };
+  /** Agent runs (executor). */
+  readonly runs: {
+    /** How long a replica holds a run without renewing; renewed every third of it. */
+    readonly leaseMs: number;
+    /** How often each replica looks for runs whose owner stopped renewing (and marks them interrupted). */
+    readonly sweepMs: number;
+    /** A step result kept in the history beyond this many bytes is cut and flagged truncated. */
+    readonly resultLimitBytes: number;
+    /** Longest a plan may take to draft, retries included. */
+    readonly planTimeoutMs: number;
   };
   readonly identity: {
     readonly adminToken: string | undefined;
@@ -270,6 +290,12 @@ export function loadConfig(
         maxBytes: e.WEB_FETCH_MAX_BYTES,
         timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
       },
+    },
+    runs: {
+      leaseMs: e.RUN_LEASE_MS,
+      sweepMs: e.RUN_SWEEP_MS,
+      resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
+      planTimeoutMs: e.PLAN_TIMEOUT_MS,
     },
     identity: {
       adminToken: e.SWITCHYARD_ADMIN_TOKEN,

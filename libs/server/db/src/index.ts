@@ -7,3 +7,4 @@ export * from './mcp-tool.repository';
 export * from './agent-sql';
 export * from './agent.repository';
 export * from './run-events.repository';
+export * from './runs.repository';

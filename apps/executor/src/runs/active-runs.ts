@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { RunControl, runControlSubject, runEventsSubject, type RunControlReply } from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import { RunsRepository } from '@switchyard/server-db';
+import type { Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import type { RunDriver } from './run-driver';
+
+/**
+ * The runs this replica drives. Each one answers its own control subject (approve, cancel), and the
+ * replica keeps a lease on them in Postgres, renewed every third of RUN_LEASE_MS. Every replica also
+ * sweeps for runs whose owner stopped renewing and marks them `interrupted`: a run whose replica
+ * died is reported within RUN_LEASE_MS + RUN_SWEEP_MS. Nothing is replayed; the user resumes.
+ */
+@Injectable()
+export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  readonly replica = randomUUID();
+  private readonly drivers = new Map<string, { driver: RunDriver; unsubscribe: () => void }>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+
+  constructor(
+    private readonly repo: RunsRepository,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const { leaseMs, sweepMs } = this.config.runs;
+    this.timers.push(
+      setInterval(() => void this.renew(), Math.max(100, Math.floor(leaseMs / 3))),
+      setInterval(() => void this.sweep(), sweepMs),
+    );
+    void this.sweep();
+  }
+
+  get(runId: string): RunDriver | undefined {
+    return this.drivers.get(runId)?.driver;
+  }
+
+  get size(): number {
+    return this.drivers.size;
+  }
+
+  /** Starts answering the run's control subject (before anyone is told its id). */
+  async register(driver: RunDriver): Promise<void> {
+    const unsubscribe = await this.bus.respond(runControlSubject(driver.runId), async (payload) => {
+      const msg = RunControl.parse(payload);
+      return msg.action === 'approve' ? driver.approve(msg.stepId, msg.plan) : driver.cancel(msg.reason);
+    });
+    this.drivers.set(driver.runId, { driver, unsubscribe });
+  }
+
+  /** The driver is done with the run (or gave it up). */
+  closed(runId: string): void {
+    const entry = this.drivers.get(runId);
+    if (!entry) return;
+    this.drivers.delete(runId);
+    entry.unsubscribe();
+  }
+
+  /** Forwards a control message to whichever replica drives the run. */
+  async control(runId: string, msg: RunControl): Promise<RunControlReply> {
+    const local = this.get(runId);
+    if (local)
+      return msg.action === 'approve' ? local.approve(msg.stepId, msg.plan) : local.cancel(msg.reason);
+    return (await this.bus.request(runControlSubject(runId), msg)) as RunControlReply;
+  }
+
+  private async renew(): Promise<void> {
+    if (!this.drivers.size || this.stopping) return;
+    try {
+      await this.repo.renewLeases(this.replica, this.config.runs.leaseMs);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not renew run leases');
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const events = await this.repo.interrupt(
+        'the executor replica running this run stopped responding (its lease expired); resume the run to continue',
+      );
+      this.publish(events);
+      for (const e of events) {
+        this.logger.warn({ runId: e.runId }, 'run interrupted: its replica stopped renewing the lease');
+        this.get(e.runId)?.abandon();
+      }
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'run lease sweep failed');
+    }
+  }
+
+  private publish(events: ReadonlyArray<{ runId: string }>): void {
+    for (const e of events) this.bus.publish(runEventsSubject(e.runId), e);
+  }
+
+  /** Graceful stop: in-flight work is abandoned and its runs are reported interrupted right away. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    this.timers.forEach((t) => clearInterval(t));
+    this.timers = [];
+    if (!this.drivers.size) return;
+    for (const { driver } of [...this.drivers.values()]) driver.abandon();
+    try {
+      const events = await this.repo.interrupt(
+        'the executor replica running this run shut down; resume the run to continue',
+        { replica: this.replica, limit: 10_000 },
+      );
+      this.publish(events);
+      this.logger.info({ runs: events.length }, 'runs interrupted by shutdown');
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'could not mark runs interrupted at shutdown');
+    }
+  }
+}

@@ -1,0 +1,637 @@
+import {
+  AppError,
+  planTokensSubject,
+  PlanTokens,
+  Rpc,
+  TOOL_CANCEL_SUBJECT,
+  type AgentPlan,
+  type PlanStep,
+  type RunConfig,
+  type RunControlReply,
+  type RunStatus,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@switchyard/contracts';
+import { ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
+import type { Bus } from '@switchyard/server-bus';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import type { ReusableStep } from './executions';
+import { authorize } from './permission-gate';
+import type { RunWriter } from './run-writer';
+import { capResult, resultText, resultValue } from './step-result';
+
+type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface DriverSettings {
+  readonly resultLimitBytes: number;
+  readonly planTimeoutMs: number;
+  /** A step's timeout when the run sets none (the registry's TOOL_TIMEOUT_MS). */
+  readonly defaultStepTimeoutMs: number;
+  /** Extra time over the step timeout before the executor stops waiting for the registry. */
+  readonly invokeGraceMs: number;
+  /** How long a cancel waits for in-flight calls to stop before the run is closed anyway. */
+  readonly cancelGraceMs: number;
+}
+
+export interface DriverInit {
+  readonly runId: string;
+  readonly ctx: CallContext;
+  readonly goal: string;
+  readonly config: RunConfig;
+  readonly inputs: Record<string, unknown>;
+  readonly files: readonly string[];
+  readonly tools: ReadonlyMap<string, ToolDescriptor>;
+  readonly writer: RunWriter;
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly settings: DriverSettings;
+  /** Refreshes the catalog (an edited plan is validated against the current one). */
+  readonly catalog: () => Promise<ReadonlyMap<string, ToolDescriptor>>;
+  /** Called once, when the run reaches a final state or this replica gives it up. */
+  readonly onClosed: (runId: string) => void;
+  /** Completed steps kept from an earlier run or attempt. */
+  readonly reusable?: ReadonlyMap<string, ReusableStep>;
+}
+
+interface Gate {
+  readonly release: () => void;
+  readonly refuse: (err: Error) => void;
+}
+
+class Cancelled extends Error {
+  override readonly name = 'Cancelled';
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Cancelled('cancelled'));
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new Cancelled('cancelled'));
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Drives one run on the replica that owns it: planning, the plan gate, the DAG (ready steps run
+ * concurrently up to the run's limit), step gates, retries, cancel and the final state. Every change
+ * is an event written through the run's writer; the in-memory state here is only this replica's view
+ * of what the log already says.
+ */
+export class RunDriver {
+  status: RunStatus;
+  private plan: AgentPlan | undefined;
+  private tools: ReadonlyMap<string, ToolDescriptor>;
+  private readonly states = new Map<string, StepState>();
+  private readonly results = new Map<string, unknown>();
+  private readonly invocations = new Map<string, string>();
+  private readonly stepGates = new Map<string, Gate>();
+  private planGate: Gate | undefined;
+  private readonly abort = new AbortController();
+  private failure: { message: string; data: Record<string, unknown> } | undefined;
+  private cancelReason: string | undefined;
+  private closed = false;
+  private finishing = false;
+  private reusable: ReadonlyMap<string, ReusableStep>;
+
+  constructor(
+    private readonly init: DriverInit,
+    status: RunStatus,
+  ) {
+    this.status = status;
+    this.tools = init.tools;
+    this.reusable = init.reusable ?? new Map();
+  }
+
+  get runId(): string {
+    return this.init.runId;
+  }
+
+  get finished(): boolean {
+    return this.closed;
+  }
+
+  // ── planning ────────────────────────────────────────────────────────────────────────────────
+
+  /** Asks the planner for a plan, relaying its tokens as plan_token events. */
+  async draft(): Promise<void> {
+    const { bus, writer, runId, ctx } = this.init;
+    let buffered = '';
+    let attempt = 1;
+    let timer: NodeJS.Timeout | undefined;
+    const flushTokens = () => {
+      timer = undefined;
+      if (!buffered || this.closed) return;
+      const text = buffered;
+      buffered = '';
+      writer.emit('plan_token', { text, attempt }).catch(() => undefined);
+    };
+    const unsubscribe = bus.subscribe(planTokensSubject(runId), (payload) => {
+      const parsed = PlanTokens.safeParse(payload);
+      if (!parsed.success || parsed.data.runId !== runId) return;
+      if (parsed.data.attempt !== attempt) {
+        flushTokens();
+        attempt = parsed.data.attempt;
+      }
+      buffered += parsed.data.text;
+      timer ??= setTimeout(flushTokens, 25);
+    });
+    try {
+      const tools = [...this.tools.values()].filter(
+        (t) => this.init.config.capabilityMode !== 'read-only' || t.effect === 'read',
+      );
+      const result = await bus.call(
+        Rpc.planner.draft,
+        {
+          runId,
+          goal: this.init.goal,
+          tools,
+          inputNames: Object.keys(this.init.inputs),
+          ...(this.init.config.model ? { model: this.init.config.model } : {}),
+          ...(this.init.files.length ? { files: [...this.init.files] } : {}),
+        },
+        { ctx, timeoutMs: this.init.settings.planTimeoutMs },
+      );
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+      flushTokens();
+      if (this.closed || this.cancelReason !== undefined) return this.settle();
+      if (!result.ok) {
+        await this.fail(result.message, { issues: result.issues, attempts: result.attempts });
+        return;
+      }
+      // The planner validated against the same catalog; a read-only run re-checks its own rule.
+      const checked = validatePlan(result.plan, {
+        tools: this.tools,
+        inputNames: Object.keys(this.init.inputs),
+        readOnly: this.init.config.capabilityMode === 'read-only',
+      });
+      if (!checked.ok) {
+        await this.fail('the drafted plan is not valid', { issues: checked.issues });
+        return;
+      }
+      await this.planReady(checked.plan, {
+        review: this.init.config.planApproval,
+        attempts: result.attempts,
+      });
+    } catch (err) {
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+      if (this.closed || this.cancelReason !== undefined) return this.settle();
+      const message = err instanceof AppError ? err.message : `planning failed: ${(err as Error).message}`;
+      await this.fail(message, err instanceof AppError ? { code: err.code } : {});
+    }
+  }
+
+  /** The plan is final: announce it, then wait for approval or run it. */
+  async planReady(
+    plan: AgentPlan,
+    opts: { review: boolean; attempts?: number; resumed?: boolean },
+  ): Promise<void> {
+    this.plan = plan;
+    const { writer } = this.init;
+    await writer.emit(
+      'plan_ready',
+      { plan, ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}) },
+      { plan },
+    );
+    if (!opts.review) return this.execute();
+    this.status = 'awaiting_plan_approval';
+    const nonRead = plan.steps.filter((s) => this.tools.get(s.tool)?.effect !== 'read').map((s) => s.id);
+    await writer.emit(
+      'plan_approval_requested',
+      {
+        gate: 'plan',
+        steps: plan.steps.length,
+        nonReadSteps: nonRead,
+        reusedSteps: plan.steps.filter((s) => this.reusableFor(s)).map((s) => s.id),
+        ...(opts.resumed ? { resumed: true } : {}),
+      },
+      { status: 'awaiting_plan_approval' },
+    );
+    await new Promise<void>((resolve, reject) => {
+      this.planGate = { release: resolve, refuse: reject };
+    }).then(
+      () => this.execute(),
+      () => this.settle(),
+    );
+  }
+
+  // ── control (approve / cancel), from the run's control subject ─────────────────────────────
+
+  async approve(stepId: string | undefined, body: unknown): Promise<RunControlReply> {
+    if (this.closed)
+      throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+    const edited =
+      body !== undefined && body !== null && !(typeof body === 'object' && !Object.keys(body).length);
+    if (this.planGate) {
+      if (edited) await this.adoptEdit(body, new Set());
+      const gate = this.planGate;
+      this.planGate = undefined;
+      await this.init.writer.emit(
+        'plan_approved',
+        edited ? { edited: true, plan: this.plan } : { edited: false },
+      );
+      gate.release();
+      return { status: 'running', released: ['plan'] };
+    }
+    const open = [...this.stepGates.keys()].filter((id) => stepId === undefined || id === stepId);
+    if (!open.length) {
+      throw new AppError(
+        'conflict',
+        stepId !== undefined
+          ? `step ${stepId} of run ${this.runId} is not waiting for approval`
+          : `run ${this.runId} is ${this.status}; nothing waits for approval`,
+      );
+    }
+    if (edited) {
+      const fixed = new Set([...this.states].filter(([, s]) => s !== 'waiting').map(([id]) => id));
+      await this.adoptEdit(body, fixed);
+      await this.init.writer.emit('plan_approved', { edited: true, plan: this.plan });
+    }
+    for (const id of open) {
+      const gate = this.stepGates.get(id);
+      this.stepGates.delete(id);
+      gate?.release();
+    }
+    return { status: this.stepGates.size ? 'awaiting_step_approval' : 'running', released: open };
+  }
+
+  async cancel(reason = 'cancelled by the user'): Promise<RunControlReply> {
+    if (this.closed) throw new AppError('conflict', `run ${this.runId} is already ${this.status}`);
+    if (this.cancelReason === undefined) {
+      this.cancelReason = reason;
+      await this.init.writer.emit('cancel_requested', { message: reason }).catch(() => undefined);
+      this.stopEverything(new Cancelled(reason));
+      // In-flight calls were told to stop; close the run even if one does not answer in time.
+      setTimeout(() => void this.finish(), this.init.settings.cancelGraceMs).unref();
+      void this.settle();
+    }
+    return { status: 'cancelled', released: [] };
+  }
+
+  /** This replica gives the run up (shutdown, lost lease): stop work, write nothing more. */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopEverything(new Cancelled('the executor stopped'));
+    this.init.onClosed(this.runId);
+  }
+
+  /** The writer failed: with a lost lease another replica has the run; otherwise give it up too. */
+  writerFailed(err: unknown): void {
+    this.init.logger.error(
+      { runId: this.runId, err: (err as Error).message, leaseLost: err instanceof LeaseLostError },
+      'run log write failed; abandoning the run on this replica',
+    );
+    this.abandon();
+  }
+
+  // ── execution ───────────────────────────────────────────────────────────────────────────────
+
+  private async execute(): Promise<void> {
+    const plan = this.plan as AgentPlan;
+    this.status = 'running';
+    for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
+    const reused: Array<Promise<unknown>> = [];
+    for (const step of plan.steps) {
+      const kept = this.reusableFor(step);
+      if (!kept || this.states.get(step.id) !== 'waiting') continue;
+      this.states.set(step.id, 'done');
+      this.results.set(step.id, kept.result);
+      reused.push(
+        this.init.writer.emit('step_complete', {
+          stepId: step.id,
+          tool: step.tool,
+          attempt: 0,
+          result: kept.result,
+          truncated: kept.truncated,
+          reused: true,
+        }),
+      );
+    }
+    await this.init.writer.emit(
+      'run_started',
+      { steps: plan.steps.length, reused: reused.length },
+      { status: 'running' },
+    );
+    await Promise.all(reused);
+    this.pump();
+  }
+
+  private reusableFor(step: PlanStep): ReusableStep | undefined {
+    const kept = this.reusable.get(step.id);
+    return kept && kept.tool === step.tool && kept.plannedArguments === JSON.stringify(step.arguments)
+      ? kept
+      : undefined;
+  }
+
+  private count(state: StepState): number {
+    let n = 0;
+    for (const s of this.states.values()) if (s === state) n++;
+    return n;
+  }
+
+  /** Starts every ready step the run's limit allows, or closes the run when nothing is left. */
+  private pump(): void {
+    if (this.closed || this.finishing) return;
+    const plan = this.plan as AgentPlan;
+    if (this.failure === undefined && this.cancelReason === undefined) {
+      const limit = this.init.config.limits.maxParallelSteps;
+      let active = this.count('running');
+      plan.steps.forEach((step, index) => {
+        if (active >= limit || this.states.get(step.id) !== 'waiting') return;
+        if (!step.dependsOn.every((d) => this.states.get(d) === 'done')) return;
+        this.states.set(step.id, 'running');
+        active++;
+        void this.runStep(step, index);
+      });
+    }
+    void this.settle();
+  }
+
+  /** Closes the run once nothing is in flight and the outcome is known. */
+  private async settle(): Promise<void> {
+    if (this.closed || this.finishing) return;
+    if (this.count('running') > 0) return;
+    if (this.cancelReason !== undefined) return this.finish();
+    if (!this.plan) return;
+    if (this.failure !== undefined) {
+      if (this.stepGates.size === 0) return this.finish();
+      return;
+    }
+    if (this.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
+  }
+
+  private async runStep(step: PlanStep, index: number): Promise<void> {
+    const { writer } = this.init;
+    const tool = this.tools.get(step.tool);
+    try {
+      if (!tool) throw new StepError(`no tool named ${step.tool} in the catalog any more`);
+      let args: Record<string, unknown>;
+      try {
+        args = resolveArguments(step.arguments, {
+          stepIds: (this.plan as AgentPlan).steps.map((s) => s.id),
+          currentIndex: index,
+          results: this.results,
+          inputs: this.init.inputs,
+        }) as Record<string, unknown>;
+      } catch (err) {
+        if (err instanceof ReferenceError) throw new StepError(err.message);
+        throw err;
+      }
+      const decision = authorize({ step, tool, config: this.init.config });
+      if (decision.decision === 'deny')
+        throw new StepError(`refused: ${decision.reason}`, { permission: decision });
+      if (decision.decision === 'ask') {
+        this.states.set(step.id, 'gated');
+        const waiting = new Promise<void>((release, refuse) =>
+          this.stepGates.set(step.id, { release, refuse }),
+        );
+        this.status = 'awaiting_step_approval';
+        await writer.emit(
+          'step_approval_requested',
+          {
+            gate: 'step',
+            stepId: step.id,
+            tool: step.tool,
+            effect: tool.effect,
+            arguments: args,
+            reason: decision.reason,
+          },
+          { status: 'awaiting_step_approval' },
+        );
+        void this.settle();
+        await waiting;
+        this.states.set(step.id, 'running');
+        this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
+        await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
+      }
+      const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.invoke(step, tool, args, attempt, decision);
+        if (outcome.ok) {
+          const kept = capResult(outcome.value, this.init.settings.resultLimitBytes);
+          await writer.emit('step_complete', {
+            stepId: step.id,
+            tool: step.tool,
+            attempt,
+            result: kept.value,
+            truncated: kept.truncated || outcome.truncated,
+            durationMs: outcome.durationMs,
+          });
+          this.results.set(step.id, outcome.value);
+          this.states.set(step.id, 'done');
+          break;
+        }
+        if (attempt >= attempts || this.abort.signal.aborted) throw new StepError(outcome.error);
+        const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
+        await writer.emit('step_retry', {
+          stepId: step.id,
+          tool: step.tool,
+          attempt,
+          error: outcome.error,
+          delayMs,
+        });
+        await sleep(delayMs, this.abort.signal);
+      }
+    } catch (err) {
+      this.stepGates.delete(step.id);
+      const cancelled = err instanceof Cancelled || this.abort.signal.aborted;
+      const message = err instanceof Error ? err.message : String(err);
+      this.states.set(step.id, cancelled ? 'cancelled' : 'failed');
+      if (!this.closed) {
+        await writer
+          .emit('step_failed', {
+            stepId: step.id,
+            tool: step.tool,
+            error: cancelled ? `cancelled: ${this.cancelReason ?? message}` : message,
+            ...(cancelled ? { cancelled: true } : {}),
+            ...(err instanceof StepError ? err.data : {}),
+          })
+          .catch(() => undefined);
+      }
+      if (!cancelled && this.failure === undefined) {
+        this.failure = {
+          message: `step ${step.id} (${step.tool}) failed: ${message}`,
+          data: { stepId: step.id },
+        };
+        // Nothing new starts; steps waiting at a gate will not run.
+        for (const [id, gate] of [...this.stepGates]) {
+          this.stepGates.delete(id);
+          gate.refuse(new Cancelled(`the run failed at step ${step.id}`));
+        }
+      }
+    } finally {
+      this.pump();
+    }
+  }
+
+  private async invoke(
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    attempt: number,
+    decision: { decision: string; reason: string },
+  ): Promise<
+    | { ok: true; value: unknown; truncated: boolean; durationMs: number }
+    | { ok: false; error: string; durationMs: number }
+  > {
+    const { writer, bus, ctx, config } = this.init;
+    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
+    const invocationId = `${this.runId}:${step.id}:${attempt}`;
+    this.invocations.set(step.id, invocationId);
+    writer
+      .emit('step_start', {
+        stepId: step.id,
+        tool: step.tool,
+        effect: tool.effect,
+        attempt,
+        description: step.description,
+        arguments: args,
+        permission: decision,
+      })
+      .catch(() => undefined);
+    const started = performance.now();
+    const timeoutMs = config.limits.stepTimeoutMs ?? this.init.settings.defaultStepTimeoutMs;
+    try {
+      const result: ToolResult = await bus.call(
+        Rpc.registry.invoke,
+        { tool: step.tool, arguments: args, invocationId, timeoutMs },
+        { ctx, timeoutMs: timeoutMs + this.init.settings.invokeGraceMs },
+      );
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
+      if (result.isError) return { ok: false, error: resultText(result), durationMs };
+      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs };
+    } catch (err) {
+      if (err instanceof Cancelled || this.abort.signal.aborted)
+        throw new Cancelled(this.cancelReason ?? 'cancelled');
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      return { ok: false, error: err instanceof Error ? err.message : String(err), durationMs };
+    } finally {
+      this.invocations.delete(step.id);
+    }
+  }
+
+  /** Validates an edited plan and adopts it; steps in `fixed` (already started) must not change. */
+  private async adoptEdit(body: unknown, fixed: ReadonlySet<string>): Promise<void> {
+    this.tools = await this.init.catalog();
+    const checked = validatePlan(body, {
+      tools: this.tools,
+      inputNames: Object.keys(this.init.inputs),
+      readOnly: this.init.config.capabilityMode === 'read-only',
+    });
+    if (!checked.ok) {
+      throw new AppError(
+        'validation_failed',
+        `the edited plan is not valid: ${checked.issues[0]?.message ?? ''}`,
+        {
+          issues: checked.issues.map((i) => ({ path: i.path, message: `${i.code}: ${i.message}` })),
+          details: { issues: checked.issues },
+        },
+      );
+    }
+    const before = new Map((this.plan?.steps ?? []).map((s) => [s.id, JSON.stringify(s)]));
+    const after = new Map(checked.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
+    const changed = [...fixed].filter((id) => before.get(id) !== after.get(id));
+    if (changed.length) {
+      throw new AppError(
+        'conflict',
+        `steps ${changed.join(', ')} already started or are waiting at a gate; an edit may only change steps that have not`,
+        { details: { steps: changed } },
+      );
+    }
+    for (const id of [...this.states.keys()]) if (!after.has(id)) this.states.delete(id);
+    for (const step of checked.plan.steps)
+      if (!this.states.has(step.id) && this.status !== 'awaiting_plan_approval')
+        this.states.set(step.id, 'waiting');
+    this.plan = checked.plan;
+    await this.init.writer.emit('plan_ready', { plan: checked.plan, edited: true }, { plan: checked.plan });
+  }
+
+  // ── endings ─────────────────────────────────────────────────────────────────────────────────
+
+  private stopEverything(reason: Error): void {
+    this.abort.abort(reason);
+    if (this.planGate) {
+      const gate = this.planGate;
+      this.planGate = undefined;
+      gate.refuse(reason);
+    }
+    for (const [id, gate] of [...this.stepGates]) {
+      this.stepGates.delete(id);
+      gate.refuse(reason);
+    }
+    for (const invocationId of this.invocations.values())
+      this.init.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId });
+  }
+
+  private async fail(message: string, data: Record<string, unknown>): Promise<void> {
+    this.failure = { message, data };
+    await this.finish();
+  }
+
+  private async finish(): Promise<void> {
+    if (this.closed || this.finishing) return;
+    this.finishing = true;
+    const { writer } = this.init;
+    let type: string;
+    let data: Record<string, unknown>;
+    let update: RunUpdate;
+    if (this.cancelReason !== undefined) {
+      this.status = 'cancelled';
+      type = 'cancelled';
+      data = { message: this.cancelReason };
+      update = { status: 'cancelled', error: this.cancelReason };
+    } else if (this.failure !== undefined) {
+      this.status = 'failed';
+      type = 'error';
+      data = { message: this.failure.message, ...this.failure.data };
+      update = { status: 'failed', error: this.failure.message };
+    } else {
+      const plan = this.plan as AgentPlan;
+      const needed = new Set(plan.steps.flatMap((s) => s.dependsOn));
+      const sinks = plan.steps.filter((s) => !needed.has(s.id));
+      const results = Object.fromEntries(
+        sinks.map((s) => [
+          s.id,
+          capResult(this.results.get(s.id), this.init.settings.resultLimitBytes).value,
+        ]),
+      );
+      const summary = `completed ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'}: ${[
+        ...new Set(plan.steps.map((s) => s.tool)),
+      ].join(', ')}`;
+      this.status = 'completed';
+      type = 'complete';
+      data = { summary, result: sinks.length === 1 ? results[sinks[0]?.id as string] : results, results };
+      update = { status: 'completed', summary, error: null };
+    }
+    try {
+      await writer.emit(type, data, { ...update, finished: true, release: true });
+    } catch (err) {
+      this.init.logger.warn(
+        { runId: this.runId, err: (err as Error).message },
+        'could not record the end of a run',
+      );
+    }
+    this.closed = true;
+    this.init.onClosed(this.runId);
+  }
+}
+
+/** A step failed for a reason the run reports as is (not a bug). */
+class StepError extends Error {
+  constructor(
+    message: string,
+    readonly data: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,152 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import type { z } from 'zod';
+import {
+  AppError,
+  planTokensSubject,
+  type CheckModelResult,
+  type DraftPlanRequest,
+  type DraftPlanResult,
+  type ModelSettings,
+  type PlanIssue,
+  type PlanTokens,
+} from '@switchyard/contracts';
+import { validatePlan, type ValidationResult } from '@switchyard/plan';
+import type { Bus } from '@switchyard/server-bus';
+import type { AppConfig } from '@switchyard/server-config';
+import { createChatModel, effectiveModel } from '@switchyard/server-agents';
+import type { Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { extractJsonObject } from './extract-json';
+import { correctionPrompt, systemPrompt, userPrompt } from './prompt';
+import { TokenBatcher } from './token-batcher';
+
+/** The first answer plus two corrections: a model that misses three times rarely gets it on a fourth. */
+export const MAX_DRAFT_ATTEMPTS = 3;
+
+/** How many issues the failure message quotes; the result carries all of them. */
+const QUOTED_ISSUES = 3;
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+
+/**
+ * Any failure of the model call: HTTP errors, refused connections, timeouts. Clients wrap network
+ * errors ("Connection error.") around the one that says what happened, so that one is quoted too.
+ */
+export function modelFailure(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  let root = err;
+  while (root instanceof Error && root.cause !== undefined) root = root.cause;
+  const reason = root !== err && firstLine(root) ? ` (${firstLine(root)})` : '';
+  return new AppError('unavailable', `the language model failed: ${firstLine(err)}${reason}`, { cause: err });
+}
+
+/**
+ * Drafts plans with the configured chat model: the model writes the plan as JSON (no tools bound),
+ * its tokens stream to `planTokensSubject(runId)` as they arrive, and an invalid draft goes back to
+ * the model with every issue until it is valid or the attempts are spent.
+ */
+@Injectable()
+export class PlanDrafter {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** The provider and model a draft with these overrides would use, or `model_not_configured`. */
+  checkModel(overrides?: ModelSettings): z.infer<typeof CheckModelResult> {
+    createChatModel(this.config.llm, overrides);
+    const { provider, model } = effectiveModel(this.config.llm, overrides);
+    // createChatModel has refused already when either is missing.
+    return { provider: provider ?? '', model: model ?? '' };
+  }
+
+  async draft(req: DraftPlanRequest): Promise<DraftPlanResult> {
+    const model = createChatModel(this.config.llm, req.model);
+    const messages: BaseMessage[] = [
+      new SystemMessage(systemPrompt(req.tools)),
+      new HumanMessage(userPrompt(req)),
+    ];
+    let issues: PlanIssue[] = [];
+    try {
+      for (let attempt = 1; attempt <= MAX_DRAFT_ATTEMPTS; attempt++) {
+        const answer = await this.stream(model, messages, req.runId, attempt);
+        const checked = this.check(answer, req);
+        if (checked.ok) {
+          this.logger.info({ runId: req.runId, attempt, steps: checked.plan.steps.length }, 'plan drafted');
+          return { ok: true, plan: checked.plan, attempts: attempt };
+        }
+        issues = checked.issues;
+        this.logger.info(
+          { runId: req.runId, attempt, issues: issues.slice(0, 10) },
+          `draft ${attempt} of ${MAX_DRAFT_ATTEMPTS} is not a valid plan`,
+        );
+        messages.push(new AIMessage(answer), new HumanMessage(correctionPrompt(issues)));
+      }
+    } finally {
+      await this.flushTokens();
+    }
+    const quoted = issues
+      .slice(0, QUOTED_ISSUES)
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ');
+    const more = issues.length > QUOTED_ISSUES ? ` (and ${issues.length - QUOTED_ISSUES} more)` : '';
+    return {
+      ok: false,
+      issues,
+      attempts: MAX_DRAFT_ATTEMPTS,
+      message: `the model did not produce a valid plan after ${MAX_DRAFT_ATTEMPTS} attempts: ${quoted}${more}`,
+    };
+  }
+
+  private check(answer: string, req: DraftPlanRequest): ValidationResult {
+    const json = extractJsonObject(answer);
+    if (!json.ok) return { ok: false, issues: [{ path: '$', code: 'invalid', message: json.error }] };
+    return validatePlan(json.value, {
+      tools: req.tools,
+      ...(req.inputNames ? { inputNames: req.inputNames } : {}),
+    });
+  }
+
+  /** One completion, published in order as it arrives; the whole text once it has ended. */
+  private async stream(
+    model: BaseChatModel,
+    messages: BaseMessage[],
+    runId: string,
+    attempt: number,
+  ): Promise<string> {
+    const subject = planTokensSubject(runId);
+    const tokens = new TokenBatcher((text) => {
+      const payload: PlanTokens = { runId, attempt, text };
+      try {
+        this.bus.publish(subject, payload);
+      } catch (err) {
+        // Tokens are a live view; the plan itself travels in the reply.
+        this.logger.warn({ err, runId }, 'could not publish plan tokens');
+      }
+    });
+    let answer = '';
+    try {
+      for await (const chunk of await model.stream(messages)) {
+        const text = chunk.text;
+        answer += text;
+        tokens.push(text);
+      }
+    } catch (err) {
+      throw modelFailure(err);
+    } finally {
+      tokens.end();
+    }
+    return answer;
+  }
+
+  /**
+   * Tokens leave on the service's client connection and the reply on the server's: a round trip on
+   * the client connection first means the server has routed every token before the reply exists.
+   */
+  private async flushTokens(): Promise<void> {
+    await this.bus.ping().catch(() => undefined);
+  }
+}

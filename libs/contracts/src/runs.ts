@@ -1,0 +1,273 @@
+import { z } from 'zod';
+import { ModelSettings } from './agents';
+import { PageQuery, pageOf } from './identity';
+import { AgentPlan, PlanIssue } from './plan';
+import { ToolDescriptor } from './tools';
+
+/**
+ * How much the run may do without asking. `ask` (default): every non-read tool call waits for step
+ * approval. `approve-for-me`: tool calls go ahead unless a step is marked `requiresApproval`.
+ * `full-access`: nothing asks. `stepApproval` adds gates on top in every mode.
+ */
+export const PermissionMode = z.enum(['ask', 'approve-for-me', 'full-access']);
+export type PermissionMode = z.infer<typeof PermissionMode>;
+
+export const StepApproval = z.enum(['none', 'non-read', 'all']);
+export type StepApproval = z.infer<typeof StepApproval>;
+
+export const RunStatus = z.enum([
+  'planning',
+  'awaiting_plan_approval',
+  'running',
+  'awaiting_step_approval',
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+]);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const FINISHED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+]);
+/** Statuses a run can be resumed from. */
+export const RESUMABLE_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['failed', 'cancelled', 'interrupted']);
+
+export const RunLimits = z
+  .object({
+    maxParallelSteps: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(8)
+      .describe('steps of this run that may run at once'),
+    stepTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(3_600_000)
+      .optional()
+      .describe("per tool call; capped by the registry's TOOL_TIMEOUT_MS"),
+  })
+  .strict();
+export type RunLimits = z.infer<typeof RunLimits>;
+
+export const CapabilityMode = z.enum(['read-write', 'read-only']);
+export type CapabilityMode = z.infer<typeof CapabilityMode>;
+
+export const RunConfig = z
+  .object({
+    permissionMode: PermissionMode.default('ask'),
+    planApproval: z.boolean().default(true).describe('pause for approval once the plan is ready'),
+    stepApproval: StepApproval.default('none'),
+    model: ModelSettings.optional().describe('overrides of the configured LLM for planning'),
+    limits: RunLimits.default({ maxParallelSteps: 8 }),
+    capabilityMode: CapabilityMode.default('read-write').describe(
+      'read-only: every step must use a read-effect tool, checked before any tool runs',
+    ),
+  })
+  .strict();
+export type RunConfig = z.infer<typeof RunConfig>;
+
+/** Workspace-relative paths the run is about; shown to the planner and bound as `inputs.files`. */
+export const RunFiles = z.array(z.string().min(1).max(1_000)).max(50);
+
+export const RunInputs = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), z.unknown());
+
+export const StartRunBody = z
+  .object({
+    goal: z.string().max(20_000).default(''),
+    config: RunConfig.default(RunConfig.parse({})),
+    workflow: z
+      .unknown()
+      .optional()
+      .describe('an AgentPlan to run as is (validated before any tool runs); omit to let the model plan'),
+    inputs: RunInputs.default({}).describe('values for {{inputs.<name>}} references'),
+    files: RunFiles.optional(),
+  })
+  .strict()
+  .refine((b) => b.goal.trim() !== '' || b.workflow !== undefined, {
+    message: 'give a goal, a workflow, or both',
+    path: ['goal'],
+  });
+export type StartRunBody = z.infer<typeof StartRunBody>;
+
+export const BatchBody = z
+  .object({
+    runs: z.array(StartRunBody).min(1).max(8),
+    capabilityMode: CapabilityMode.default('read-write').describe(
+      'read-only: every step of every run must use a read-effect tool; checked before any tool runs',
+    ),
+  })
+  .strict();
+export type BatchBody = z.infer<typeof BatchBody>;
+
+export const RunIdParam = z.object({ runId: z.string().uuid() });
+export type RunIdParam = z.infer<typeof RunIdParam>;
+
+export const StartedRun = z.object({ runId: z.string().uuid() });
+export type StartedRun = z.infer<typeof StartedRun>;
+
+export const StartedBatch = z.object({ runIds: z.array(z.string().uuid()) });
+export type StartedBatch = z.infer<typeof StartedBatch>;
+
+export const ApproveQuery = z.object({
+  stepId: z.string().max(64).optional().describe('release only this step gate; default: every open gate'),
+});
+
+/** Empty (approve as is) or an edited AgentPlan to adopt before going on (validated like any plan). */
+export const ApproveBody = z
+  .unknown()
+  .describe('nothing to approve the plan as it is, or an edited AgentPlan to adopt before continuing');
+
+export const RewindBody = z
+  .object({ keepSteps: z.number().int().min(0).max(64).describe('how many leading steps to keep') })
+  .strict();
+export type RewindBody = z.infer<typeof RewindBody>;
+
+export const RunListQuery = PageQuery.extend({
+  q: z.string().max(200).optional().describe('text in the goal, summary or error'),
+  status: RunStatus.optional(),
+});
+export type RunListQuery = z.infer<typeof RunListQuery>;
+
+export const RunSummary = z.object({
+  id: z.string().uuid(),
+  ownerId: z.string().uuid(),
+  status: RunStatus,
+  goal: z.string(),
+  summary: z.string().nullable(),
+  error: z.string().nullable(),
+  sourceRunId: z.string().uuid().nullable().describe('the run this one was forked or rewound from'),
+  batchId: z.string().uuid().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+export type RunSummary = z.infer<typeof RunSummary>;
+
+export const RunPage = pageOf(RunSummary);
+export type RunPage = z.infer<typeof RunPage>;
+
+export const StepStatus = z.enum([
+  'waiting',
+  'awaiting_approval',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+]);
+export type StepStatus = z.infer<typeof StepStatus>;
+
+/** A step's latest execution, folded from the run's events. */
+export const StepExecution = z.object({
+  stepId: z.string(),
+  tool: z.string(),
+  status: StepStatus,
+  attempt: z.number().int(),
+  arguments: z.unknown().optional(),
+  result: z.unknown().optional(),
+  truncated: z.boolean(),
+  error: z.string().nullable(),
+  reused: z.boolean().describe('taken over from an earlier run or attempt, not executed again'),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+export type StepExecution = z.infer<typeof StepExecution>;
+
+export const RunEvent = z.object({
+  runId: z.string().uuid(),
+  seq: z.number().int(),
+  type: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  at: z.string(),
+});
+export type RunEvent = z.infer<typeof RunEvent>;
+
+export const RunDetail = RunSummary.extend({
+  config: z.record(z.string(), z.unknown()),
+  inputs: z.record(z.string(), z.unknown()),
+  plan: AgentPlan.nullable(),
+  executions: z.array(StepExecution),
+  events: z.array(RunEvent).describe('the audit log, oldest first (at most 1,000; the stream has them all)'),
+  eventsTruncated: z.boolean(),
+});
+export type RunDetail = z.infer<typeof RunDetail>;
+
+/** Sent to the replica that owns a run, on its control subject. */
+export const RunControl = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('approve'), stepId: z.string().optional(), plan: z.unknown().optional() }),
+  z.object({ action: z.literal('cancel'), reason: z.string().max(1_000).optional() }),
+]);
+export type RunControl = z.infer<typeof RunControl>;
+
+export const RunControlReply = z.object({ status: RunStatus, released: z.array(z.string()) });
+export type RunControlReply = z.infer<typeof RunControlReply>;
+
+/** `executor.run.<runId>.control`: only the replica running the run listens. */
+export function runControlSubject(runId: string): string {
+  return `executor.run.${runId}.control`;
+}
+
+/** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
+export function planTokensSubject(runId: string): string {
+  return `planner.draft.${runId}.tokens`;
+}
+
+export const PlanTokens = z.object({ runId: z.string(), attempt: z.number().int(), text: z.string() });
+export type PlanTokens = z.infer<typeof PlanTokens>;
+
+export const DraftPlanRequest = z.object({
+  runId: z.string().uuid(),
+  goal: z.string().min(1).max(20_000),
+  model: ModelSettings.optional(),
+  files: RunFiles.optional(),
+  inputNames: z.array(z.string()).optional(),
+  /** Only these tools may be planned with (the executor's view of the caller's catalog). */
+  tools: z.array(ToolDescriptor),
+});
+export type DraftPlanRequest = z.infer<typeof DraftPlanRequest>;
+
+export const DraftPlanResult = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), plan: AgentPlan, attempts: z.number().int() }),
+  z.object({
+    ok: z.literal(false),
+    issues: z.array(PlanIssue),
+    attempts: z.number().int(),
+    message: z.string(),
+  }),
+]);
+export type DraftPlanResult = z.infer<typeof DraftPlanResult>;
+
+export const CheckModelRequest = z.object({ model: ModelSettings.optional() });
+export type CheckModelRequest = z.infer<typeof CheckModelRequest>;
+export const CheckModelResult = z.object({ provider: z.string(), model: z.string() });
+export type CheckModelResult = z.infer<typeof CheckModelResult>;
+
+/** Events a run can emit (the seed's taxonomy plus what a client needs for failures and cancels). */
+export const RUN_EVENT_TYPES = [
+  'run_created',
+  'planning_started',
+  'plan_token',
+  'plan_invalid',
+  'plan_ready',
+  'plan_approval_requested',
+  'plan_approved',
+  'step_approval_requested',
+  'step_approved',
+  'step_start',
+  'step_retry',
+  'step_complete',
+  'step_failed',
+  'cancel_requested',
+  'resumed',
+  'complete',
+  'error',
+  'cancelled',
+  'interrupted',
+] as const;
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];

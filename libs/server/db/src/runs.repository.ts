@@ -1,0 +1,340 @@
+import { AppError, type RunStatus, type RunSummary } from '@switchyard/contracts';
+import type { PrismaClient } from '@prisma/client';
+import type { NewRunEvent, StoredRunEvent } from './run-events.repository';
+
+/** Statuses of a run that some replica is (or should be) driving. */
+export const ACTIVE_STATUSES: readonly RunStatus[] = [
+  'planning',
+  'awaiting_plan_approval',
+  'running',
+  'awaiting_step_approval',
+];
+const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
+
+export interface NewRun {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly status: RunStatus;
+  readonly goal: string;
+  readonly config: Record<string, unknown>;
+  readonly inputs: Record<string, unknown>;
+  readonly files: readonly string[];
+  readonly plan: unknown;
+  readonly sourceRunId?: string | null;
+  readonly batchId?: string | null;
+  /** The replica that will drive it, holding the lease for `leaseMs`. */
+  readonly replica: string;
+  readonly leaseMs: number;
+}
+
+/** Fields an append may change on the run row, in the same statement. */
+export interface RunUpdate {
+  readonly status?: RunStatus;
+  readonly plan?: unknown;
+  readonly summary?: string | null;
+  readonly error?: string | null;
+  /** true stamps finished_at, false clears it. */
+  readonly finished?: boolean;
+  /** Give the run up: no owner replica, no lease (terminal states). */
+  readonly release?: boolean;
+}
+
+export interface RunRow extends RunSummary {
+  readonly config: Record<string, unknown>;
+  readonly inputs: Record<string, unknown>;
+  readonly files: string[];
+  readonly plan: unknown;
+  readonly ownerReplica: string | null;
+  readonly leaseUntil: string | null;
+}
+
+/** The replica no longer holds the run (its lease expired and another replica interrupted it). */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
+
+interface EventRow {
+  run_id?: string;
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+interface RunDbRow {
+  id: string;
+  owner_id: string;
+  status: RunStatus;
+  goal: string;
+  config: Record<string, unknown>;
+  inputs: Record<string, unknown>;
+  files: string[];
+  plan: unknown;
+  summary: string | null;
+  error: string | null;
+  source_run_id: string | null;
+  batch_id: string | null;
+  owner_replica: string | null;
+  lease_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+const RUN_COLUMNS =
+  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, created_at, updated_at, finished_at';
+
+function iso(d: Date | null): string | null {
+  return d ? new Date(d).toISOString() : null;
+}
+
+function toRun(r: RunDbRow): RunRow {
+  return {
+    id: r.id,
+    ownerId: r.owner_id,
+    status: r.status,
+    goal: r.goal,
+    summary: r.summary,
+    error: r.error,
+    sourceRunId: r.source_run_id,
+    batchId: r.batch_id,
+    createdAt: iso(r.created_at) as string,
+    updatedAt: iso(r.updated_at) as string,
+    finishedAt: iso(r.finished_at),
+    config: r.config ?? {},
+    inputs: r.inputs ?? {},
+    files: r.files ?? [],
+    plan: r.plan,
+    ownerReplica: r.owner_replica,
+    leaseUntil: iso(r.lease_until),
+  };
+}
+
+function toEvent(runId: string, r: EventRow): StoredRunEvent {
+  return {
+    runId,
+    seq: Number(r.seq),
+    type: r.type,
+    data: r.data ?? {},
+    at: new Date(r.created_at).toISOString(),
+  };
+}
+
+function encodeEvents(events: readonly NewRunEvent[]): string {
+  return JSON.stringify(events.map((e) => ({ type: e.type, data: e.data ?? {} })));
+}
+
+/** `%`, `_` and `\` stand for themselves in a search. */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Runs and their audit log, written by the executor. Every change of a run's row travels in the same
+ * statement as the events that announce it, guarded by the writing replica's ownership, so the log and
+ * the row cannot disagree and a replica that lost its lease cannot write behind the one that took over.
+ */
+export class RunsRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Inserts the run and its first events in one statement. */
+  async create(run: NewRun, events: readonly NewRunEvent[]): Promise<StoredRunEvent[]> {
+    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+      `WITH r AS (
+         INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
+                          owner_replica, lease_until, next_seq, updated_at)
+         VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now())
+         RETURNING id
+       )
+       INSERT INTO run_event (run_id, seq, type, data)
+       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
+       FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+       RETURNING seq, type, data, created_at`,
+      run.id,
+      run.ownerId,
+      run.status,
+      run.goal,
+      JSON.stringify(run.config),
+      JSON.stringify(run.inputs),
+      JSON.stringify(run.files),
+      run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
+      run.sourceRunId ?? null,
+      run.batchId ?? null,
+      run.replica,
+      run.leaseMs,
+      events.length,
+      encodeEvents(events),
+    );
+    return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * Appends events (numbered gaplessly after the run's last one) and applies `update` to the run row,
+   * in one statement. With `replica`, only while that replica owns the run: otherwise LeaseLostError.
+   */
+  async append(
+    runId: string,
+    events: readonly NewRunEvent[],
+    opts: { readonly replica?: string; readonly update?: RunUpdate } = {},
+  ): Promise<StoredRunEvent[]> {
+    const params: unknown[] = [runId, events.length];
+    const sets = ['next_seq = next_seq + $2', 'updated_at = now()'];
+    const u = opts.update ?? {};
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (u.status) sets.push(`status = ${param(u.status)}::"RunStatus"`);
+    if (u.plan !== undefined)
+      sets.push(`plan = ${param(u.plan === null ? null : JSON.stringify(u.plan))}::jsonb`);
+    if (u.summary !== undefined) sets.push(`summary = ${param(u.summary)}`);
+    if (u.error !== undefined) sets.push(`error = ${param(u.error)}`);
+    if (u.finished !== undefined) sets.push(u.finished ? 'finished_at = now()' : 'finished_at = NULL');
+    if (u.release) sets.push('owner_replica = NULL', 'lease_until = NULL');
+    const guard = opts.replica ? ` AND owner_replica = ${param(opts.replica)}` : '';
+    const eventsParam = param(encodeEvents(events));
+    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+      `WITH bumped AS (
+         UPDATE run SET ${sets.join(', ')} WHERE id = $1::uuid${guard}
+         RETURNING next_seq - $2 AS first_seq
+       ), inserted AS (
+         INSERT INTO run_event (run_id, seq, type, data)
+         SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
+         FROM bumped, ROWS FROM (jsonb_to_recordset(${eventsParam}::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+         RETURNING seq, type, data, created_at
+       )
+       SELECT seq, type, data, created_at FROM inserted
+       UNION ALL SELECT 0, '', '{}'::jsonb, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
+      ...params,
+    );
+    if (!rows.length) {
+      if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
+      throw new AppError('not_found', `run ${runId} does not exist`);
+    }
+    return rows
+      .filter((r) => Number(r.seq) > 0)
+      .map((r) => toEvent(runId, r))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Takes a finished run over for `replica` (resume), if it is in one of `from`. */
+  async claim(runId: string, replica: string, leaseMs: number, from: readonly RunStatus[]): Promise<boolean> {
+    const n = await this.prisma.$executeRawUnsafe(
+      `UPDATE run SET owner_replica = $2, lease_until = now() + make_interval(secs => $3::double precision / 1000), updated_at = now()
+       WHERE id = $1::uuid AND status = ANY($4::"RunStatus"[])`,
+      runId,
+      replica,
+      leaseMs,
+      from,
+    );
+    return n === 1;
+  }
+
+  /** Extends the lease of every active run `replica` drives; returns how many. */
+  async renewLeases(replica: string, leaseMs: number): Promise<number> {
+    return this.prisma.$executeRawUnsafe(
+      `UPDATE run SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
+       WHERE owner_replica = $1 AND status = ANY(${ACTIVE_SQL})`,
+      replica,
+      leaseMs,
+    );
+  }
+
+  /**
+   * Marks active runs whose lease ran out (or, with `replica`, every active run of that replica) as
+   * interrupted, appending the `interrupted` event in the same statement. Returns the events to publish.
+   */
+  async interrupt(
+    message: string,
+    opts: { readonly replica?: string; readonly limit?: number } = {},
+  ): Promise<StoredRunEvent[]> {
+    const which = opts.replica ? 'owner_replica = $3' : 'lease_until < now()';
+    const rows = await this.prisma.$queryRawUnsafe<Array<EventRow & { run_id: string }>>(
+      `WITH dead AS (
+         SELECT id FROM run WHERE status = ANY(${ACTIVE_SQL}) AND ${which}
+         ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED
+       ), upd AS (
+         UPDATE run r SET status = 'interrupted', error = $1, finished_at = now(), updated_at = now(),
+                          owner_replica = NULL, lease_until = NULL, next_seq = r.next_seq + 1
+         FROM dead WHERE r.id = dead.id
+         RETURNING r.id, r.next_seq - 1 AS seq
+       )
+       INSERT INTO run_event (run_id, seq, type, data)
+       SELECT upd.id, upd.seq, 'interrupted', jsonb_build_object('message', $1::text) FROM upd
+       RETURNING run_id, seq, type, data, created_at`,
+      message,
+      opts.limit ?? 100,
+      ...(opts.replica ? [opts.replica] : []),
+    );
+    return rows.map((r) => toEvent(r.run_id, r));
+  }
+
+  async get(runId: string): Promise<RunRow | undefined> {
+    const rows = await this.prisma.$queryRawUnsafe<RunDbRow[]>(
+      `SELECT ${RUN_COLUMNS} FROM run WHERE id = $1::uuid`,
+      runId,
+    );
+    return rows[0] ? toRun(rows[0]) : undefined;
+  }
+
+  /** The run if `ownerId` may see it (null: an admin, who sees every run); otherwise not_found. */
+  async getVisible(runId: string, ownerId: string | null): Promise<RunRow> {
+    const run = await this.get(runId);
+    if (!run || (ownerId !== null && run.ownerId !== ownerId))
+      throw new AppError('not_found', `run ${runId} does not exist`);
+    return run;
+  }
+
+  /** Newest first; the cursor is the last item's `createdAt|id`. */
+  async list(
+    ownerId: string,
+    q: { readonly limit: number; readonly cursor?: string; readonly q?: string; readonly status?: RunStatus },
+  ): Promise<{ items: RunRow[]; nextCursor: string | null }> {
+    const params: unknown[] = [ownerId, q.limit + 1];
+    const where = ['owner_id = $1::uuid'];
+    if (q.status) {
+      params.push(q.status);
+      where.push(`status = $${params.length}::"RunStatus"`);
+    }
+    if (q.q) {
+      params.push(likePattern(q.q));
+      const p = `$${params.length}`;
+      where.push(`(goal ILIKE ${p} OR summary ILIKE ${p} OR error ILIKE ${p})`);
+    }
+    if (q.cursor) {
+      const [at, id] = q.cursor.split('|');
+      if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id))
+        throw new AppError('validation_failed', 'cursor is not one this API returned');
+      params.push(at, id);
+      where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
+    const rows = await this.prisma.$queryRawUnsafe<RunDbRow[]>(
+      `SELECT ${RUN_COLUMNS} FROM run WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      ...params,
+    );
+    const items = rows.slice(0, q.limit).map(toRun);
+    const last = items[items.length - 1];
+    return { items, nextCursor: rows.length > q.limit && last ? `${last.createdAt}|${last.id}` : null };
+  }
+
+  /** The first `limit` events of a run, oldest first. */
+  async events(runId: string, limit: number): Promise<StoredRunEvent[]> {
+    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+      'SELECT seq, type, data, created_at FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2',
+      runId,
+      limit,
+    );
+    return rows.map((r) => toEvent(runId, r));
+  }
+
+  /** The events of the given types, oldest first (folding step executions). */
+  async eventsOfTypes(runId: string, types: readonly string[]): Promise<StoredRunEvent[]> {
+    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+      'SELECT seq, type, data, created_at FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq',
+      runId,
+      types,
+    );
+    return rows.map((r) => toEvent(runId, r));
+  }
+}
