@@ -129,7 +129,8 @@ export default [
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: TESTS,
+    // Benchmarks are measurement harnesses: they boot stacks and read streams like the e2e tests.
+    files: [...TESTS, 'bench/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries({ tests: true })] },
   },
   prettier,

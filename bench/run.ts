@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import { runRpcBench } from './rpc.bench';
+import { runRunsBench } from './runs.bench';
 import { runToolsBench } from './tools.bench';
 
 /** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
 const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = {
   rpc: runRpcBench,
   tools: runToolsBench,
+  runs: runRunsBench,
 };
 
 async function main(): Promise<void> {

@@ -1,9 +1,22 @@
-import { Module } from '@nestjs/common';
-import { RunsRepository, type PrismaClient } from '@switchyard/server-db';
-import { PRISMA } from '@switchyard/server-runtime';
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type { AppConfig } from '@switchyard/server-config';
+import { createPgPool, RunsRepository, type PgPool, type PrismaClient } from '@switchyard/server-db';
+import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
 import { ActiveRuns } from './runs/active-runs';
 import { RunsHandler } from './runs/runs.handler';
 import { RunsService } from './runs/runs.service';
+
+const RUNS_POOL = Symbol('RUNS_POOL');
+
+/** Closes the run log's pg pool after everything else (runs are marked interrupted through it). */
+@Injectable()
+class RunsPoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(RUNS_POOL) private readonly pool: PgPool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
 
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
@@ -13,9 +26,20 @@ import { RunsService } from './runs/runs.service';
   controllers: [RunsHandler],
   providers: [
     {
+      provide: RUNS_POOL,
+      useFactory: (config: AppConfig) =>
+        createPgPool({
+          url: config.database.url,
+          poolSize: config.database.poolSize,
+          applicationName: `${config.service}-runs`,
+        }),
+      inject: [APP_CONFIG],
+    },
+    RunsPoolCloser,
+    {
       provide: RunsRepository,
-      useFactory: (prisma: PrismaClient) => new RunsRepository(prisma),
-      inject: [PRISMA],
+      useFactory: (prisma: PrismaClient, pool: PgPool) => new RunsRepository(prisma, pool),
+      inject: [PRISMA, RUNS_POOL],
     },
     ActiveRuns,
     RunsService,

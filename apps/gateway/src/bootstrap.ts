@@ -8,6 +8,7 @@ import {
 } from '@switchyard/server-runtime';
 import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
+import { StreamFastPath } from './runs/stream-fast-path';
 
 export function gatewayOptions(config: AppConfig = loadConfig('gateway')): BootstrapOptions {
   return {
@@ -18,6 +19,8 @@ export function gatewayOptions(config: AppConfig = loadConfig('gateway')): Boots
       app.set('trust proxy', 'loopback, linklocal, uniquelocal');
       // Body-parser failures (malformed JSON, too large) happen before Nest's filters see them.
       app.use(expressProblemHandler(app.get<Logger>(LOGGER)));
+      // Long-lived SSE streams skip Express (see StreamFastPath).
+      app.get(StreamFastPath).install(app.getHttpServer());
     },
   };
 }

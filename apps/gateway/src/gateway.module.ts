@@ -6,6 +6,9 @@ import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
+import { RunFeed } from './runs/run-feed';
+import { StreamFastPath } from './runs/stream-fast-path';
+import { StreamRelay } from './runs/stream-relay';
 import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
@@ -29,6 +32,9 @@ import { ToolsController } from './tools/tools.controller';
     RunsController,
   ],
   providers: [
+    RunFeed,
+    StreamRelay,
+    StreamFastPath,
     {
       provide: IdentityRepository,
       useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma),

@@ -29,20 +29,28 @@ export type ValidationResult =
   { readonly ok: true; readonly plan: AgentPlan } | { readonly ok: false; readonly issues: PlanIssue[] };
 
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
-const compiled = new WeakMap<object, ValidateFunction>();
+/**
+ * Compiled validators by schema text: catalogs arrive over NATS as fresh objects on every call, so
+ * identity would never hit. Bounded; the oldest entry goes first.
+ */
+const compiled = new Map<string, ValidateFunction | null>();
+const MAX_COMPILED = 1_000;
 
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | undefined {
-  let v = compiled.get(schema);
-  if (!v) {
+  // $id would register the schema globally in Ajv (a second tool with the same id would not compile).
+  const { $schema: _schema, $id: _id, ...rest } = schema;
+  const key = JSON.stringify(rest);
+  let v = compiled.get(key);
+  if (v === undefined) {
     try {
-      const { $schema: _ignored, ...rest } = schema;
       v = ajv.compile(rest);
     } catch {
-      return undefined; // a schema Ajv cannot compile is not the plan's fault
+      v = null; // a schema Ajv cannot compile is not the plan's fault
     }
-    compiled.set(schema, v);
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(key, v);
   }
-  return v;
+  return v ?? undefined;
 }
 
 function depth(value: unknown, limit: number, level = 0): number {

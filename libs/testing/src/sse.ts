@@ -1,4 +1,6 @@
 export interface SseFrame {
+  /** performance.now() when the frame was parsed. */
+  receivedAt: number;
   id?: number;
   event?: string;
   data?: { runId: string; seq: number; type: string; data: Record<string, unknown>; at: string };
@@ -39,7 +41,7 @@ export async function openStream(url: string, headers: Record<string, string> = 
         while ((i = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
-          const frame: SseFrame = {};
+          const frame: SseFrame = { receivedAt: performance.now() };
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) comments.push(line.slice(1).trim());
             else if (line.startsWith('id: ')) frame.id = Number(line.slice(4));

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { SERVICE_NAMES, type ServiceName } from '@switchyard/contracts';
 import { waitFor } from './wait';
 
-const ROOT = join(__dirname, '..', '..', '..');
+// libs/testing/src from sources (jest), dist/libs/testing/src when compiled (benchmarks).
+const ROOT = __dirname.includes(`${sep}dist${sep}`)
+  ? (__dirname.split(`${sep}dist${sep}`)[0] as string)
+  : join(__dirname, '..', '..', '..');
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

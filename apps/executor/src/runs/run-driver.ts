@@ -418,14 +418,18 @@ export class RunDriver {
         const outcome = await this.invoke(step, tool, args, attempt, decision);
         if (outcome.ok) {
           const kept = capResult(outcome.value, this.init.settings.resultLimitBytes);
-          await writer.emit('step_complete', {
-            stepId: step.id,
-            tool: step.tool,
-            attempt,
-            result: kept.value,
-            truncated: kept.truncated || outcome.truncated,
-            durationMs: outcome.durationMs,
-          });
+          // Not awaited: dependents start now, and each waits for its own (later) step_start to be
+          // durable before calling its tool, so one write carries this completion and their starts.
+          writer
+            .emit('step_complete', {
+              stepId: step.id,
+              tool: step.tool,
+              attempt,
+              result: kept.value,
+              truncated: kept.truncated || outcome.truncated,
+              durationMs: outcome.durationMs,
+            })
+            .catch(() => undefined);
           this.results.set(step.id, outcome.value);
           this.states.set(step.id, 'done');
           break;
@@ -487,17 +491,18 @@ export class RunDriver {
     if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
     const invocationId = `${this.runId}:${step.id}:${attempt}`;
     this.invocations.set(step.id, invocationId);
-    writer
-      .emit('step_start', {
-        stepId: step.id,
-        tool: step.tool,
-        effect: tool.effect,
-        attempt,
-        description: step.description,
-        arguments: args,
-        permission: decision,
-      })
-      .catch(() => undefined);
+    // The tool runs only once its start is durable, and with it (the log is written in order) the
+    // completion of every step it depends on: a crash never leaves a call the history does not show.
+    await writer.emit('step_start', {
+      stepId: step.id,
+      tool: step.tool,
+      effect: tool.effect,
+      attempt,
+      description: step.description,
+      arguments: args,
+      permission: decision,
+    });
+    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
     const started = performance.now();
     const timeoutMs = config.limits.stepTimeoutMs ?? this.init.settings.defaultStepTimeoutMs;
     try {

@@ -33,7 +33,12 @@ export class RunWriter {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.queue.push({ type, data, update, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) {
+        // Deferred to the end of this turn, so what the run emits together (a step's completion
+        // and the starts of the steps it unblocks) is written together.
+        this.flushing = true;
+        queueMicrotask(() => void this.flush());
+      }
     });
   }
 
@@ -43,7 +48,6 @@ export class RunWriter {
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     while (this.queue.length) {
       const batch = this.queue.splice(0);
       const update = batch.reduce<RunUpdate | undefined>(

@@ -181,6 +181,11 @@ export class Bus {
     return () => sub.unsubscribe();
   }
 
+  /** Resolves once the NATS server has processed everything sent so far (subscriptions included). */
+  async flush(): Promise<void> {
+    await this.connection.flush();
+  }
+
   /** Round trip to the NATS server, in milliseconds. */
   async ping(): Promise<number> {
     return this.connection.rtt();

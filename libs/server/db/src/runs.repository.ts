@@ -1,5 +1,6 @@
 import { AppError, type RunStatus, type RunSummary } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
+import type { Pool } from 'pg';
 import type { NewRunEvent, StoredRunEvent } from './run-events.repository';
 
 /** Statuses of a run that some replica is (or should be) driving. */
@@ -135,11 +136,22 @@ function likePattern(q: string): string {
  * the row cannot disagree and a replica that lost its lease cannot write behind the one that took over.
  */
 export class RunsRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly pool?: Pool,
+  ) {}
+
+  /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
+  private async query<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
+    if (this.pool) return (await this.pool.query({ ...(name ? { name } : {}), text, values })).rows as T[];
+    return this.prisma.$queryRawUnsafe<T[]>(text, ...values);
+  }
 
   /** Inserts the run and its first events in one statement. */
   async create(run: NewRun, events: readonly NewRunEvent[]): Promise<StoredRunEvent[]> {
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+    const rows = await this.query<EventRow>(
+      'run_create',
       `WITH r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
                           owner_replica, lease_until, next_seq, updated_at)
@@ -151,20 +163,22 @@ export class RunsRepository {
        SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
        FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
        RETURNING seq, type, data, created_at`,
-      run.id,
-      run.ownerId,
-      run.status,
-      run.goal,
-      JSON.stringify(run.config),
-      JSON.stringify(run.inputs),
-      JSON.stringify(run.files),
-      run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
-      run.sourceRunId ?? null,
-      run.batchId ?? null,
-      run.replica,
-      run.leaseMs,
-      events.length,
-      encodeEvents(events),
+      [
+        run.id,
+        run.ownerId,
+        run.status,
+        run.goal,
+        JSON.stringify(run.config),
+        JSON.stringify(run.inputs),
+        JSON.stringify(run.files),
+        run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
+        run.sourceRunId ?? null,
+        run.batchId ?? null,
+        run.replica,
+        run.leaseMs,
+        events.length,
+        encodeEvents(events),
+      ],
     );
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);
   }
@@ -194,7 +208,10 @@ export class RunsRepository {
     if (u.release) sets.push('owner_replica = NULL', 'lease_until = NULL');
     const guard = opts.replica ? ` AND owner_replica = ${param(opts.replica)}` : '';
     const eventsParam = param(encodeEvents(events));
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+    // The common shapes (no row change, with or without the guard) are prepared statements.
+    const name = sets.length === 2 ? `run_append${opts.replica ? '_guarded' : ''}` : undefined;
+    const rows = await this.query<EventRow>(
+      name,
       `WITH bumped AS (
          UPDATE run SET ${sets.join(', ')} WHERE id = $1::uuid${guard}
          RETURNING next_seq - $2 AS first_seq
@@ -206,7 +223,7 @@ export class RunsRepository {
        )
        SELECT seq, type, data, created_at FROM inserted
        UNION ALL SELECT 0, '', '{}'::jsonb, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
-      ...params,
+      params,
     );
     if (!rows.length) {
       if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);

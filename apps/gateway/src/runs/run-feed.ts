@@ -1,0 +1,76 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { RunEventMessage, runEventsSubject } from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import type { StoredRunEvent } from '@switchyard/server-db';
+import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
+
+type Listener = (event: StoredRunEvent) => void;
+
+/**
+ * Live run events for the SSE streams of this gateway: one NATS subscription per run however many
+ * clients watch it, and one heartbeat timer for every open stream. Keeps an idle stream down to its
+ * socket and a few closures.
+ */
+@Injectable()
+export class RunFeed implements OnModuleDestroy {
+  private readonly runs = new Map<
+    string,
+    { listeners: Set<Listener>; unsubscribe: () => void; ready: Promise<void> }
+  >();
+  private readonly beats = new Set<() => void>();
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Calls `listener` with each event of the run published from now on; resolves (with the
+   * unsubscribe function) once the NATS server has the subscription, so nothing published after
+   * that is missed.
+   */
+  async follow(runId: string, listener: Listener): Promise<() => void> {
+    let entry = this.runs.get(runId);
+    if (!entry) {
+      const listeners = new Set<Listener>();
+      const unsubscribe = this.bus.subscribe(runEventsSubject(runId), (payload) => {
+        const parsed = RunEventMessage.safeParse(payload);
+        if (!parsed.success || parsed.data.runId !== runId) return;
+        for (const l of listeners) l(parsed.data as StoredRunEvent);
+      });
+      entry = { listeners, unsubscribe, ready: this.bus.flush() };
+      this.runs.set(runId, entry);
+    }
+    const { listeners, ready } = entry;
+    listeners.add(listener);
+    await ready;
+    return () => {
+      listeners.delete(listener);
+      if (!listeners.size && this.runs.get(runId)?.listeners === listeners) {
+        this.runs.get(runId)?.unsubscribe();
+        this.runs.delete(runId);
+      }
+    };
+  }
+
+  /** Calls `beat` every SSE_HEARTBEAT_MS until the returned function is called. */
+  heartbeat(beat: () => void): () => void {
+    this.beats.add(beat);
+    this.ticker ??= setInterval(() => this.beats.forEach((b) => b()), this.config.http.sseHeartbeatMs);
+    return () => {
+      this.beats.delete(beat);
+      if (!this.beats.size && this.ticker) {
+        clearInterval(this.ticker);
+        this.ticker = undefined;
+      }
+    };
+  }
+
+  onModuleDestroy(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    for (const { unsubscribe } of this.runs.values()) unsubscribe();
+    this.runs.clear();
+  }
+}

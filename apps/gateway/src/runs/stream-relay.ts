@@ -1,0 +1,107 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
+import { TERMINAL_RUN_EVENTS } from '@switchyard/contracts';
+import { RunEventsRepository, type StoredRunEvent } from '@switchyard/server-db';
+import type { Logger } from '@switchyard/server-observability';
+import { LOGGER } from '@switchyard/server-runtime';
+import type { Principal } from '../auth/principal';
+import { RunFeed } from './run-feed';
+
+const PAGE = 500;
+
+/** The sequence to resume after: the Last-Event-ID header wins over `?lastEventId=`, else 0. */
+export function lastEventIdOf(req: IncomingMessage, fallback: number | undefined): number {
+  const header = req.headers['last-event-id'];
+  const n = typeof header === 'string' && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+  return n ?? fallback ?? 0;
+}
+
+/**
+ * The SSE relay. It subscribes to the run's live events first, then replays what Postgres holds
+ * after Last-Event-ID, then follows live: every event is sent once, in sequence order, and a gap in
+ * the live feed (plain NATS is at-most-once) is filled from Postgres before going on. Works on
+ * plain node:http objects, so the stream can be served without the framework's per-request state.
+ */
+@Injectable()
+export class StreamRelay {
+  constructor(
+    private readonly events: RunEventsRepository,
+    private readonly feed: RunFeed,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Refuses (AppError, nothing written) unless the caller may see the run; then streams it. */
+  async open(
+    runId: string,
+    afterSeq: number,
+    caller: Principal,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    await this.events.assertVisible(runId, caller.owner.role === 'admin' ? null : caller.owner.id);
+
+    let lastSent = afterSeq;
+    let done = false;
+    let corked = false;
+    let chain: Promise<void> = Promise.resolve();
+    let unsubscribe: () => void = () => undefined;
+    let stopHeartbeat: () => void = () => undefined;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      stopHeartbeat();
+      unsubscribe();
+      res.end();
+    };
+    // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
+    const send = (e: StoredRunEvent, newest: boolean) => {
+      if (done || e.seq <= lastSent) return;
+      // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
+      res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      lastSent = e.seq;
+      if (newest && TERMINAL_RUN_EVENTS.has(e.type)) finish();
+    };
+    const catchUp = async () => {
+      for (;;) {
+        if (done) return;
+        const page = await this.events.readAfter(runId, lastSent, PAGE);
+        page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
+        if (page.length < PAGE) return;
+      }
+    };
+    // One queue keeps replay and live delivery in order.
+    const enqueue = (work: () => Promise<void> | void) => {
+      chain = chain.then(work).catch((err: Error) => {
+        this.logger.warn({ runId, err: err.message }, 'event stream failed');
+        finish();
+      });
+    };
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(': connected\n\n');
+    stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
+    req.on('close', finish);
+
+    unsubscribe = await this.feed.follow(runId, (event) =>
+      enqueue(async () => {
+        if (event.seq > lastSent + 1) await catchUp();
+        send(event, true);
+      }),
+    );
+    if (done) return unsubscribe(); // the client left while subscribing
+    enqueue(catchUp);
+  }
+}

@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { connect, JSONCodec } from 'nats';
+import { Client } from 'pg';
+import { runEventsSubject } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
+import { createScratchDatabase } from '@switchyard/server-db';
+import { api, openStream, Stack, type SseStream } from '@switchyard/testing';
+
+/*
+ * npm run bench -- runs
+ * Supplied workflows of no-op steps (`wait` with ms=0), measured as a client sees them: from the HTTP
+ * request that starts the run to the SSE `complete` frame. Gateway, executor and tool-registry run as
+ * separate processes. In the same run, the floor: per step one raw nats.js request/reply plus one raw
+ * `pg` INSERT (what a step needs at the least: a hop to the tool and a durable record).
+ *   sequential: chains of 50 steps (plans hold at most 64), two back to back = 100 steps; and the
+ *               marginal cost of a step (chain of 50 vs chain of 1).
+ *   parallel:   100 steps (2 runs × 50 independent steps) and 1,000 steps (20 runs × 50) at once.
+ *   sse:        the delay the gateway's relay adds over a raw NATS subscriber to the same events (p50),
+ *               and the gateway's memory per idle open stream with 2,000 streams open.
+ */
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+const ROUNDS = 5;
+const CHAIN = 50;
+const IDLE_STREAMS = 2_000;
+
+const noop = (id: string, dependsOn: string[] = []) => ({
+  id,
+  tool: 'wait',
+  arguments: { ms: 0 },
+  dependsOn,
+});
+const chain = (n: number) => ({
+  steps: Array.from({ length: n }, (_, i) => noop(`s${i}`, i ? [`s${i - 1}`] : [])),
+});
+const fan = (n: number) => ({ steps: Array.from({ length: n }, (_, i) => noop(`p${i}`)) });
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The gateway's V8 heap in use, from its Prometheus metrics. */
+async function heapUsedKiB(baseUrl: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const m = /^switchyard_nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\d+(?:\.\d+)?)/m.exec(text);
+  return Math.round(Number(m?.[1] ?? NaN) / 1024);
+}
+
+function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? NaN);
+}
+
+export async function runRunsBench(outDir: string): Promise<Record<string, unknown>> {
+  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
+  const prefix = `benchruns${process.pid}.`;
+  const admin = `bench_${randomBytes(24).toString('base64url')}`;
+  const stack = await Stack.start(
+    {
+      DATABASE_URL: db.url,
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: prefix,
+      SWITCHYARD_ADMIN_TOKEN: admin,
+      LOG_LEVEL: 'warn',
+      WORKSPACE_DIR: join(__dirname, '..', '..', 'tmp', 'bench-workspace'),
+      TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+    },
+    ['gateway', 'executor', 'tool-registry'],
+  );
+  const streams: SseStream[] = [];
+  const pgc = new Client({ connectionString: db.url });
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+  const bus = await Bus.connect({
+    servers: [NATS_URL],
+    name: 'bench-runs',
+    subjectPrefix: prefix,
+    defaultTimeoutMs: 20_000,
+  });
+  try {
+    const base = stack.gatewayUrl;
+    const startRun = async (workflow: unknown, parallel = 8): Promise<string> => {
+      const res = await api(base, 'POST', '/api/agent/run', {
+        token: admin,
+        body: {
+          config: {
+            planApproval: false,
+            permissionMode: 'full-access',
+            limits: { maxParallelSteps: parallel },
+          },
+          workflow,
+        },
+      });
+      if (res.status !== 200) throw new Error(`start answered ${res.status}: ${res.text}`);
+      return res.json['runId'] as string;
+    };
+    const follow = async (runId: string) => {
+      const s = await openStream(`${base}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': admin });
+      streams.push(s);
+      return s;
+    };
+    /** Milliseconds from the start request to the `complete` frame of every run. */
+    const timeRuns = async (workflows: unknown[], parallel: number): Promise<number> => {
+      const t0 = performance.now();
+      await Promise.all(
+        workflows.map(async (w) => {
+          const s = await follow(await startRun(w, parallel));
+          await s.next('complete', 120_000);
+          s.close();
+        }),
+      );
+      return performance.now() - t0;
+    };
+
+    // Warm up every path (JIT, pools, catalog).
+    for (let i = 0; i < 3; i++) await timeRuns([chain(CHAIN), fan(CHAIN)], CHAIN);
+
+    // ── floor: raw NATS request + raw pg insert per step ──
+    await pgc.connect();
+    await pgc.query(
+      'CREATE TABLE bench_floor (run_id uuid, seq int, type text, data jsonb, PRIMARY KEY (run_id, seq))',
+    );
+    const codec = JSONCodec();
+    const sub = nc.subscribe('benchfloor.echo', { callback: (_e, m) => m.respond(m.data) });
+    const floorRun = randomBytes(16)
+      .toString('hex')
+      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+    let floorSeq = 0;
+    const floorStep = async () => {
+      await nc.request('benchfloor.echo', codec.encode({ tool: 'wait', arguments: { ms: 0 } }), {
+        timeout: 5_000,
+      });
+      await pgc.query('INSERT INTO bench_floor VALUES ($1, $2, $3, $4)', [
+        floorRun,
+        ++floorSeq,
+        'step_complete',
+        '{"result":null}',
+      ]);
+    };
+    const floorPerStep: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 100; i++) await floorStep();
+      floorPerStep.push((performance.now() - t0) / 100);
+    }
+    sub.unsubscribe();
+
+    // ── sequential ──
+    const seq100: number[] = [];
+    const chain1: number[] = [];
+    const chain50: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      chain1.push(await timeRuns([chain(1)], 1));
+      chain50.push(await timeRuns([chain(CHAIN)], 1));
+      const t0 = performance.now();
+      await timeRuns([chain(CHAIN)], 1);
+      await timeRuns([chain(CHAIN)], 1);
+      seq100.push(performance.now() - t0);
+    }
+    const perStepEndToEnd = median(seq100) / 100;
+    const marginalPerStep = (median(chain50) - median(chain1)) / (CHAIN - 1);
+    const floor = median(floorPerStep);
+
+    // ── parallel ──
+    const par100: number[] = [];
+    const par1000: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      par100.push(await timeRuns([fan(CHAIN), fan(CHAIN)], CHAIN));
+      par1000.push(
+        await timeRuns(
+          Array.from({ length: 20 }, () => fan(CHAIN)),
+          CHAIN,
+        ),
+      );
+    }
+
+    // ── SSE relay latency: SSE frame arrival vs a raw NATS subscriber to the same run ──
+    const added: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Held at the plan gate until both listeners are attached, so every later event is live.
+      const res = await api(base, 'POST', '/api/agent/run', {
+        token: admin,
+        body: {
+          config: { planApproval: true, permissionMode: 'full-access', limits: { maxParallelSteps: 1 } },
+          workflow: chain(CHAIN),
+        },
+      });
+      const runId = res.json['runId'] as string;
+      const viaNats = new Map<number, number>();
+      const unsubscribe = bus.subscribe(runEventsSubject(runId), (e) => {
+        viaNats.set((e as { seq: number }).seq, performance.now());
+      });
+      const s = await follow(runId);
+      const gate = await s.next('plan_approval_requested');
+      await api(base, 'POST', `/api/agent/${runId}/approve`, { token: admin });
+      await s.next('complete', 60_000);
+      unsubscribe();
+      for (const f of s.frames) {
+        const n = f.id !== undefined && f.id > (gate.id ?? 0) ? viaNats.get(f.id) : undefined;
+        if (n !== undefined) added.push(f.receivedAt - n);
+      }
+    }
+
+    // ── idle streams: gateway memory per open stream ──
+    const idleRun = await (async () => {
+      const res = await api(base, 'POST', '/api/agent/run', {
+        token: admin,
+        body: { config: { planApproval: true }, workflow: fan(1) },
+      });
+      return res.json['runId'] as string;
+    })();
+    const gatewayPid = stack.services.get('gateway')?.child.pid as number;
+    const first = await follow(idleRun);
+    await first.next('plan_approval_requested');
+    await new Promise((r) => setTimeout(r, 500));
+    const before = rssKiB(gatewayPid);
+    const heapBefore = await heapUsedKiB(base);
+    const opened: SseStream[] = [];
+    for (let i = 0; i < IDLE_STREAMS; i += 100) {
+      const batch = await Promise.all(Array.from({ length: 100 }, () => follow(idleRun)));
+      await Promise.all(batch.map((s) => s.next('plan_approval_requested')));
+      opened.push(...batch);
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const after = rssKiB(gatewayPid);
+    const heapAfter = await heapUsedKiB(base);
+    const stillOpen = opened.filter((s) => !s.ended()).length;
+    for (const s of opened) s.close();
+
+    const result = {
+      benchmark: 'runs',
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+      method: {
+        rounds: ROUNDS,
+        statistic: 'median of rounds',
+        step: 'wait {ms:0} through registry.tools.invoke',
+        path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes',
+        floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
+      },
+      sequential: {
+        steps100Ms: r3(median(seq100)),
+        perStepEndToEndMs: r3(perStepEndToEnd),
+        marginalPerStepMs: r3(marginalPerStep),
+        floorPerStepMs: r3(floor),
+        ratioToFloor: r3(marginalPerStep / floor),
+        goal: '≤ 3 ms per sequential step end to end',
+        goalMet: perStepEndToEnd <= 3,
+      },
+      parallel: {
+        steps100Ms: r3(median(par100)),
+        steps1000Ms: r3(median(par1000)),
+        steps1000PerStepMs: r3(median(par1000) / 1000),
+        ratioToSequentialFloor: r3(median(par1000) / (1000 * floor)),
+        goal: '1,000 parallel steps ≤ 1 s',
+        goalMet: median(par1000) <= 1_000,
+      },
+      sse: {
+        relayAddedP50Ms: r3(pct(added, 0.5)),
+        relayAddedP99Ms: r3(pct(added, 0.99)),
+        samples: added.length,
+        idleStreams: IDLE_STREAMS,
+        stillOpen,
+        gatewayRssBeforeKiB: before,
+        gatewayRssAfterKiB: after,
+        perStreamKiB: r3((after - before) / IDLE_STREAMS),
+        perStreamHeapKiB: r3((heapAfter - heapBefore) / IDLE_STREAMS),
+        goal: 'relay ≤ 1 ms p50 added; ≤ 20 KiB gateway memory per open stream',
+        goalMet: pct(added, 0.5) <= 1 && (after - before) / IDLE_STREAMS <= 20,
+      },
+    };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'runs.json'), JSON.stringify(result, null, 2) + '\n');
+    return result;
+  } finally {
+    streams.forEach((s) => s.close());
+    await pgc.end().catch(() => undefined);
+    await nc.close();
+    await bus.close();
+    await stack.stop();
+    await db.drop();
+  }
+}
