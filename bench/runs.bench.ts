@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -56,6 +57,17 @@ async function heapUsedKiB(baseUrl: string): Promise<number> {
   const m = /^switchyard_nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\d+(?:\.\d+)?)/m.exec(text);
   return Math.round(Number(m?.[1] ?? NaN) / 1024);
 }
+
+/** The raw peer of the relay: plain node:http holding SSE streams open, nothing else. */
+const RAW_SSE_SERVER = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(': connected\\n\\nid: 1\\nevent: plan_approval_requested\\ndata: {}\\n\\n');
+  req.on('close', () => res.end());
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+`;
 
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -237,6 +249,32 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     const stillOpen = opened.filter((s) => !s.ended()).length;
     for (const s of opened) s.close();
 
+    // The same 2,000 streams held by a bare node:http server, measured the same way.
+    const raw = spawn(process.execPath, ['-e', RAW_SSE_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const rawPort = await new Promise<number>((resolve) =>
+      raw.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+    );
+    const rawUrl = `http://127.0.0.1:${rawPort}/`;
+    for (let i = 0; i < 200; i++) {
+      const s = await openStream(rawUrl);
+      await s.next('plan_approval_requested');
+      s.close();
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const rawBefore = rssKiB(raw.pid as number);
+    const rawStreams: SseStream[] = [];
+    for (let i = 0; i < IDLE_STREAMS; i += 100) {
+      const batch = await Promise.all(Array.from({ length: 100 }, () => openStream(rawUrl)));
+      await Promise.all(batch.map((s) => s.next('plan_approval_requested')));
+      rawStreams.push(...batch);
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const rawAfter = rssKiB(raw.pid as number);
+    rawStreams.forEach((s) => s.close());
+    raw.kill();
+    const perStream = (after - before) / IDLE_STREAMS;
+    const rawPerStream = (rawAfter - rawBefore) / IDLE_STREAMS;
+
     const result = {
       benchmark: 'runs',
       at: new Date().toISOString(),
@@ -273,10 +311,12 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         stillOpen,
         gatewayRssBeforeKiB: before,
         gatewayRssAfterKiB: after,
-        perStreamKiB: r3((after - before) / IDLE_STREAMS),
+        perStreamKiB: r3(perStream),
+        rawNodeHttpPerStreamKiB: r3(rawPerStream),
+        ratioToRawNodeHttp: r3(perStream / rawPerStream),
         perStreamHeapKiB: r3((heapAfter - heapBefore) / IDLE_STREAMS),
         goal: 'relay ≤ 1 ms p50 added; ≤ 20 KiB gateway memory per open stream',
-        goalMet: pct(added, 0.5) <= 1 && (after - before) / IDLE_STREAMS <= 20,
+        goalMet: pct(added, 0.5) <= 1 && perStream <= 20,
       },
     };
     mkdirSync(outDir, { recursive: true });

@@ -263,6 +263,120 @@ describe('agent runs end to end', () => {
     expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('hello from a run');
   });
 
+  it('retries a retry-safe step with backoff, each attempt an event, until it succeeds', async () => {
+    const file = join(workspace, 'appears-later.txt');
+    const runId = await start({
+      config: noReview,
+      workflow: {
+        steps: [
+          {
+            id: 'reader',
+            tool: 'read_file',
+            arguments: { filePath: file },
+            retry: { attempts: 5, backoffMs: 150 },
+          },
+          wait('delay', 200, 'now'),
+          {
+            id: 'writer',
+            tool: 'write_file',
+            arguments: { filePath: file, content: 'here' },
+            dependsOn: ['delay'],
+          },
+        ],
+      },
+    });
+    const s = await stream(runId);
+    await s.next('complete');
+    const retries = s.frames.filter((f) => f.event === 'step_retry' && f.data?.data['stepId'] === 'reader');
+    expect(retries.length).toBeGreaterThanOrEqual(1);
+    expect(retries.map((f) => f.data?.data['delayMs'])).toEqual(retries.map((_, i) => 150 * 2 ** i));
+    const starts = s.frames.filter((f) => f.event === 'step_start' && f.data?.data['stepId'] === 'reader');
+    expect(starts.map((f) => f.data?.data['attempt'])).toEqual(starts.map((_, i) => i + 1));
+    expect(stepEvent(s.frames, 'step_complete', 'reader')?.data?.data['result']).toContain('here');
+  });
+
+  it('refuses a forged plan asking retries of a tool that is not retry-safe, before anything runs', async () => {
+    const res = await call('POST', '/api/agent/run', alice, {
+      config: noReview,
+      workflow: {
+        steps: [
+          {
+            id: 'w',
+            tool: 'execute_command',
+            arguments: { command: 'touch twice.txt' },
+            retry: { attempts: 3 },
+          },
+        ],
+      },
+    });
+    expect(res.status).toBe(400);
+    expect((res.json['details'] as { issues: unknown[] }).issues).toContainEqual(
+      expect.objectContaining({ path: '$.steps[0].retry', code: 'retry_not_allowed' }),
+    );
+    expect(existsSync(join(workspace, 'twice.txt'))).toBe(false);
+  });
+
+  it('keeps a capped copy of a large result, flagged truncated, while later steps see it whole', async () => {
+    const big = 'y'.repeat(70 * 1024);
+    const out = join(workspace, 'big.txt');
+    const runId = await start({
+      config: noReview,
+      workflow: {
+        steps: [
+          wait('big', 0, { big }),
+          {
+            id: 'save',
+            tool: 'write_file',
+            arguments: { filePath: out, content: '{{node.big.result.big}}' },
+            dependsOn: ['big'],
+          },
+        ],
+      },
+    });
+    const s = await stream(runId);
+    await s.next('complete');
+    const d = await detail(runId);
+    const kept = d.executions.find((x) => x.stepId === 'big') as { truncated?: boolean; result: unknown };
+    expect(kept.truncated).toBe(true);
+    expect(String(kept.result)).toHaveLength(64 * 1024);
+    expect(readFileSync(out, 'utf8')).toBe(big); // the next step got all of it
+    expect(stepEvent(s.frames, 'step_start', 'save')?.data?.data['argumentsTruncated']).toBe(true);
+  });
+
+  it('releases one step gate by stepId, the other stays closed; cancel at a gate ends the run', async () => {
+    const runId = await start({
+      config: { planApproval: false, permissionMode: 'ask' },
+      workflow: {
+        steps: [
+          { id: 'w1', tool: 'write_file', arguments: { filePath: join(workspace, 'g1.txt'), content: '1' } },
+          { id: 'w2', tool: 'write_file', arguments: { filePath: join(workspace, 'g2.txt'), content: '2' } },
+        ],
+      },
+    });
+    const s = await stream(runId);
+    await s.next('step_approval_requested');
+    await waitFor(async () => ofType(s.frames, 'step_approval_requested').length === 2, 5_000);
+    const one = await call('POST', `/api/agent/${runId}/approve?stepId=w1`, alice);
+    expect(one.json).toMatchObject({ released: ['w1'], status: 'awaiting_step_approval' });
+    await waitFor(async () => existsSync(join(workspace, 'g1.txt')), 5_000);
+    expect((await call('POST', `/api/agent/${runId}/approve?stepId=nope`, alice)).status).toBe(409);
+    const cancelled = await call('POST', `/api/agent/${runId}/cancel`, alice);
+    expect(cancelled.status).toBe(200);
+    await s.next('cancelled');
+    expect(existsSync(join(workspace, 'g2.txt'))).toBe(false);
+    expect(stepEvent(s.frames, 'step_failed', 'w2')?.data?.data['cancelled']).toBe(true);
+  });
+
+  it('cancels a run waiting at the plan gate', async () => {
+    const runId = await start({ workflow: { steps: [wait('never', 0, 1)] } });
+    const s = await stream(runId);
+    await s.next('plan_approval_requested');
+    expect((await call('POST', `/api/agent/${runId}/cancel`, alice)).status).toBe(200);
+    await s.next('cancelled');
+    expect(stepEvent(s.frames, 'step_start', 'never')).toBeUndefined();
+    expect((await call('POST', `/api/agent/${runId}/approve`, alice)).status).toBe(409);
+  });
+
   it('cancels mid-step: the in-flight call is aborted and the stream ends without complete', async () => {
     const runId = await start({
       config: noReview,
@@ -349,6 +463,18 @@ describe('agent runs end to end', () => {
       reused: true,
     });
     expect(d.status).toBe('completed');
+  }, 60_000);
+
+  it('marks the runs of an executor stopped gracefully interrupted at once', async () => {
+    const runId = await start({ config: noReview, workflow: { steps: [wait('slow', 20_000, 'x')] } });
+    const s = await stream(runId);
+    await s.next('step_start');
+    const stoppedAt = Date.now();
+    expect(await stack.stopService('executor')).toBe(0);
+    const interrupted = await s.next('interrupted', 10_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(String(interrupted.data?.data['message'])).toContain('shut down');
+    await stack.startService('executor');
   }, 60_000);
 
   it('forks a finished run into a new reviewed run, and rewinds keeping the first steps', async () => {

@@ -39,7 +39,7 @@ describe('npm start', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await waitFor(() => out.includes('all five services are up'), 60_000, 200).catch((err: Error) => {
+      await waitFor(() => out.includes('all five services are up'), 120_000, 200).catch((err: Error) => {
         throw new Error(`${err.message}\n${out.slice(-3000)}`);
       });
       expect(out).toContain(`http://127.0.0.1:${port}`);
@@ -54,7 +54,7 @@ describe('npm start', () => {
     expect(await exited).toBe(0);
     expect(out).toContain('all services stopped');
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-  }, 90_000);
+  }, 150_000);
 
   it('refuses to start a service with invalid configuration, naming the variable in one line', async () => {
     const child = spawn(process.execPath, [join(ROOT, 'dist/apps/planner/src/main.js')], {

@@ -234,4 +234,52 @@ describe('validatePlan', () => {
     };
     expect(issues(plan)).toEqual([]);
   });
+
+  describe('effects', () => {
+    const typed = [
+      { name: 'look', effect: 'read' as const, idempotent: false, inputSchema: { type: 'object' } },
+      { name: 'put', effect: 'write' as const, idempotent: true, inputSchema: { type: 'object' } },
+      { name: 'send', effect: 'external' as const, idempotent: false, inputSchema: { type: 'object' } },
+    ];
+    const run = (plan: unknown, readOnly = false) => {
+      const r = validatePlan(plan, { tools: typed, readOnly });
+      return r.ok ? [] : r.issues.map((i) => [i.path, i.code]);
+    };
+
+    it('refuses non-read steps in a read-only plan, naming each', () => {
+      const plan = {
+        steps: [
+          { id: 'a', tool: 'look' },
+          { id: 'b', tool: 'put' },
+          { id: 'c', tool: 'send' },
+        ],
+      };
+      expect(run(plan, true)).toEqual([
+        ['$.steps[1].tool', 'not_read_only'],
+        ['$.steps[2].tool', 'not_read_only'],
+      ]);
+      expect(run(plan, false)).toEqual([]);
+    });
+
+    it('allows retries only of read or idempotent tools, and 1 to 5 attempts', () => {
+      const retry = (tool: string, attempts: number) => ({ steps: [{ id: 'a', tool, retry: { attempts } }] });
+      expect(run(retry('look', 3))).toEqual([]);
+      expect(run(retry('put', 5))).toEqual([]);
+      expect(run(retry('send', 2))).toEqual([['$.steps[0].retry', 'retry_not_allowed']]);
+      expect(run(retry('send', 1))).toEqual([]);
+      expect(run(retry('look', 6))).toEqual([['$.steps[0].retry.attempts', 'invalid']]);
+      expect(run(retry('look', 0))).toEqual([['$.steps[0].retry.attempts', 'invalid']]);
+    });
+  });
+
+  it('validates against schemas that arrive as fresh objects each time (no per-object compile cache)', () => {
+    const fresh = () => JSON.parse(JSON.stringify(tools)) as typeof tools;
+    for (let i = 0; i < 3; i++) {
+      const r = validatePlan(
+        { steps: [{ id: 'a', tool: 'wait', arguments: { ms: -1 } }] },
+        { tools: fresh() },
+      );
+      expect(r.ok).toBe(false);
+    }
+  });
 });

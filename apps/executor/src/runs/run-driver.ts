@@ -359,7 +359,8 @@ export class RunDriver {
   /** Closes the run once nothing is in flight and the outcome is known. */
   private async settle(): Promise<void> {
     if (this.closed || this.finishing) return;
-    if (this.count('running') > 0) return;
+    // Steps at a refused gate are still unwinding (they record their own end first).
+    if (this.count('running') > 0 || (this.cancelReason !== undefined && this.count('gated') > 0)) return;
     if (this.cancelReason !== undefined) return this.finish();
     if (!this.plan) return;
     if (this.failure !== undefined) {
@@ -402,7 +403,7 @@ export class RunDriver {
             stepId: step.id,
             tool: step.tool,
             effect: tool.effect,
-            arguments: args,
+            arguments: capResult(args, this.init.settings.resultLimitBytes).value,
             reason: decision.reason,
           },
           { status: 'awaiting_step_approval' },
@@ -493,13 +494,15 @@ export class RunDriver {
     this.invocations.set(step.id, invocationId);
     // The tool runs only once its start is durable, and with it (the log is written in order) the
     // completion of every step it depends on: a crash never leaves a call the history does not show.
+    const shown = capResult(args, this.init.settings.resultLimitBytes);
     await writer.emit('step_start', {
       stepId: step.id,
       tool: step.tool,
       effect: tool.effect,
       attempt,
       description: step.description,
-      arguments: args,
+      arguments: shown.value,
+      ...(shown.truncated ? { argumentsTruncated: true } : {}),
       permission: decision,
     });
     if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');

@@ -133,4 +133,68 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     expect((await api(gateway.url, 'GET', `/api/agent/stream?runId=${run}`)).status).toBe(401);
     expect((await api(gateway.url, 'GET', '/api/agent/stream?runId=not-a-uuid', { token })).status).toBe(400);
   });
+
+  it('refuses a bad query with the field named, and bad tokens however they are sent', async () => {
+    const bad = await api(gateway.url, 'GET', '/api/agent/stream?runId=not-a-uuid&lastEventId=-1', { token });
+    expect(bad.status).toBe(400);
+    expect(bad.json['code']).toBe('validation_failed');
+    expect((bad.json['errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual([
+      'query.lastEventId',
+      'query.runId',
+    ]);
+    expect(bad.headers.get('x-correlation-id')).toBeTruthy();
+    const run = await events.createRun(ownerId, 'tokens');
+    for (const t of ['', 'nope', 'x'.repeat(600), "' OR 1=1 --"]) {
+      const res = await api(
+        gateway.url,
+        'GET',
+        `/api/agent/stream?runId=${run}&token=${encodeURIComponent(t)}`,
+      );
+      expect(res.status).toBe(401);
+    }
+    expect(
+      (
+        await api(gateway.url, 'GET', `/api/agent/stream?runId=${run}`, {
+          headers: { authorization: 'Bearer nope' },
+        })
+      ).status,
+    ).toBe(401);
+  });
+
+  it('goes on past a terminal event that is not the newest (a resumed run)', async () => {
+    const run = await events.createRun(ownerId, 'resumed');
+    await emit(
+      run,
+      { type: 'step_start' },
+      { type: 'interrupted' },
+      { type: 'resumed' },
+      { type: 'plan_ready' },
+    );
+    const s = await openStream(url(run), { 'x-switchyard-token': token });
+    await waitFor(() => s.frames.length === 4, 5_000, 20);
+    expect(s.ended()).toBe(false);
+    await emit(run, { type: 'complete' });
+    await s.reading;
+    expect(s.frames.map((f) => f.event)).toEqual([
+      'step_start',
+      'interrupted',
+      'resumed',
+      'plan_ready',
+      'complete',
+    ]);
+  });
+
+  it('serves many streams of one run from one subscription, each complete and in order', async () => {
+    const run = await events.createRun(ownerId, 'fan out');
+    const streams = await Promise.all(
+      Array.from({ length: 5 }, () => openStream(url(run), { 'x-switchyard-token': token })),
+    );
+    await waitFor(() => streams.every((s) => s.comments.includes('connected')), 5_000, 20);
+    await emit(run, ...Array.from({ length: 20 }, (_, i) => ({ type: 'tick', data: { i } })), {
+      type: 'complete',
+    });
+    await Promise.all(streams.map((s) => s.reading));
+    for (const s of streams)
+      expect(s.frames.map((f) => f.id)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+  });
 });

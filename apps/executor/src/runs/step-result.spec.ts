@@ -1,0 +1,39 @@
+import { capResult, resultText, resultValue } from './step-result';
+
+const text = (...t: string[]) => ({
+  content: t.map((x) => ({ type: 'text' as const, text: x })),
+  isError: false,
+  truncated: false,
+});
+
+describe('step results', () => {
+  it('takes a single JSON block as its value', () => {
+    expect(
+      resultValue({ content: [{ type: 'json', json: { a: [1] } }], isError: false, truncated: false }),
+    ).toEqual({
+      a: [1],
+    });
+  });
+
+  it('parses text that is a JSON object or array, and keeps other text as text', () => {
+    expect(resultValue(text('{"rows": [1, 2]}'))).toEqual({ rows: [1, 2] });
+    expect(resultValue(text(' [1] '))).toEqual([1]);
+    expect(resultValue(text('42'))).toBe('42');
+    expect(resultValue(text('{not json}'))).toBe('{not json}');
+    expect(resultValue(text('a', 'b'))).toBe('a\nb');
+  });
+
+  it('caps what the history keeps and says so', () => {
+    expect(capResult({ a: 1 }, 100)).toEqual({ value: { a: 1 }, truncated: false });
+    const big = capResult({ s: 'x'.repeat(500) }, 100);
+    expect(big.truncated).toBe(true);
+    expect(big.value).toHaveLength(100);
+    expect(capResult(undefined, 10)).toEqual({ value: undefined, truncated: false });
+  });
+
+  it('reports an error text, cut, with a fallback when the tool said nothing', () => {
+    expect(resultText(text('boom'))).toBe('boom');
+    expect(resultText(text('x'.repeat(50)), 10)).toBe(`${'x'.repeat(10)}…`);
+    expect(resultText({ content: [], isError: true, truncated: false })).toContain('without a message');
+  });
+});

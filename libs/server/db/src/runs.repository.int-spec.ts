@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
+import { IdentityRepository } from './identity.repository';
+import { createPgPool, createPrisma, type PgPool, type PrismaClient } from './prisma';
+import { LeaseLostError, RunsRepository, type NewRun } from './runs.repository';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+describe('RunsRepository (real Postgres)', () => {
+  let db: ScratchDatabase;
+  let prisma: PrismaClient;
+  let pool: PgPool;
+  let viaPool: RunsRepository;
+  let viaPrisma: RunsRepository;
+  let ownerId: string;
+  let otherOwner: string;
+
+  const newRun = (over: Partial<NewRun> = {}): NewRun => ({
+    id: randomUUID(),
+    ownerId,
+    status: 'running',
+    goal: 'a goal',
+    config: { permissionMode: 'ask' },
+    inputs: { x: 1 },
+    files: ['a.txt'],
+    plan: { steps: [{ id: 'a', tool: 'wait', arguments: {}, dependsOn: [] }] },
+    replica: 'replica-1',
+    leaseMs: 60_000,
+    ...over,
+  });
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(SERVER, { label: 'runs' });
+    prisma = createPrisma({ url: db.url, poolSize: 5, applicationName: 'test' });
+    pool = createPgPool({ url: db.url, poolSize: 5, applicationName: 'test-runs' });
+    viaPool = new RunsRepository(prisma, pool);
+    viaPrisma = new RunsRepository(prisma);
+    const identity = new IdentityRepository(prisma);
+    ownerId = (await identity.ensureOwner('runs-owner', 'user')).owner.id;
+    otherOwner = (await identity.ensureOwner('runs-other', 'user')).owner.id;
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await prisma.$disconnect();
+    await db.drop();
+  });
+
+  describe.each([
+    ['a raw pg pool', () => viaPool],
+    ['Prisma', () => viaPrisma],
+  ])('through %s', (_, repo) => {
+    it('creates a run with its first events, then appends gaplessly with row changes in the same statement', async () => {
+      const run = newRun();
+      const first = await repo().create(run, [
+        { type: 'run_created', data: { a: 1 } },
+        { type: 'plan_ready' },
+      ]);
+      expect(first.map((e) => [e.seq, e.type])).toEqual([
+        [1, 'run_created'],
+        [2, 'plan_ready'],
+      ]);
+      const more = await repo().append(run.id, [{ type: 'complete', data: { summary: 's' } }], {
+        replica: 'replica-1',
+        update: { status: 'completed', summary: 'done it', finished: true, release: true },
+      });
+      expect(more.map((e) => e.seq)).toEqual([3]);
+      const row = await repo().get(run.id);
+      expect(row).toMatchObject({
+        status: 'completed',
+        summary: 'done it',
+        ownerReplica: null,
+        leaseUntil: null,
+        inputs: { x: 1 },
+        files: ['a.txt'],
+      });
+      expect(row?.finishedAt).not.toBeNull();
+    });
+
+    it('applies a row change with no event, and refuses a replica that does not hold the run', async () => {
+      const run = newRun();
+      await repo().create(run, []);
+      expect(
+        await repo().append(run.id, [], { replica: 'replica-1', update: { status: 'failed', error: 'x' } }),
+      ).toEqual([]);
+      expect((await repo().get(run.id))?.status).toBe('failed');
+      await expect(
+        repo().append(run.id, [{ type: 'step_start' }], { replica: 'someone-else' }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo().append(randomUUID(), [{ type: 'x' }])).rejects.toMatchObject({ code: 'not_found' });
+      // The refused append left nothing behind.
+      expect((await repo().events(run.id, 10)).map((e) => e.type)).toEqual([]);
+    });
+  });
+
+  it('interrupts runs whose lease ran out, with the interrupted event in the same statement, once', async () => {
+    const expired = newRun({ leaseMs: -1_000, replica: 'dead-replica' });
+    const alive = newRun({ replica: 'live-replica' });
+    const done = newRun({ status: 'completed', leaseMs: -1_000 });
+    await viaPool.create(expired, [{ type: 'run_created' }]);
+    await viaPool.create(alive, [{ type: 'run_created' }]);
+    await viaPool.create(done, [{ type: 'run_created' }]);
+    const events = await viaPool.interrupt('the replica stopped');
+    const mine = events.filter((e) => [expired.id, alive.id, done.id].includes(e.runId));
+    expect(mine).toEqual([expect.objectContaining({ runId: expired.id, seq: 2, type: 'interrupted' })]);
+    expect(mine[0]?.data).toEqual({ message: 'the replica stopped' });
+    expect(await viaPool.get(expired.id)).toMatchObject({
+      status: 'interrupted',
+      error: 'the replica stopped',
+      ownerReplica: null,
+    });
+    expect((await viaPool.interrupt('again')).filter((e) => e.runId === expired.id)).toEqual([]);
+    // The dead replica can no longer write to it.
+    await expect(
+      viaPool.append(expired.id, [{ type: 'step_complete' }], { replica: 'dead-replica' }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    // A renewed lease keeps a run out of the sweep; interrupting by replica ignores the lease.
+    expect(await viaPool.renewLeases('live-replica', 60_000)).toBeGreaterThanOrEqual(1);
+    const byReplica = await viaPool.interrupt('shut down', { replica: 'live-replica' });
+    expect(byReplica.map((e) => e.runId)).toEqual([alive.id]);
+  });
+
+  it('claims a finished run for a replica only from the statuses given', async () => {
+    const run = newRun({ status: 'failed' });
+    await viaPool.create(run, []);
+    expect(await viaPool.claim(run.id, 'replica-2', 10_000, ['cancelled'])).toBe(false);
+    expect(await viaPool.claim(run.id, 'replica-2', 10_000, ['failed'])).toBe(true);
+    expect((await viaPool.get(run.id))?.ownerReplica).toBe('replica-2');
+  });
+
+  it('shows a run to its owner and admins only', async () => {
+    const run = newRun();
+    await viaPool.create(run, []);
+    await expect(viaPool.getVisible(run.id, ownerId)).resolves.toMatchObject({ id: run.id });
+    await expect(viaPool.getVisible(run.id, null)).resolves.toMatchObject({ id: run.id });
+    await expect(viaPool.getVisible(run.id, otherOwner)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('lists newest first with cursor pages, a status filter, and a search where % and _ are literal', async () => {
+    const mine = Array.from({ length: 5 }, (_, i) => newRun({ ownerId: otherOwner, goal: `list goal ${i}` }));
+    for (const r of mine) await viaPool.create(r, []);
+    await viaPool.create(newRun({ ownerId: otherOwner, goal: 'literal 100%_done', status: 'failed' }), []);
+    const first = await viaPool.list(otherOwner, { limit: 4 });
+    expect(first.items).toHaveLength(4);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await viaPool.list(otherOwner, { limit: 4, cursor: first.nextCursor as string });
+    expect(second.items).toHaveLength(2);
+    expect(second.nextCursor).toBeNull();
+    expect(new Set([...first.items, ...second.items].map((r) => r.id)).size).toBe(6);
+    expect(
+      (await viaPool.list(otherOwner, { limit: 50, status: 'failed' })).items.map((r) => r.goal),
+    ).toEqual(['literal 100%_done']);
+    expect((await viaPool.list(otherOwner, { limit: 50, q: '100%_' })).items).toHaveLength(1);
+    expect((await viaPool.list(otherOwner, { limit: 50, q: '%' })).items).toHaveLength(1);
+    expect((await viaPool.list(otherOwner, { limit: 50, q: 'list goal' })).items).toHaveLength(5);
+    await expect(
+      viaPool.list(otherOwner, { limit: 5, cursor: "x'; DROP TABLE run; --" }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+});
