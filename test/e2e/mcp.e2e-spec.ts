@@ -103,7 +103,7 @@ describe('MCP servers through the gateway', () => {
 
   it('lists its tools in the catalog and calls them with the right results', async () => {
     const catalog = await call('GET', '/api/agent/tools');
-    const names = (catalog.json['tools'] as Array<{ name: string; source: string; effect: string }>).filter(
+    const names = (catalog.json as unknown as Array<{ name: string; source: string; effect: string }>).filter(
       (t) => t.source === 'mcp',
     );
     expect(names.map((t) => t.name)).toEqual(
@@ -169,7 +169,7 @@ server.connect(new StdioServerTransport());
     );
     const id = await record('mutable', 'LOCAL', { command: process.execPath, args: [script] });
     const inCatalog = async () =>
-      ((await call('GET', '/api/agent/tools')).json['tools'] as Array<{ name: string }>).some(
+      ((await call('GET', '/api/agent/tools')).json as unknown as Array<{ name: string }>).some(
         (t) => t.name === 'mcp__mutable__greet',
       );
 
@@ -220,7 +220,7 @@ server.connect(new StdioServerTransport());
     const id = await record('slowpoke', 'LOCAL', { command: process.execPath, args: [script] });
     expect((await call('POST', `/mcp/tool/${id}/test`)).json).toMatchObject({ success: true });
     const names = async () =>
-      ((await call('GET', '/api/agent/tools')).json['tools'] as Array<{ name: string }>).map((t) => t.name);
+      ((await call('GET', '/api/agent/tools')).json as unknown as Array<{ name: string }>).map((t) => t.name);
     expect(await names()).toContain('mcp__slowpoke__echo');
 
     writeFileSync(slowFlag, '');

@@ -75,7 +75,7 @@ describe('platform end to end', () => {
     expect(me.json['owner']).toMatchObject({ name: 'dora', role: 'user' });
     const catalog = await get('/api/agent/tools', token);
     expect(catalog.status).toBe(200);
-    expect((catalog.json['tools'] as Array<{ name: string }>).map((t) => t.name)).toEqual(
+    expect((catalog.json as unknown as Array<{ name: string }>).map((t) => t.name)).toEqual(
       expect.arrayContaining(['read_file', 'write_file', 'execute_command', 'wait']),
     );
     const forbidden = await get('/api/services/planner', token);

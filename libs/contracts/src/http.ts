@@ -11,7 +11,7 @@ import {
   ApiTokenInfo,
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
-import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
+import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { StreamQuery } from './run-events';
 import {
   ApproveBody,
@@ -164,10 +164,10 @@ export const Routes = {
     method: 'GET',
     path: '/api/agent/tools',
     summary:
-      'The tools the caller may orchestrate: name, description, JSON Schema, effect, idempotent, source',
+      'The tools the caller may orchestrate, as a JSON array: name, description, inputSchema (JSON Schema), effect, idempotent, source',
     tag: 'tools',
     auth: { permission: 'mcp:tool:list' },
-    response: ToolCatalog,
+    response: z.array(ToolDescriptor),
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
   }),
   runStart: route({

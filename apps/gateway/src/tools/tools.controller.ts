@@ -1,7 +1,13 @@
 import { Controller, Inject, Req, Res } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
-import { Routes, Rpc, TOOL_CANCEL_SUBJECT, type ToolCatalog, type ToolResult } from '@switchyard/contracts';
+import {
+  Routes,
+  Rpc,
+  TOOL_CANCEL_SUBJECT,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
@@ -35,7 +41,14 @@ export class ToolsController {
   }
 
   @Endpoint(Routes.toolCatalog)
-  catalog(@Req() req: GatewayRequest): Promise<ToolCatalog> {
-    return this.bus.call(Rpc.registry.catalog, {}, { ctx: callContext(req.principal, req.correlationId) });
+  async catalog(@Req() req: GatewayRequest): Promise<ToolDescriptor[]> {
+    const { tools } = await this.bus.call(
+      Rpc.registry.catalog,
+      {},
+      {
+        ctx: callContext(req.principal, req.correlationId),
+      },
+    );
+    return tools;
   }
 }
