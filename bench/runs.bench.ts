@@ -69,6 +69,18 @@ const server = http.createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
 `;
 
+/** Opens IDLE_STREAMS streams, 100 at a time, each past its first event; then lets things settle. */
+async function openIdle(open: () => Promise<SseStream>): Promise<SseStream[]> {
+  const opened: SseStream[] = [];
+  for (let i = 0; i < IDLE_STREAMS; i += 100) {
+    const batch = await Promise.all(Array.from({ length: 100 }, open));
+    await Promise.all(batch.map((s) => s.next('plan_approval_requested')));
+    opened.push(...batch);
+  }
+  await new Promise((r) => setTimeout(r, 1_000));
+  return opened;
+}
+
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? NaN);
@@ -237,13 +249,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     await new Promise((r) => setTimeout(r, 500));
     const before = rssKiB(gatewayPid);
     const heapBefore = await heapUsedKiB(base);
-    const opened: SseStream[] = [];
-    for (let i = 0; i < IDLE_STREAMS; i += 100) {
-      const batch = await Promise.all(Array.from({ length: 100 }, () => follow(idleRun)));
-      await Promise.all(batch.map((s) => s.next('plan_approval_requested')));
-      opened.push(...batch);
-    }
-    await new Promise((r) => setTimeout(r, 1_000));
+    const opened = await openIdle(() => follow(idleRun));
     const after = rssKiB(gatewayPid);
     const heapAfter = await heapUsedKiB(base);
     const stillOpen = opened.filter((s) => !s.ended()).length;
@@ -262,13 +268,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     }
     await new Promise((r) => setTimeout(r, 500));
     const rawBefore = rssKiB(raw.pid as number);
-    const rawStreams: SseStream[] = [];
-    for (let i = 0; i < IDLE_STREAMS; i += 100) {
-      const batch = await Promise.all(Array.from({ length: 100 }, () => openStream(rawUrl)));
-      await Promise.all(batch.map((s) => s.next('plan_approval_requested')));
-      rawStreams.push(...batch);
-    }
-    await new Promise((r) => setTimeout(r, 1_000));
+    const rawStreams = await openIdle(() => openStream(rawUrl));
     const rawAfter = rssKiB(raw.pid as number);
     rawStreams.forEach((s) => s.close());
     raw.kill();

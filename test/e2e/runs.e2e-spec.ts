@@ -389,7 +389,7 @@ describe('agent runs end to end', () => {
     expect(res.status).toBe(200);
     await s.next('cancelled', 10_000);
     await s.reading;
-    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(Date.now() - startedAt).toBeLessThan(5_000); // the call was aborted, not waited out (30 s)
     expect(ofType(s.frames, 'complete')).toHaveLength(0);
     expect(stepEvent(s.frames, 'step_failed', 'long')?.data?.data['cancelled']).toBe(true);
     expect(stepEvent(s.frames, 'step_start', 'after')).toBeUndefined();

@@ -18,36 +18,28 @@ export interface ReusableStep {
   readonly truncated: boolean;
 }
 
+function notStarted(stepId: string, tool: string): StepExecution {
+  return {
+    stepId,
+    tool,
+    status: 'waiting',
+    attempt: 0,
+    truncated: false,
+    error: null,
+    reused: false,
+    startedAt: null,
+    finishedAt: null,
+  };
+}
+
 /** Each step's latest execution, folded from the run's step events (plan order; unseen steps wait). */
 export function foldExecutions(plan: AgentPlan | null, events: readonly StoredRunEvent[]): StepExecution[] {
   const byId = new Map<string, StepExecution>();
-  for (const step of plan?.steps ?? []) {
-    byId.set(step.id, {
-      stepId: step.id,
-      tool: step.tool,
-      status: 'waiting',
-      attempt: 0,
-      truncated: false,
-      error: null,
-      reused: false,
-      startedAt: null,
-      finishedAt: null,
-    });
-  }
+  for (const step of plan?.steps ?? []) byId.set(step.id, notStarted(step.id, step.tool));
   for (const e of events) {
     const stepId = typeof e.data['stepId'] === 'string' ? e.data['stepId'] : undefined;
     if (!stepId) continue;
-    const prev = byId.get(stepId) ?? {
-      stepId,
-      tool: String(e.data['tool'] ?? ''),
-      status: 'waiting' as const,
-      attempt: 0,
-      truncated: false,
-      error: null,
-      reused: false,
-      startedAt: null,
-      finishedAt: null,
-    };
+    const prev = byId.get(stepId) ?? notStarted(stepId, String(e.data['tool'] ?? ''));
     const attempt = typeof e.data['attempt'] === 'number' ? e.data['attempt'] : prev.attempt;
     switch (e.type) {
       case 'step_approval_requested':

@@ -15,14 +15,15 @@ export interface StoredRunEvent {
   readonly at: string;
 }
 
-interface EventRow {
+/** A run_event row as the SQL of both run repositories returns it. */
+export interface EventRow {
   seq: number;
   type: string;
   data: Record<string, unknown>;
   created_at: Date;
 }
 
-function toEvent(runId: string, r: EventRow): StoredRunEvent {
+export function toEvent(runId: string, r: EventRow): StoredRunEvent {
   return {
     runId,
     seq: Number(r.seq),

@@ -1,7 +1,7 @@
 import { AppError, type RunStatus, type RunSummary } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import type { NewRunEvent, StoredRunEvent } from './run-events.repository';
+import { toEvent, type EventRow, type NewRunEvent, type StoredRunEvent } from './run-events.repository';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 export const ACTIVE_STATUSES: readonly RunStatus[] = [
@@ -54,14 +54,6 @@ export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
 }
 
-interface EventRow {
-  run_id?: string;
-  seq: number;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
-}
-
 interface RunDbRow {
   id: string;
   owner_id: string;
@@ -108,16 +100,6 @@ function toRun(r: RunDbRow): RunRow {
     plan: r.plan,
     ownerReplica: r.owner_replica,
     leaseUntil: iso(r.lease_until),
-  };
-}
-
-function toEvent(runId: string, r: EventRow): StoredRunEvent {
-  return {
-    runId,
-    seq: Number(r.seq),
-    type: r.type,
-    data: r.data ?? {},
-    at: new Date(r.created_at).toISOString(),
   };
 }
 
