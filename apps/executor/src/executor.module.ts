@@ -1,7 +1,15 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
-import { createPgPool, RunsRepository, type PgPool, type PrismaClient } from '@switchyard/server-db';
+import {
+  createPgPool,
+  PermissionsRepository,
+  RunsRepository,
+  type PgPool,
+  type PrismaClient,
+} from '@switchyard/server-db';
 import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
+import { PermissionsHandler } from './permissions/permissions.handler';
+import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
 import { RunsHandler } from './runs/runs.handler';
 import { RunsService } from './runs/runs.service';
@@ -23,7 +31,7 @@ class RunsPoolCloser implements OnApplicationShutdown {
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler],
+  controllers: [RunsHandler, PermissionsHandler],
   providers: [
     {
       provide: RUNS_POOL,
@@ -41,6 +49,12 @@ class RunsPoolCloser implements OnApplicationShutdown {
       useFactory: (prisma: PrismaClient, pool: PgPool) => new RunsRepository(prisma, pool),
       inject: [PRISMA, RUNS_POOL],
     },
+    {
+      provide: PermissionsRepository,
+      useFactory: (prisma: PrismaClient) => new PermissionsRepository(prisma),
+      inject: [PRISMA],
+    },
+    PermissionsService,
     ActiveRuns,
     RunsService,
   ],

@@ -6,6 +6,7 @@ import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
+import { SettingsController } from './settings/settings.controller';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -30,6 +31,7 @@ import { ToolsController } from './tools/tools.controller';
     AgentsController,
     StreamController,
     RunsController,
+    SettingsController,
   ],
   providers: [
     RunFeed,

@@ -5,7 +5,7 @@ import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
 import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
-import { AddressPolicy } from './builtin/web/address-policy';
+import { AddressPolicy } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp/mcp-client.pool';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { RecordCache } from './mcp/record-cache';

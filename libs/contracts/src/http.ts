@@ -14,6 +14,17 @@ import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { StreamQuery } from './run-events';
 import {
+  EvaluateBody,
+  Hook,
+  HookBody,
+  HookIdParam,
+  HookList,
+  PermissionDecision,
+  PermissionSettings,
+  RuleLists,
+  RuleScopeQuery,
+} from './permissions';
+import {
   ApproveBody,
   ApproveQuery,
   BatchBody,
@@ -279,6 +290,84 @@ export const Routes = {
     response: StartedRun,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  permissionsGet: route({
+    method: 'GET',
+    path: '/api/settings/permissions',
+    summary:
+      'Your permission rules (allow, ask, deny; one matcher per line), with the global rules that apply on top; ?scope=global for the global lists',
+    tag: 'settings',
+    auth: { permission: 'settings:permissions:read' },
+    query: RuleScopeQuery,
+    response: PermissionSettings,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  permissionsPut: route({
+    method: 'PUT',
+    path: '/api/settings/permissions',
+    summary:
+      'Replace your rules (or, for admins, ?scope=global). Every bad line is reported with its list, line number and why; nothing is saved when one is bad. ' +
+      'Matchers: Command(git status), Command(git:*), Tool(excel_*), Effect(read), Mcp(github__*), mcp__github, WebFetch(domain:example.com)',
+    tag: 'settings',
+    auth: { permission: 'settings:permissions:edit' },
+    query: RuleScopeQuery,
+    body: RuleLists,
+    response: PermissionSettings,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  permissionsEvaluate: route({
+    method: 'POST',
+    path: '/api/agent/permissions/evaluate',
+    summary:
+      'What the gate would decide for this tool call by you, and why: pre-tool-use hooks → deny → ask → allow → permission-mode default',
+    tag: 'settings',
+    auth: { permission: 'settings:permissions:read' },
+    body: EvaluateBody,
+    response: PermissionDecision,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  hookList: route({
+    method: 'GET',
+    path: '/api/settings/hooks',
+    summary: 'Your hooks and the global ones',
+    tag: 'settings',
+    auth: { permission: 'settings:hooks:read' },
+    response: HookList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  hookCreate: route({
+    method: 'POST',
+    path: '/api/settings/hooks',
+    summary:
+      'Add a hook. Command hooks run on the executor host: admins only. HTTP hook URLs get the same address checks as web_fetch',
+    tag: 'settings',
+    auth: { permission: 'settings:hooks:edit' },
+    body: HookBody,
+    response: Hook,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'conflict', 'unavailable'],
+  }),
+  hookUpdate: route({
+    method: 'PUT',
+    path: '/api/settings/hooks/{id}',
+    summary: 'Replace a hook',
+    tag: 'settings',
+    auth: { permission: 'settings:hooks:edit' },
+    params: HookIdParam,
+    body: HookBody,
+    response: Hook,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  hookDelete: route({
+    method: 'DELETE',
+    path: '/api/settings/hooks/{id}',
+    summary: 'Delete a hook',
+    tag: 'settings',
+    auth: { permission: 'settings:hooks:edit' },
+    params: HookIdParam,
+    response: Hook,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   runStream: route({
     method: 'GET',

@@ -29,6 +29,10 @@ export const PERMISSIONS = [
   'agent:run:list',
   'agent:run:approve',
   'agent:run:cancel',
+  'settings:permissions:read',
+  'settings:permissions:edit',
+  'settings:hooks:read',
+  'settings:hooks:edit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;

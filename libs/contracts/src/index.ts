@@ -11,3 +11,4 @@ export * from './agents';
 export * from './plan';
 export * from './run-events';
 export * from './runs';
+export * from './permissions';

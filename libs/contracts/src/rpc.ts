@@ -33,6 +33,17 @@ import {
   StartedRun,
   StartRunBody,
 } from './runs';
+import {
+  EvaluateBody,
+  Hook,
+  HookBody,
+  HookIdParam,
+  HookList,
+  PermissionDecision,
+  PermissionSettings,
+  RuleLists,
+  RuleScopeQuery,
+} from './permissions';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -111,6 +122,18 @@ export const Rpc = {
     resume: rpc('executor.runs.resume', RunIdParam, StartedRun),
     fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
     rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),
+    permissionsGet: rpc('executor.permissions.get', RuleScopeQuery, PermissionSettings),
+    permissionsPut: rpc(
+      'executor.permissions.put',
+      z.object({ scope: RuleScopeQuery.shape.scope, rules: RuleLists }),
+      PermissionSettings,
+    ),
+    /** What the gate would decide for the caller, and why (hooks run with `dryRun: true`). */
+    permissionsEvaluate: rpc('executor.permissions.evaluate', EvaluateBody, PermissionDecision),
+    hookList: rpc('executor.hooks.list', z.object({}), HookList),
+    hookCreate: rpc('executor.hooks.create', HookBody, Hook),
+    hookUpdate: rpc('executor.hooks.update', z.object({ id: z.string().uuid(), body: HookBody }), Hook),
+    hookDelete: rpc('executor.hooks.delete', HookIdParam, Hook),
   },
   planner: {
     /** Drafts a plan for a goal, streaming tokens on planTokensSubject(runId); retries invalid drafts twice. */

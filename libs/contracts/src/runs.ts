@@ -69,6 +69,12 @@ export const RunConfig = z
     capabilityMode: CapabilityMode.default('read-write').describe(
       'read-only: every step must use a read-effect tool, checked before any tool runs',
     ),
+    unattended: z
+      .boolean()
+      .default(false)
+      .describe(
+        'nobody can answer an approval gate (schedules, webhooks, background tasks): an ask is a denial',
+      ),
   })
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;

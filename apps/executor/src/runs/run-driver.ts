@@ -5,6 +5,7 @@ import {
   Rpc,
   TOOL_CANCEL_SUBJECT,
   type AgentPlan,
+  type PermissionDecision,
   type PlanStep,
   type RunConfig,
   type RunControlReply,
@@ -17,7 +18,6 @@ import type { Bus } from '@switchyard/server-bus';
 import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import type { ReusableStep } from './executions';
-import { authorize } from './permission-gate';
 import type { RunWriter } from './run-writer';
 import { capResult, resultText, resultValue } from './step-result';
 
@@ -52,6 +52,17 @@ export interface DriverInit {
   readonly onClosed: (runId: string) => void;
   /** Completed steps kept from an earlier run or attempt. */
   readonly reusable?: ReadonlyMap<string, ReusableStep>;
+  /** The permission gate (hooks, rules, mode): synchronous when it can be. */
+  readonly gate: (
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+  ) => PermissionDecision | Promise<PermissionDecision>;
+  /** Observing hooks (post_tool_use, post_tool_use_failure, run_complete, run_error); never awaited. */
+  readonly observe: (
+    event: 'post_tool_use' | 'post_tool_use_failure' | 'run_complete' | 'run_error',
+    data: Record<string, unknown>,
+  ) => void;
 }
 
 interface Gate {
@@ -387,7 +398,9 @@ export class RunDriver {
         if (err instanceof ReferenceError) throw new StepError(err.message);
         throw err;
       }
-      const decision = authorize({ step, tool, config: this.init.config });
+      const verdict = this.init.gate(step, tool, args);
+      const decision = verdict instanceof Promise ? await verdict : verdict;
+      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
       if (decision.decision === 'deny')
         throw new StepError(`refused: ${decision.reason}`, { permission: decision });
       if (decision.decision === 'ask') {
@@ -405,6 +418,7 @@ export class RunDriver {
             effect: tool.effect,
             arguments: capResult(args, this.init.settings.resultLimitBytes).value,
             reason: decision.reason,
+            permission: decision,
           },
           { status: 'awaiting_step_approval' },
         );
@@ -433,6 +447,13 @@ export class RunDriver {
             .catch(() => undefined);
           this.results.set(step.id, outcome.value);
           this.states.set(step.id, 'done');
+          this.init.observe('post_tool_use', {
+            runId: this.runId,
+            stepId: step.id,
+            call: { tool: step.tool, effect: tool.effect, arguments: args },
+            result: kept.value,
+            truncated: kept.truncated,
+          });
           break;
         }
         if (attempt >= attempts || this.abort.signal.aborted) throw new StepError(outcome.error);
@@ -462,6 +483,13 @@ export class RunDriver {
           })
           .catch(() => undefined);
       }
+      if (!cancelled && tool)
+        this.init.observe('post_tool_use_failure', {
+          runId: this.runId,
+          stepId: step.id,
+          call: { tool: step.tool, effect: tool.effect, arguments: step.arguments },
+          error: message,
+        });
       if (!cancelled && this.failure === undefined) {
         this.failure = {
           message: `step ${step.id} (${step.tool}) failed: ${message}`,
@@ -483,7 +511,7 @@ export class RunDriver {
     tool: ToolDescriptor,
     args: Record<string, unknown>,
     attempt: number,
-    decision: { decision: string; reason: string },
+    decision: PermissionDecision,
   ): Promise<
     | { ok: true; value: unknown; truncated: boolean; durationMs: number }
     | { ok: false; error: string; durationMs: number }
@@ -631,6 +659,8 @@ export class RunDriver {
     }
     this.closed = true;
     this.init.onClosed(this.runId);
+    if (type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...data });
+    else if (type === 'error') this.init.observe('run_error', { runId: this.runId, ...data });
   }
 }
 

@@ -23,6 +23,7 @@ import type { Bus } from '@switchyard/server-bus';
 import { RunsRepository, type NewRunEvent, type RunRow } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { PermissionsService } from '../permissions/permissions.service';
 import { ActiveRuns } from './active-runs';
 import { foldExecutions, reusableSteps, STEP_EVENT_TYPES, type ReusableStep } from './executions';
 import { RunDriver } from './run-driver';
@@ -72,6 +73,7 @@ export class RunsService {
   constructor(
     private readonly repo: RunsRepository,
     private readonly active: ActiveRuns,
+    private readonly permissions: PermissionsService,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -155,6 +157,8 @@ export class RunsService {
     const runId = randomUUID();
     const writer = this.writerFor(runId);
     const driver = this.driver(runId, l, ctx, writer, 'planning');
+    // The gate's rules and hooks, loaded now so the steps decide without a round trip.
+    await this.permissions.prepare(ownerOf(ctx));
     await this.active.register(driver);
     try {
       const first: NewRunEvent[] = [
@@ -218,6 +222,7 @@ export class RunsService {
     writer: RunWriter,
     status: RunStatus,
   ): RunDriver {
+    const ownerId = ownerOf(ctx);
     return new RunDriver(
       {
         runId,
@@ -243,6 +248,15 @@ export class RunsService {
         },
         catalog: () => this.catalog(ctx),
         onClosed: (id) => this.active.closed(id),
+        gate: (step, tool, args) =>
+          this.permissions.decide({
+            ownerId,
+            runId,
+            step,
+            call: { tool: tool.name, effect: tool.effect, arguments: args },
+            config: l.config,
+          }),
+        observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),
         ...(l.reusable ? { reusable: l.reusable } : {}),
       },
       status,

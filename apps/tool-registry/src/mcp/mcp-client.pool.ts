@@ -4,7 +4,7 @@ import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox, type McpToolRow } from '@switchyard/server-db';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
-import { AddressPolicy } from '../builtin/web/address-policy';
+import { AddressPolicy } from '@switchyard/server-runtime';
 import { connectMcp, type McpConnection } from './mcp-connection';
 import { FAILURE_THRESHOLD, RecordHealth } from './record-health';
 

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/server-observability';
-import type { AddressPolicy } from '../builtin/web/address-policy';
+import type { AddressPolicy } from '@switchyard/server-runtime';
 
 export const VERSION_CHECK_MS = 5_000;
 

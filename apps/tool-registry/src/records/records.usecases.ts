@@ -24,7 +24,7 @@ import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';
 import { RecordCache } from '../mcp/record-cache';
 import { RecordHealth } from '../mcp/record-health';
-import { AddressPolicy } from '../builtin/web/address-policy';
+import { AddressPolicy } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
 function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {

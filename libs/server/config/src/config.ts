@@ -146,6 +146,10 @@ export const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
+  PERMISSION_DANGEROUS_COMMANDS: z
+    .string()
+    .regex(/^[^,]+(,[^,]+)*$/, 'must be comma-separated command prefixes such as "rm,git push,sudo"')
+    .optional(),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   HTTP_BODY_LIMIT: z
     .string()
@@ -212,6 +216,10 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+  };
+  readonly permissions: {
+    /** Command prefixes that void allow rules (always ask); undefined: the built-in floor. */
+    readonly dangerousCommands: readonly string[] | undefined;
   };
   readonly identity: {
     readonly adminToken: string | undefined;
@@ -296,6 +304,11 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+    },
+    permissions: {
+      dangerousCommands: e.PERMISSION_DANGEROUS_COMMANDS?.split(',').map((c) =>
+        c.trim().replace(/\s+/g, ' '),
+      ),
     },
     identity: {
       adminToken: e.SWITCHYARD_ADMIN_TOKEN,

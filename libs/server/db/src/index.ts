@@ -8,3 +8,4 @@ export * from './agent-sql';
 export * from './agent.repository';
 export * from './run-events.repository';
 export * from './runs.repository';
+export * from './permissions.repository';

@@ -4,3 +4,4 @@ export * from './probes.controller';
 export * from './rpc';
 export * from './service-kit.module';
 export * from './bootstrap';
+export * from './address-policy';

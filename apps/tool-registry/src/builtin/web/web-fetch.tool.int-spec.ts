@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { testConfig } from '@switchyard/testing';
 import type { ToolResult } from '@switchyard/contracts';
-import { AddressPolicy } from './address-policy';
+import { AddressPolicy } from '@switchyard/server-runtime';
 import { WebFetchTool } from './web-fetch.tool';
 
 const textOf = (r: ToolResult) => (r.content[0] as { text: string }).text;

@@ -7,7 +7,7 @@ import { AppError, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
-import { AddressPolicy, type VettedTarget } from './address-policy';
+import { AddressPolicy, type VettedTarget } from '@switchyard/server-runtime';
 
 const MAX_REDIRECTS = 5;
 const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|[a-z.+-]*\+(json|xml)))/i;

@@ -1,0 +1,95 @@
+import { Controller, Inject } from '@nestjs/common';
+import {
+  AppError,
+  Rpc,
+  type EvaluateBody,
+  type Hook,
+  type HookBody,
+  type HookList,
+  type PermissionDecision,
+  type PermissionSettings,
+  type RpcRequest,
+} from '@switchyard/contracts';
+import type { Bus } from '@switchyard/server-bus';
+import type { CallContext } from '@switchyard/server-observability';
+import { BUS, Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import { PermissionsService } from './permissions.service';
+
+/** `executor.permissions.*` and `executor.hooks.*`: the caller's rules and hooks, and the dry run. */
+@Controller()
+export class PermissionsHandler {
+  constructor(
+    private readonly permissions: PermissionsService,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  @RpcHandler(Rpc.executor.permissionsGet)
+  get(
+    @RpcPayload(Rpc.executor.permissionsGet) q: RpcRequest<typeof Rpc.executor.permissionsGet>,
+    @Caller() ctx: CallContext,
+  ): Promise<PermissionSettings> {
+    return this.permissions.settings(q.scope ?? 'owner', ctx);
+  }
+
+  @RpcHandler(Rpc.executor.permissionsPut)
+  put(
+    @RpcPayload(Rpc.executor.permissionsPut) req: RpcRequest<typeof Rpc.executor.permissionsPut>,
+    @Caller() ctx: CallContext,
+  ): Promise<PermissionSettings> {
+    return this.permissions.replace(
+      req.scope ?? 'owner',
+      req.rules as Parameters<PermissionsService['replace']>[1],
+      ctx,
+    );
+  }
+
+  @RpcHandler(Rpc.executor.permissionsEvaluate)
+  async evaluate(
+    @RpcPayload(Rpc.executor.permissionsEvaluate) body: EvaluateBody,
+    @Caller() ctx: CallContext,
+  ): Promise<PermissionDecision> {
+    if (!ctx.ownerId) throw new AppError('forbidden', 'rules belong to owners; this call carries none');
+    const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
+    const tool = tools.find((t) => t.name === body.tool);
+    if (!tool) throw new AppError('not_found', `no tool named ${body.tool} in your catalog`);
+    await this.permissions.prepare(ctx.ownerId);
+    return this.permissions.decide({
+      ownerId: ctx.ownerId,
+      call: { tool: tool.name, effect: tool.effect, arguments: body.arguments },
+      step: { id: 'evaluate', tool: tool.name, arguments: body.arguments, dependsOn: [], description: '' },
+      config: {
+        permissionMode: body.permissionMode ?? 'ask',
+        stepApproval: 'none',
+        capabilityMode: 'read-write',
+        unattended: body.unattended,
+      },
+      dryRun: true,
+    });
+  }
+
+  @RpcHandler(Rpc.executor.hookList)
+  async list(@RpcPayload(Rpc.executor.hookList) _: unknown, @Caller() ctx: CallContext): Promise<HookList> {
+    return { items: await this.permissions.hooks(ctx) };
+  }
+
+  @RpcHandler(Rpc.executor.hookCreate)
+  create(@RpcPayload(Rpc.executor.hookCreate) body: HookBody, @Caller() ctx: CallContext): Promise<Hook> {
+    return this.permissions.createHook(body, ctx);
+  }
+
+  @RpcHandler(Rpc.executor.hookUpdate)
+  update(
+    @RpcPayload(Rpc.executor.hookUpdate) req: RpcRequest<typeof Rpc.executor.hookUpdate>,
+    @Caller() ctx: CallContext,
+  ): Promise<Hook> {
+    return this.permissions.updateHook(req.id, req.body as HookBody, ctx);
+  }
+
+  @RpcHandler(Rpc.executor.hookDelete)
+  delete(
+    @RpcPayload(Rpc.executor.hookDelete) req: RpcRequest<typeof Rpc.executor.hookDelete>,
+    @Caller() ctx: CallContext,
+  ): Promise<Hook> {
+    return this.permissions.deleteHook(req.id, ctx);
+  }
+}

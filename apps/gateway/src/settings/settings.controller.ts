@@ -1,0 +1,73 @@
+import { Controller, Inject, Req } from '@nestjs/common';
+import {
+  Routes,
+  Rpc,
+  type Hook,
+  type HookList,
+  type PermissionDecision,
+  type PermissionSettings,
+} from '@switchyard/contracts';
+import type { Bus } from '@switchyard/server-bus';
+import { BUS } from '@switchyard/server-runtime';
+import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+
+/** Permission rules, hooks and the gate's dry run (all owned by the executor). */
+@Controller()
+export class SettingsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  private ctx(req: GatewayRequest) {
+    return { ctx: callContext(req.principal, req.correlationId) };
+  }
+
+  @Endpoint(Routes.permissionsGet)
+  permissions(
+    @In() input: Input<typeof Routes.permissionsGet>,
+    @Req() req: GatewayRequest,
+  ): Promise<PermissionSettings> {
+    return this.bus.call(Rpc.executor.permissionsGet, input.query, this.ctx(req));
+  }
+
+  @Endpoint(Routes.permissionsPut)
+  replace(
+    @In() input: Input<typeof Routes.permissionsPut>,
+    @Req() req: GatewayRequest,
+  ): Promise<PermissionSettings> {
+    return this.bus.call(
+      Rpc.executor.permissionsPut,
+      { scope: input.query.scope, rules: input.body },
+      this.ctx(req),
+    );
+  }
+
+  @Endpoint(Routes.permissionsEvaluate)
+  evaluate(
+    @In() input: Input<typeof Routes.permissionsEvaluate>,
+    @Req() req: GatewayRequest,
+  ): Promise<PermissionDecision> {
+    return this.bus.call(Rpc.executor.permissionsEvaluate, input.body, {
+      ...this.ctx(req),
+      timeoutMs: 660_000, // hooks may take up to their own timeouts (at most 600 s)
+    });
+  }
+
+  @Endpoint(Routes.hookList)
+  hooks(@Req() req: GatewayRequest): Promise<HookList> {
+    return this.bus.call(Rpc.executor.hookList, {}, this.ctx(req));
+  }
+
+  @Endpoint(Routes.hookCreate)
+  create(@In() input: Input<typeof Routes.hookCreate>, @Req() req: GatewayRequest): Promise<Hook> {
+    return this.bus.call(Rpc.executor.hookCreate, input.body, this.ctx(req));
+  }
+
+  @Endpoint(Routes.hookUpdate)
+  update(@In() input: Input<typeof Routes.hookUpdate>, @Req() req: GatewayRequest): Promise<Hook> {
+    return this.bus.call(Rpc.executor.hookUpdate, { id: input.params.id, body: input.body }, this.ctx(req));
+  }
+
+  @Endpoint(Routes.hookDelete)
+  delete(@In() input: Input<typeof Routes.hookDelete>, @Req() req: GatewayRequest): Promise<Hook> {
+    return this.bus.call(Rpc.executor.hookDelete, { id: input.params.id }, this.ctx(req));
+  }
+}
