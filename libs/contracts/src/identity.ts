@@ -33,6 +33,8 @@ export const PERMISSIONS = [
   'settings:permissions:edit',
   'settings:hooks:read',
   'settings:hooks:edit',
+  'workflow:list',
+  'workflow:edit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;

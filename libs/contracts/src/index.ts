@@ -12,3 +12,4 @@ export * from './plan';
 export * from './run-events';
 export * from './runs';
 export * from './permissions';
+export * from './workflows';

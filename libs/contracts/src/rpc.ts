@@ -44,6 +44,19 @@ import {
   RuleLists,
   RuleScopeQuery,
 } from './permissions';
+import {
+  CreateWorkflowBody,
+  ResolvedWorkflow,
+  RevisionBody,
+  RunWorkflowBody,
+  UpdateWorkflowBody,
+  Workflow,
+  WorkflowIdParam,
+  WorkflowListQuery,
+  WorkflowPage,
+  WorkflowVersionList,
+} from './workflows';
+import { ToolDescriptor } from './tools';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -135,6 +148,48 @@ export const Rpc = {
     hookUpdate: rpc('executor.hooks.update', z.object({ id: z.string().uuid(), body: HookBody }), Hook),
     hookDelete: rpc('executor.hooks.delete', HookIdParam, Hook),
   },
+  workflows: {
+    create: rpc('planner.workflows.create', CreateWorkflowBody, Workflow),
+    list: rpc('planner.workflows.list', WorkflowListQuery, WorkflowPage),
+    get: rpc('planner.workflows.get', WorkflowIdParam, Workflow),
+    update: rpc(
+      'planner.workflows.update',
+      z.object({ id: z.string().uuid(), body: UpdateWorkflowBody }),
+      Workflow,
+    ),
+    delete: rpc('planner.workflows.delete', WorkflowIdParam.extend(RevisionBody.shape), Workflow),
+    copy: rpc('planner.workflows.copy', WorkflowIdParam, Workflow),
+    publish: rpc('planner.workflows.publish', WorkflowIdParam.extend(RevisionBody.shape), Workflow),
+    unpublish: rpc('planner.workflows.unpublish', WorkflowIdParam.extend(RevisionBody.shape), Workflow),
+    versions: rpc('planner.workflows.versions', WorkflowIdParam, WorkflowVersionList),
+    restore: rpc(
+      'planner.workflows.restore',
+      WorkflowIdParam.extend({ n: z.number().int().min(1) }).extend(RevisionBody.shape),
+      Workflow,
+    ),
+    /** The definition to run: the draft, a version, or the published one; the caller's own only. */
+    resolve: rpc(
+      'planner.workflows.resolve',
+      WorkflowIdParam.extend({ version: z.union([z.number().int().min(1), z.enum(['draft', 'published'])]) }),
+      ResolvedWorkflow,
+    ),
+    /** The caller's published workflows as tool descriptors (`run_workflow_<id>`), for the catalog. */
+    tools: rpc('planner.workflows.tools', z.object({}), z.object({ tools: z.array(ToolDescriptor) })),
+    /** Binds inputs and starts a normal run of the workflow (executor). */
+    run: rpc('executor.workflows.run', WorkflowIdParam.extend({ body: RunWorkflowBody }), StartedRun),
+    /** Runs the published version to the end as one tool call and answers its result (executor). */
+    invoke: rpc(
+      'executor.workflows.invoke',
+      z.object({
+        workflowId: z.string().uuid(),
+        inputs: z.record(z.string(), z.unknown()),
+        permissionMode: z.enum(['ask', 'approve-for-me', 'full-access']).optional(),
+        invocationId: z.string().max(100).optional(),
+        timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+      }),
+      ToolResult,
+    ),
+  },
   planner: {
     /** Drafts a plan for a goal, streaming tokens on planTokensSubject(runId); retries invalid drafts twice. */
     draft: rpc('planner.plans.draft', DraftPlanRequest, DraftPlanResult),
@@ -146,6 +201,7 @@ export const Rpc = {
   health: Record<ServiceName, RpcContract>;
   registry: Record<string, RpcContract>;
   executor: Record<string, RpcContract>;
+  workflows: Record<string, RpcContract>;
   planner: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

@@ -47,6 +47,8 @@ export const InvokeToolRequest = z.object({
     .string()
     .regex(/^[A-Za-z0-9._:-]{1,100}$/)
     .optional(),
+  /** For workflow tools: the permission mode of the calling run (its nested run cannot ask anyone). */
+  permissionMode: z.enum(['ask', 'approve-for-me', 'full-access']).optional(),
 });
 export type InvokeToolRequest = z.infer<typeof InvokeToolRequest>;
 
