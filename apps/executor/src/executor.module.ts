@@ -13,6 +13,8 @@ import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
 import { RunsHandler } from './runs/runs.handler';
 import { RunsService } from './runs/runs.service';
+import { WorkflowRuns } from './workflows/workflow-runs.service';
+import { WorkflowsHandler } from './workflows/workflows.handler';
 
 const RUNS_POOL = Symbol('RUNS_POOL');
 
@@ -31,7 +33,7 @@ class RunsPoolCloser implements OnApplicationShutdown {
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler, PermissionsHandler],
+  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler],
   providers: [
     {
       provide: RUNS_POOL,
@@ -57,6 +59,7 @@ class RunsPoolCloser implements OnApplicationShutdown {
     PermissionsService,
     ActiveRuns,
     RunsService,
+    WorkflowRuns,
   ],
 })
 export class ExecutorModule {}

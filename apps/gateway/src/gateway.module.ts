@@ -7,6 +7,7 @@ import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
+import { WorkflowsController } from './workflows/workflows.controller';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -32,6 +33,7 @@ import { ToolsController } from './tools/tools.controller';
     StreamController,
     RunsController,
     SettingsController,
+    WorkflowsController,
   ],
   providers: [
     RunFeed,

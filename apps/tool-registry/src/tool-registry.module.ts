@@ -27,6 +27,7 @@ import { WEB_TOOLS } from './builtin/web/web-fetch.tool';
 import { WorkspaceGuard } from './builtin/workspace.guard';
 import { BuiltinRegistry } from './tools/builtin-registry';
 import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
+import { WorkflowTools } from './tools/workflow-tools';
 import { ToolsHandler } from './tools/tools.handler';
 
 /** Built-in tools live here as providers; the registry discovers them by their @BuiltinTool spec. */
@@ -76,6 +77,7 @@ export const BUILTIN_TOOLS = [
     WorkspaceGuard,
     BuiltinRegistry,
     InvokeToolUseCase,
+    WorkflowTools,
     RecordsUseCases,
     ...BUILTIN_TOOLS,
   ],

@@ -28,6 +28,13 @@ export const PlanStep = z
     description: z.string().max(4_000).default(''),
     requiresApproval: z.boolean().optional(),
     retry: RetryPolicy.optional(),
+    pinned: z
+      .object({ result: z.unknown() })
+      .strict()
+      .optional()
+      .describe(
+        'serve this result without calling the tool (debug scaffolding from the canvas); the step stays in the graph',
+      ),
   })
   .strict();
 export type PlanStep = z.infer<typeof PlanStep>;

@@ -1,3 +1,5 @@
 export * from './references';
 export * from './resolve';
 export * from './validate';
+export * from './compile';
+export * from './inputs';

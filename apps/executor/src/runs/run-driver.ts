@@ -70,6 +70,13 @@ interface Gate {
   readonly refuse: (err: Error) => void;
 }
 
+/** How a run ended on this replica: its final status and terminal event. */
+export interface RunEnd {
+  readonly status: RunStatus;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+}
+
 class Cancelled extends Error {
   override readonly name = 'Cancelled';
 }
@@ -110,6 +117,9 @@ export class RunDriver {
   private closed = false;
   private finishing = false;
   private reusable: ReadonlyMap<string, ReusableStep>;
+  private settledWith: ((end: RunEnd) => void) | undefined;
+  /** Resolves once the run reaches a final state here (or this replica gives it up). */
+  readonly settled: Promise<RunEnd> = new Promise((resolve) => (this.settledWith = resolve));
 
   constructor(
     private readonly init: DriverInit,
@@ -293,6 +303,11 @@ export class RunDriver {
     this.closed = true;
     this.stopEverything(new Cancelled('the executor stopped'));
     this.init.onClosed(this.runId);
+    this.settledWith?.({
+      status: 'interrupted',
+      type: 'interrupted',
+      data: { message: 'the executor replica running it stopped' },
+    });
   }
 
   /** The writer failed: with a lost lease another replica has the run; otherwise give it up too. */
@@ -383,6 +398,7 @@ export class RunDriver {
 
   private async runStep(step: PlanStep, index: number): Promise<void> {
     const { writer } = this.init;
+    if (step.pinned) return this.servePinned(step);
     const tool = this.tools.get(step.tool);
     try {
       if (!tool) throw new StepError(`no tool named ${step.tool} in the catalog any more`);
@@ -506,6 +522,25 @@ export class RunDriver {
     }
   }
 
+  /** A pinned step: its result is served as pinned, the tool is not called, the step stays in the graph. */
+  private servePinned(step: PlanStep): void {
+    const result = step.pinned?.result ?? null;
+    const kept = capResult(result, this.init.settings.resultLimitBytes);
+    this.init.writer
+      .emit('step_complete', {
+        stepId: step.id,
+        tool: step.tool,
+        attempt: 0,
+        result: kept.value,
+        truncated: kept.truncated,
+        pinned: true,
+      })
+      .catch(() => undefined);
+    this.results.set(step.id, result);
+    this.states.set(step.id, 'done');
+    queueMicrotask(() => this.pump()); // not inside the pump that started it
+  }
+
   private async invoke(
     step: PlanStep,
     tool: ToolDescriptor,
@@ -539,7 +574,14 @@ export class RunDriver {
     try {
       const result: ToolResult = await bus.call(
         Rpc.registry.invoke,
-        { tool: step.tool, arguments: args, invocationId, timeoutMs },
+        {
+          tool: step.tool,
+          arguments: args,
+          invocationId,
+          timeoutMs,
+          // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
+          ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
+        },
         { ctx, timeoutMs: timeoutMs + this.init.settings.invokeGraceMs },
       );
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
@@ -659,6 +701,7 @@ export class RunDriver {
     }
     this.closed = true;
     this.init.onClosed(this.runId);
+    this.settledWith?.({ status: this.status, type, data });
     if (type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...data });
     else if (type === 'error') this.init.observe('run_error', { runId: this.runId, ...data });
   }

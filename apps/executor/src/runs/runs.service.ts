@@ -90,7 +90,7 @@ export class RunsService {
       body.config.capabilityMode === 'read-only',
       undefined,
     );
-    return { runId: await this.launch(launch, ctx) };
+    return { runId: (await this.launch(launch, ctx)).runId };
   }
 
   /** Every run is checked before any starts: one refusal refuses the batch. */
@@ -116,8 +116,47 @@ export class RunsService {
       }
     }
     const runIds: string[] = [];
-    for (const launch of launches) runIds.push(await this.launch(launch, ctx));
+    for (const launch of launches) runIds.push((await this.launch(launch, ctx)).runId);
     return { runIds };
+  }
+
+  /**
+   * Starts a run of a saved workflow's plan (validated again against the caller's catalog, inputs
+   * checked by the caller) and hands back its driver, whose `settled` tells how it ended.
+   */
+  async startWorkflow(
+    def: {
+      readonly goal: string;
+      readonly plan: unknown;
+      readonly inputNames: readonly string[];
+      readonly inputs: Record<string, unknown>;
+      readonly files?: readonly string[];
+      readonly config: Partial<RunConfig>;
+      readonly source: Record<string, unknown>;
+    },
+    ctx: CallContext,
+  ): Promise<RunDriver> {
+    const tools = await this.catalog(ctx);
+    const config = RunConfig.parse(def.config);
+    const checked = validatePlan(def.plan, {
+      tools,
+      inputNames: def.inputNames,
+      readOnly: config.capabilityMode === 'read-only',
+    });
+    if (!checked.ok) throw planIssuesError('the workflow is no longer valid', checked.issues);
+    const inputs = { ...def.inputs, ...(def.files ? { files: def.files } : {}) };
+    return this.launch(
+      {
+        goal: def.goal,
+        config,
+        inputs,
+        files: def.files ?? [],
+        tools,
+        plan: checked.plan,
+        created: { source: 'workflow', ...def.source },
+      },
+      ctx,
+    );
   }
 
   private async prepare(
@@ -153,7 +192,7 @@ export class RunsService {
   }
 
   /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
-  private async launch(l: Launch, ctx: CallContext): Promise<string> {
+  private async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = randomUUID();
     const writer = this.writerFor(runId);
     const driver = this.driver(runId, l, ctx, writer, 'planning');
@@ -199,7 +238,7 @@ export class RunsService {
     const review = l.sourceRunId !== undefined || l.config.planApproval;
     this.kick(driver, () => (plan ? driver.planReady(plan, { review }) : driver.draft()));
     this.logger.info({ runId, source: l.created['source'], steps: plan?.steps.length }, 'run started');
-    return runId;
+    return driver;
   }
 
   private kick(driver: RunDriver, work: () => Promise<void>): void {
@@ -450,7 +489,7 @@ export class RunsService {
       created: { source: 'workflow', ...created },
       ...(reusable ? { reusable } : {}),
     };
-    return { runId: await this.launch(launch, { ...ctx, ownerId: ownerOf(ctx) }) };
+    return { runId: (await this.launch(launch, { ...ctx, ownerId: ownerOf(ctx) })).runId };
   }
 }
 

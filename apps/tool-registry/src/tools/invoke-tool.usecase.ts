@@ -15,6 +15,7 @@ import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
+import { WorkflowTools } from './workflow-tools';
 
 /** Cuts text content so the whole result stays within `limit` bytes. */
 export function capOutput(result: ToolResult, limit: number): ToolResult {
@@ -53,6 +54,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     private readonly builtins: BuiltinRegistry,
     private readonly mcp: McpToolsService,
+    private readonly workflows: WorkflowTools,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -108,6 +110,11 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     req: InvokeToolRequest,
     caller: CallContext,
   ): Promise<(signal: AbortSignal, timeoutMs: number) => Promise<ToolResult>> {
+    const workflow = this.workflows.runner(req.tool, req.arguments, caller, {
+      ...(req.invocationId ? { invocationId: req.invocationId } : {}),
+      ...(req.permissionMode ? { permissionMode: req.permissionMode } : {}),
+    });
+    if (workflow) return workflow;
     if (req.tool.startsWith(MCP_PREFIX)) {
       return (signal, timeoutMs) => this.mcp.invoke(req.tool, req.arguments, signal, timeoutMs);
     }

@@ -5,6 +5,7 @@ import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { InvokeToolUseCase } from './invoke-tool.usecase';
 import { McpToolsService } from '../mcp/mcp-tools.service';
+import { WorkflowTools } from './workflow-tools';
 
 @Controller()
 export class ToolsHandler {
@@ -12,11 +13,16 @@ export class ToolsHandler {
     private readonly builtins: BuiltinRegistry,
     private readonly mcp: McpToolsService,
     private readonly invoker: InvokeToolUseCase,
+    private readonly workflows: WorkflowTools,
   ) {}
 
   @RpcHandler(Rpc.registry.catalog)
-  async catalog(@RpcPayload(Rpc.registry.catalog) _: unknown): Promise<ToolCatalog> {
-    return { tools: [...this.builtins.list().map((t) => t.descriptor), ...(await this.mcp.descriptors())] };
+  async catalog(
+    @RpcPayload(Rpc.registry.catalog) _: unknown,
+    @Caller() caller: CallContext,
+  ): Promise<ToolCatalog> {
+    const [mcp, workflows] = await Promise.all([this.mcp.descriptors(), this.workflows.descriptors(caller)]);
+    return { tools: [...this.builtins.list().map((t) => t.descriptor), ...mcp, ...workflows] };
   }
 
   @RpcHandler(Rpc.registry.invoke)

@@ -9,3 +9,4 @@ export * from './agent.repository';
 export * from './run-events.repository';
 export * from './runs.repository';
 export * from './permissions.repository';
+export * from './workflows.repository';

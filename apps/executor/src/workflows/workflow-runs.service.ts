@@ -1,0 +1,135 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  AppError,
+  CancelInvocation,
+  describeIssues,
+  Rpc,
+  TOOL_CANCEL_SUBJECT,
+  type RpcRequest,
+  type RunWorkflowBody,
+  type ToolResult,
+} from '@switchyard/contracts';
+import { checkInputs, inputNamesOf } from '@switchyard/plan';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import type { RunDriver } from '../runs/run-driver';
+import { RunsService } from '../runs/runs.service';
+
+const text = (t: string, isError: boolean): ToolResult => ({
+  content: [{ type: 'text', text: t }],
+  isError,
+  truncated: false,
+});
+
+/**
+ * Saved workflows as runs: by hand (`POST /api/workflows/{id}/run`: the draft or a version, normal
+ * approval policy) and as the tool `run_workflow_<id>` (the published version, to the end, inside one
+ * tool call: nobody can answer a gate there, so the run is unattended with the caller's permission
+ * mode, and a cancelled tool call cancels the run).
+ */
+@Injectable()
+export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
+  private readonly byInvocation = new Map<string, RunDriver>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly runs: RunsService,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.unsubscribe = this.bus.subscribe(TOOL_CANCEL_SUBJECT, (payload) => {
+      const msg = CancelInvocation.safeParse(payload);
+      if (!msg.success) return;
+      this.byInvocation
+        .get(msg.data.invocationId)
+        ?.cancel('the tool call running this workflow was cancelled')
+        .catch(() => undefined);
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.unsubscribe?.();
+  }
+
+  async run(id: string, body: RunWorkflowBody, ctx: CallContext): Promise<{ runId: string }> {
+    const def = await this.bus.call(Rpc.workflows.resolve, { id, version: body.version ?? 'draft' }, { ctx });
+    const issues = checkInputs(def.inputSchema, body.inputs);
+    if (issues.length)
+      throw new AppError(
+        'validation_failed',
+        `the inputs do not fit the workflow: ${describeIssues(issues)}`,
+        { issues },
+      );
+    const driver = await this.runs.startWorkflow(
+      {
+        goal: def.name,
+        plan: def.plan,
+        inputNames: inputNamesOf(def.inputSchema),
+        inputs: body.inputs,
+        ...(body.files ? { files: body.files } : {}),
+        config: { permissionMode: body.permissionMode },
+        source: { workflowId: id, version: def.version },
+      },
+      ctx,
+    );
+    return { runId: driver.runId };
+  }
+
+  /** The published version as one tool call: its `complete` result, or the failure as a tool error. */
+  async invoke(req: RpcRequest<typeof Rpc.workflows.invoke>, ctx: CallContext): Promise<ToolResult> {
+    let def;
+    try {
+      def = await this.bus.call(Rpc.workflows.resolve, { id: req.workflowId, version: 'published' }, { ctx });
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'not_found' || err.code === 'conflict'))
+        return text(err.message, true);
+      throw err;
+    }
+    const issues = checkInputs(def.inputSchema, req.inputs);
+    if (issues.length)
+      return text(`the inputs do not fit workflow "${def.name}": ${describeIssues(issues)}`, true);
+    const driver = await this.runs.startWorkflow(
+      {
+        goal: def.name,
+        plan: def.plan,
+        inputNames: inputNamesOf(def.inputSchema),
+        inputs: req.inputs,
+        config: { permissionMode: req.permissionMode ?? 'ask', planApproval: false, unattended: true },
+        source: { workflowId: req.workflowId, version: def.version, asTool: true },
+      },
+      ctx,
+    );
+    const timeoutMs = req.timeoutMs ?? this.config.tools.timeoutMs;
+    const timer = setTimeout(
+      () => void driver.cancel(`the workflow did not finish within ${timeoutMs} ms`).catch(() => undefined),
+      timeoutMs,
+    );
+    if (req.invocationId) this.byInvocation.set(req.invocationId, driver);
+    try {
+      const end = await driver.settled;
+      this.logger.info(
+        { runId: driver.runId, workflowId: req.workflowId, status: end.status },
+        'workflow tool call ended',
+      );
+      if (end.type === 'complete') {
+        return {
+          content: [{ type: 'json', json: { runId: driver.runId, result: end.data['result'] ?? null } }],
+          isError: false,
+          truncated: false,
+        };
+      }
+      return text(
+        `workflow "${def.name}" (run ${driver.runId}) ${end.status}: ${String(end.data['message'] ?? '')}`,
+        true,
+      );
+    } finally {
+      clearTimeout(timer);
+      if (req.invocationId) this.byInvocation.delete(req.invocationId);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { Controller } from '@nestjs/common';
+import { Rpc, type RpcRequest, type RunWorkflowBody, type ToolResult } from '@switchyard/contracts';
+import type { CallContext } from '@switchyard/server-observability';
+import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import { WorkflowRuns } from './workflow-runs.service';
+
+/** `executor.workflows.run` and `executor.workflows.invoke`. */
+@Controller()
+export class WorkflowsHandler {
+  constructor(private readonly workflows: WorkflowRuns) {}
+
+  @RpcHandler(Rpc.workflows.run)
+  run(@RpcPayload(Rpc.workflows.run) req: RpcRequest<typeof Rpc.workflows.run>, @Caller() ctx: CallContext) {
+    return this.workflows.run(req.id, req.body as RunWorkflowBody, ctx);
+  }
+
+  @RpcHandler(Rpc.workflows.invoke)
+  invoke(
+    @RpcPayload(Rpc.workflows.invoke) req: RpcRequest<typeof Rpc.workflows.invoke>,
+    @Caller() ctx: CallContext,
+  ): Promise<ToolResult> {
+    return this.workflows.invoke(req, ctx);
+  }
+}

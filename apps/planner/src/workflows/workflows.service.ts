@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AppError,
+  Rpc,
+  type CreateWorkflowBody,
+  type ResolvedWorkflow,
+  type ToolDescriptor,
+  type UpdateWorkflowBody,
+  type Workflow,
+  type WorkflowListQuery,
+  type WorkflowPage,
+  type WorkflowVersionList,
+} from '@switchyard/contracts';
+import type { Bus } from '@switchyard/server-bus';
+import {
+  staleRevision,
+  WorkflowsRepository,
+  type VersionSelector,
+  type WorkflowDefinition,
+} from '@switchyard/server-db';
+import type { CallContext } from '@switchyard/server-observability';
+import { BUS } from '@switchyard/server-runtime';
+import { checkDefinition, definitionRefused, type DefinitionInput } from './check-definition';
+import { workflowEffect, workflowTool } from './workflow-tool';
+
+function ownerOf(ctx: CallContext): string {
+  if (!ctx.ownerId)
+    throw new AppError('unauthenticated', 'workflows belong to an owner; this call carries none');
+  return ctx.ownerId;
+}
+
+/** The owner's workflow definitions: saved, validated, versioned, published as tools. */
+@Injectable()
+export class WorkflowsService {
+  constructor(
+    private readonly repo: WorkflowsRepository,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  private async catalog(ctx: CallContext): Promise<ToolDescriptor[]> {
+    return (await this.bus.call(Rpc.registry.catalog, {}, { ctx })).tools;
+  }
+
+  /**
+   * The plan to store (compiled from the graph, if any) once the definition passes every check, and
+   * the catalog it was checked against.
+   */
+  private async checked(
+    ctx: CallContext,
+    input: DefinitionInput,
+  ): Promise<Pick<WorkflowDefinition, 'plan' | 'graph'> & { tools: ToolDescriptor[] }> {
+    let tools: ToolDescriptor[] = [];
+    const result = await checkDefinition(input, async () => (tools = await this.catalog(ctx)));
+    if (!result.ok) throw definitionRefused(result.issues);
+    return { plan: result.plan, graph: result.graph, tools };
+  }
+
+  async create(ctx: CallContext, body: CreateWorkflowBody): Promise<Workflow> {
+    const ownerId = ownerOf(ctx);
+    const { plan, graph } = await this.checked(ctx, body);
+    return this.repo.create(ownerId, {
+      name: body.name,
+      description: body.description,
+      inputSchema: body.inputSchema,
+      plan,
+      graph,
+    });
+  }
+
+  async list(ctx: CallContext, q: WorkflowListQuery): Promise<WorkflowPage> {
+    const { items, total } = await this.repo.page(ownerOf(ctx), q);
+    return { items, total, pageNum: q.pageNum, pageSize: q.pageSize };
+  }
+
+  get(ctx: CallContext, id: string): Promise<Workflow> {
+    return this.repo.get(ownerOf(ctx), id);
+  }
+
+  async update(ctx: CallContext, id: string, body: UpdateWorkflowBody): Promise<Workflow> {
+    const ownerId = ownerOf(ctx);
+    const { plan, graph } = await this.checked(ctx, body);
+    return this.repo.update(ownerId, id, body.revision, {
+      name: body.name,
+      description: body.description,
+      inputSchema: body.inputSchema,
+      plan,
+      graph,
+    });
+  }
+
+  delete(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
+    return this.repo.delete(ownerOf(ctx), id, revision);
+  }
+
+  copy(ctx: CallContext, id: string): Promise<Workflow> {
+    return this.repo.copy(ownerOf(ctx), id);
+  }
+
+  /** Publishes the draft of `revision`, after checking it again: tools may have changed since it was saved. */
+  async publish(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
+    const ownerId = ownerOf(ctx);
+    const draft = await this.repo.get(ownerId, id);
+    if (draft.revision !== revision) throw staleRevision(id, draft.revision, revision);
+    const { plan, tools } = await this.checked(ctx, draft);
+    const effect = workflowEffect(plan, new Map(tools.map((t) => [t.name, t.effect])));
+    // Guarded by the revision, so what is snapshotted is the draft just checked.
+    return this.repo.publish(ownerId, id, revision, effect);
+  }
+
+  unpublish(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
+    return this.repo.unpublish(ownerOf(ctx), id, revision);
+  }
+
+  async versions(ctx: CallContext, id: string): Promise<WorkflowVersionList> {
+    return { items: await this.repo.versions(ownerOf(ctx), id) };
+  }
+
+  /** Copies version n into the draft, once it passes today's checks (its tools may be gone). */
+  async restore(ctx: CallContext, id: string, n: number, revision: number): Promise<Workflow> {
+    const ownerId = ownerOf(ctx);
+    const [draft, version] = await Promise.all([
+      this.repo.get(ownerId, id),
+      this.repo.version(ownerId, id, n),
+    ]);
+    if (draft.revision !== revision) throw staleRevision(id, draft.revision, revision);
+    await this.checked(ctx, version);
+    return this.repo.restore(ownerId, id, n, revision);
+  }
+
+  /** The definition to run; admins may resolve anyone's workflow. */
+  resolve(ctx: CallContext, id: string, version: VersionSelector): Promise<ResolvedWorkflow> {
+    return this.repo.resolve({ ownerId: ownerOf(ctx), admin: ctx.role === 'admin' }, id, version);
+  }
+
+  /**
+   * The caller's published workflows as catalog tools: one query. The registry asks for these while
+   * building its catalog, so this must not ask for the catalog in turn (each would wait on the other);
+   * the effect was taken from the catalog at publish time.
+   */
+  async tools(ctx: CallContext): Promise<{ tools: ToolDescriptor[] }> {
+    if (!ctx.ownerId) return { tools: [] };
+    return { tools: (await this.repo.published(ctx.ownerId)).map(workflowTool) };
+  }
+}
