@@ -13,6 +13,7 @@ import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
 import { RunsHandler } from './runs/runs.handler';
 import { RunsService } from './runs/runs.service';
+import { TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 
@@ -60,6 +61,7 @@ class RunsPoolCloser implements OnApplicationShutdown {
     ActiveRuns,
     RunsService,
     WorkflowRuns,
+    TaskWorker,
   ],
 })
 export class ExecutorModule {}

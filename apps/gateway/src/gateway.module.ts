@@ -8,6 +8,7 @@ import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
+import { TasksController } from './tasks/tasks.controller';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -34,6 +35,7 @@ import { ToolsController } from './tools/tools.controller';
     RunsController,
     SettingsController,
     WorkflowsController,
+    TasksController,
   ],
   providers: [
     RunFeed,

@@ -13,6 +13,7 @@ import {
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { StreamQuery } from './run-events';
+import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
   CreateWorkflowBody,
   RevisionBody,
@@ -509,6 +510,68 @@ export const Routes = {
     response: StartedRun,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  taskCapacity: route({
+    method: 'GET',
+    path: '/api/agent/tasks/capacity',
+    summary:
+      "Queue pressure and limits: running and waiting (by priority), oldest waits, reservations, policy, and your own share; never another owner's tasks",
+    tag: 'tasks',
+    auth: { permission: 'agent:task:list' },
+    response: TaskCapacity,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  taskList: route({
+    method: 'GET',
+    path: '/api/agent/tasks',
+    summary: 'Your background tasks, newest first (the latest 100 finished ones are kept)',
+    tag: 'tasks',
+    auth: { permission: 'agent:task:list' },
+    query: TaskListQuery,
+    response: TaskPage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  taskSubmit: route({
+    method: 'POST',
+    path: '/api/agent/tasks',
+    summary:
+      'Run a published workflow in the background. A full limit answers 429 with Retry-After: 1 and details {retryable, retryAfterSeconds, capacityScope, capacityPriority?}',
+    tag: 'tasks',
+    auth: { permission: 'agent:task:submit' },
+    body: SubmitTaskBody,
+    response: Task,
+    status: 202,
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'capacity_exceeded',
+      'unavailable',
+    ],
+  }),
+  taskGet: route({
+    method: 'GET',
+    path: '/api/agent/tasks/{id}',
+    summary: 'One task: state, priority, queue wait, run duration, capped output',
+    tag: 'tasks',
+    auth: { permission: 'agent:task:list' },
+    params: TaskIdParam,
+    response: Task,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  taskKill: route({
+    method: 'POST',
+    path: '/api/agent/tasks/{id}/kill',
+    summary:
+      'Kill a task: a queued one is cancelled before its body starts (its slot is freed); a running one is cancelled cooperatively',
+    tag: 'tasks',
+    auth: { permission: 'agent:task:submit' },
+    params: TaskIdParam,
+    response: Task,
+    status: 200,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   runStream: route({
     method: 'GET',

@@ -35,6 +35,8 @@ export const PERMISSIONS = [
   'settings:hooks:edit',
   'workflow:list',
   'workflow:edit',
+  'agent:task:list',
+  'agent:task:submit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;

@@ -13,3 +13,4 @@ export * from './run-events';
 export * from './runs';
 export * from './permissions';
 export * from './workflows';
+export * from './tasks';

@@ -57,6 +57,18 @@ import {
   WorkflowVersionList,
 } from './workflows';
 import { ToolDescriptor } from './tools';
+import {
+  AttachRun,
+  ClaimResult,
+  ClaimTask,
+  FinishTask,
+  SubmitTaskBody,
+  Task,
+  TaskCapacity,
+  TaskIdParam,
+  TaskListQuery,
+  TaskPage,
+} from './tasks';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -190,6 +202,17 @@ export const Rpc = {
       ToolResult,
     ),
   },
+  tasks: {
+    /** 429 capacity_exceeded (retryable, capacityScope, capacityPriority) when a limit is full. */
+    submit: rpc('scheduler.tasks.submit', SubmitTaskBody, Task),
+    list: rpc('scheduler.tasks.list', TaskListQuery, TaskPage),
+    get: rpc('scheduler.tasks.get', TaskIdParam, Task),
+    capacity: rpc('scheduler.tasks.capacity', Empty, TaskCapacity),
+    kill: rpc('scheduler.tasks.kill', TaskIdParam, Task),
+    claim: rpc('scheduler.tasks.claim', ClaimTask, ClaimResult),
+    attach: rpc('scheduler.tasks.attach', AttachRun, z.object({ cancel: z.boolean() })),
+    finish: rpc('scheduler.tasks.finish', FinishTask, Empty),
+  },
   planner: {
     /** Drafts a plan for a goal, streaming tokens on planTokensSubject(runId); retries invalid drafts twice. */
     draft: rpc('planner.plans.draft', DraftPlanRequest, DraftPlanResult),
@@ -202,6 +225,7 @@ export const Rpc = {
   registry: Record<string, RpcContract>;
   executor: Record<string, RpcContract>;
   workflows: Record<string, RpcContract>;
+  tasks: Record<string, RpcContract>;
   planner: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

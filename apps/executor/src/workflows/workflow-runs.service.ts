@@ -80,30 +80,59 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     return { runId: driver.runId };
   }
 
-  /** The published version as one tool call: its `complete` result, or the failure as a tool error. */
-  async invoke(req: RpcRequest<typeof Rpc.workflows.invoke>, ctx: CallContext): Promise<ToolResult> {
-    let def;
-    try {
-      def = await this.bus.call(Rpc.workflows.resolve, { id: req.workflowId, version: 'published' }, { ctx });
-    } catch (err) {
-      if (err instanceof AppError && (err.code === 'not_found' || err.code === 'conflict'))
-        return text(err.message, true);
-      throw err;
-    }
-    const issues = checkInputs(def.inputSchema, req.inputs);
+  /**
+   * Starts the published version unattended (nobody can answer a gate) with the given permission
+   * mode; an unpublished or unknown workflow or inputs that do not fit are an AppError.
+   */
+  async startPublished(
+    workflowId: string,
+    inputs: Record<string, unknown>,
+    permissionMode: 'ask' | 'approve-for-me' | 'full-access',
+    source: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<{ driver: RunDriver; name: string }> {
+    const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
+    const issues = checkInputs(def.inputSchema, inputs);
     if (issues.length)
-      return text(`the inputs do not fit workflow "${def.name}": ${describeIssues(issues)}`, true);
+      throw new AppError(
+        'validation_failed',
+        `the inputs do not fit workflow "${def.name}": ${describeIssues(issues)}`,
+        {
+          issues,
+        },
+      );
     const driver = await this.runs.startWorkflow(
       {
         goal: def.name,
         plan: def.plan,
         inputNames: inputNamesOf(def.inputSchema),
-        inputs: req.inputs,
-        config: { permissionMode: req.permissionMode ?? 'ask', planApproval: false, unattended: true },
-        source: { workflowId: req.workflowId, version: def.version, asTool: true },
+        inputs,
+        config: { permissionMode, planApproval: false, unattended: true },
+        source: { workflowId, version: def.version, ...source },
       },
       ctx,
     );
+    return { driver, name: def.name };
+  }
+
+  /** The published version as one tool call: its `complete` result, or the failure as a tool error. */
+  async invoke(req: RpcRequest<typeof Rpc.workflows.invoke>, ctx: CallContext): Promise<ToolResult> {
+    let started;
+    try {
+      started = await this.startPublished(
+        req.workflowId,
+        req.inputs,
+        req.permissionMode ?? 'ask',
+        { asTool: true },
+        ctx,
+      );
+    } catch (err) {
+      if (err instanceof AppError && ['not_found', 'conflict', 'validation_failed'].includes(err.code))
+        return text(err.message, true);
+      throw err;
+    }
+    const { driver, name } = started;
+    const def = { name };
     const timeoutMs = req.timeoutMs ?? this.config.tools.timeoutMs;
     const timer = setTimeout(
       () => void driver.cancel(`the workflow did not finish within ${timeoutMs} ms`).catch(() => undefined),

@@ -10,3 +10,4 @@ export * from './run-events.repository';
 export * from './runs.repository';
 export * from './permissions.repository';
 export * from './workflows.repository';
+export * from './tasks.repository';

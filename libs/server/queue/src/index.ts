@@ -1,1 +1,3 @@
 export * from './redis';
+export * from './fair-queue';
+export * from './names';

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { Queue, type QueueOptions } from 'bullmq';
+import { Queue, Worker, type QueueOptions } from 'bullmq';
 
 export type { Redis } from 'ioredis';
 
@@ -36,4 +36,24 @@ export function createQueue<T = unknown>(
   opts: Partial<QueueOptions> = {},
 ): Queue<T> {
   return new Queue<T>(name, { connection: redis, prefix, ...opts });
+}
+
+export type { Job, Queue } from 'bullmq';
+
+/**
+ * A BullMQ worker on its own connection (a worker blocks on it). `concurrency` jobs at once; a job
+ * whose worker died is handed to another worker after the stall interval.
+ */
+export function createWorker<T>(
+  name: string,
+  opts: RedisOptions & { prefix: string; concurrency: number; stalledIntervalMs?: number },
+  process: (job: import('bullmq').Job<T>) => Promise<void>,
+): import('bullmq').Worker<T> {
+  return new Worker<T>(name, process, {
+    connection: createRedis(opts),
+    prefix: opts.prefix,
+    concurrency: opts.concurrency,
+    stalledInterval: opts.stalledIntervalMs ?? 5_000,
+    maxStalledCount: 1,
+  });
 }

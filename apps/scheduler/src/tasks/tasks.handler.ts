@@ -1,0 +1,61 @@
+import { Controller } from '@nestjs/common';
+import {
+  Rpc,
+  type FinishTask,
+  type RpcRequest,
+  type SubmitTaskBody,
+  type Task,
+  type TaskCapacity,
+  type TaskListQuery,
+  type TaskPage,
+} from '@switchyard/contracts';
+import type { CallContext } from '@switchyard/server-observability';
+import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import { TasksService } from './tasks.service';
+
+/** `scheduler.tasks.*`: the owner's API, and the executor's claim / attach / finish. */
+@Controller()
+export class TasksHandler {
+  constructor(private readonly tasks: TasksService) {}
+
+  @RpcHandler(Rpc.tasks.submit)
+  submit(@RpcPayload(Rpc.tasks.submit) body: SubmitTaskBody, @Caller() ctx: CallContext): Promise<Task> {
+    return this.tasks.submit(body, ctx);
+  }
+
+  @RpcHandler(Rpc.tasks.list)
+  list(@RpcPayload(Rpc.tasks.list) q: TaskListQuery, @Caller() ctx: CallContext): Promise<TaskPage> {
+    return this.tasks.list(q, ctx);
+  }
+
+  @RpcHandler(Rpc.tasks.get)
+  get(@RpcPayload(Rpc.tasks.get) req: { id: string }, @Caller() ctx: CallContext): Promise<Task> {
+    return this.tasks.get(req.id, ctx);
+  }
+
+  @RpcHandler(Rpc.tasks.capacity)
+  capacity(@RpcPayload(Rpc.tasks.capacity) _: unknown, @Caller() ctx: CallContext): Promise<TaskCapacity> {
+    return this.tasks.capacity(ctx);
+  }
+
+  @RpcHandler(Rpc.tasks.kill)
+  kill(@RpcPayload(Rpc.tasks.kill) req: { id: string }, @Caller() ctx: CallContext): Promise<Task> {
+    return this.tasks.kill(req.id, ctx);
+  }
+
+  @RpcHandler(Rpc.tasks.claim)
+  claim(@RpcPayload(Rpc.tasks.claim) req: { id: string }) {
+    return this.tasks.claim(req.id);
+  }
+
+  @RpcHandler(Rpc.tasks.attach)
+  attach(@RpcPayload(Rpc.tasks.attach) req: RpcRequest<typeof Rpc.tasks.attach>) {
+    return this.tasks.attach(req.id, req.runId);
+  }
+
+  @RpcHandler(Rpc.tasks.finish)
+  async finish(@RpcPayload(Rpc.tasks.finish) req: FinishTask): Promise<Record<string, never>> {
+    await this.tasks.finish(req);
+    return {};
+  }
+}

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  AppError,
+  Rpc,
+  TASK_KILL_SUBJECT,
+  type FinishTask,
+  type SubmitTaskBody,
+  type Task,
+  type TaskCapacity,
+  type TaskListQuery,
+  type TaskPage,
+} from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import { TasksRepository, toTask } from '@switchyard/server-db';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
+import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
+import { TaskMetrics } from './task-metrics';
+
+const OUTPUT_LIMIT = 64 * 1024;
+const TICK_MS = 250;
+const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
+
+function ownerOf(ctx: CallContext): string {
+  if (!ctx.ownerId) throw new AppError('forbidden', 'tasks belong to owners; this call carries none');
+  return ctx.ownerId;
+}
+
+/**
+ * Background tasks: admission (the row in Postgres first, then the atomic admission and enqueue in
+ * Redis; a refusal removes the row), dispatch (owner round robin, 4:2:1 within an owner, at most 16
+ * bodies running across replicas; BullMQ carries a dispatched task to an executor), the body's
+ * claim/attach/finish, kills, and the rebuild of the queues from Postgres when Redis lost its data.
+ */
+@Injectable()
+export class TasksService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly fair: FairQueue;
+  private readonly jobs: Queue<{ taskId: string }>;
+  private timer: NodeJS.Timeout | undefined;
+  private pumping = false;
+  private again = false;
+
+  constructor(
+    private readonly repo: TasksRepository,
+    private readonly metrics: TaskMetrics,
+    @Inject(REDIS) redis: Redis,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    const names = taskQueueNames(config.nats.subjectPrefix);
+    this.fair = new FairQueue(redis, { prefix: names.fairPrefix, weights: WEIGHTS });
+    this.jobs = createQueue<{ taskId: string }>(names.queue, redis, names.bullPrefix);
+  }
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    void this.tick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.jobs.close().catch(() => undefined);
+  }
+
+  // ── admission ───────────────────────────────────────────────────────────────────────────────
+
+  async submit(body: SubmitTaskBody, ctx: CallContext): Promise<Task> {
+    const ownerId = ownerOf(ctx);
+    // Refused now rather than failing later: only published workflows of the caller run as tasks.
+    await this.bus.call(Rpc.workflows.resolve, { id: body.workflowId, version: 'published' }, { ctx });
+    const row = await this.repo.insert({
+      id: randomUUID(),
+      ownerId,
+      workflowId: body.workflowId,
+      inputs: body.inputs,
+      priority: body.priority,
+      permissionMode: body.permissionMode,
+    });
+    const admitted = await this.fair.admit(row.id, ownerId, body.priority, row.createdAt.getTime());
+    if (!admitted.ok) {
+      await this.repo.discard(row.id);
+      this.metrics.rejected(body.priority, admitted.scope);
+      throw new AppError('capacity_exceeded', admitted.message, {
+        details: {
+          retryable: true,
+          retryAfterSeconds: 1,
+          capacityScope: admitted.scope,
+          ...(admitted.priority ? { capacityPriority: admitted.priority } : {}),
+        },
+      });
+    }
+    void this.pump();
+    return toTask(row);
+  }
+
+  // ── dispatch ────────────────────────────────────────────────────────────────────────────────
+
+  private async tick(): Promise<void> {
+    try {
+      await this.pump();
+      await this.metrics.observeQueues(await this.fair.capacity());
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'task dispatch tick failed');
+    }
+  }
+
+  /** Redis lost its data (this Redis keeps nothing on disk): the queues come back from Postgres. */
+  private async rebuild(): Promise<void> {
+    const active = await this.repo.active();
+    await this.fair.rebuild(
+      active.map((t) => ({
+        taskId: t.id,
+        ownerId: t.ownerId,
+        priority: t.priority,
+        enqueuedAtMs: t.createdAt.getTime(),
+        running: t.state === 'running',
+      })),
+    );
+    // A task submitted between the read and the rebuild was wiped by it: admit it again (idempotent).
+    for (const t of await this.repo.active()) {
+      if (t.state !== 'queued') continue;
+      const again = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
+      if (!again.ok) this.logger.error({ taskId: t.id, reason: again.message }, 'queued task could not be re-admitted after a rebuild');
+    }
+    this.logger.warn({ tasks: active.length }, 'task queues rebuilt from Postgres');
+  }
+
+  /** Hands every task a free slot allows to BullMQ, in fair order. */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
+      // running limit would be counted from zero while bodies still run).
+      if (!(await this.fair.isInitialised())) await this.rebuild();
+      do {
+        this.again = false;
+        for (;;) {
+          const next = await this.fair.next();
+          if (!next) break;
+          await this.jobs.add(
+            'task',
+            { taskId: next.taskId },
+            { jobId: next.taskId, removeOnComplete: true, removeOnFail: true },
+          );
+          this.metrics.dispatched(next.priority, Date.now() - next.enqueuedAtMs);
+        }
+      } while (this.again);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'task dispatch failed');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  // ── the body's side (executor → scheduler) ──────────────────────────────────────────────────
+
+  async claim(id: string) {
+    const row = await this.repo.claim(id);
+    if (row) {
+      return {
+        go: true,
+        task: {
+          ownerId: row.ownerId,
+          workflowId: row.workflowId,
+          inputs: row.inputs as Record<string, unknown>,
+          permissionMode: row.permissionMode as 'ask' | 'approve-for-me' | 'full-access',
+        },
+      };
+    }
+    const now = await this.repo.get(id);
+    await this.fair.finish(id);
+    void this.pump();
+    if (now?.state === 'running') {
+      // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
+      await this.repo.interrupt(id, 'the executor running this task stopped; it was not started again');
+      return { go: false, reason: 'interrupted: its first body stopped' };
+    }
+    if (now?.state === 'queued' && now.killRequested) await this.repo.kill(id, now.ownerId);
+    return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
+  }
+
+  async attach(id: string, runId: string): Promise<{ cancel: boolean }> {
+    const row = await this.repo.attach(id, runId);
+    return { cancel: !row || row.killRequested };
+  }
+
+  async finish(f: FinishTask): Promise<void> {
+    const json = JSON.stringify(f.output ?? null);
+    const output =
+      json.length > OUTPUT_LIMIT
+        ? { value: json.slice(0, OUTPUT_LIMIT), truncated: true }
+        : { value: f.output ?? null, truncated: false };
+    const row = await this.repo.finish(f, output);
+    await this.fair.finish(f.id);
+    if (row) this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
+    void this.pump();
+  }
+
+  // ── the owner's side ────────────────────────────────────────────────────────────────────────
+
+  async kill(id: string, ctx: CallContext): Promise<Task> {
+    const ownerId = ownerOf(ctx);
+    const before = await this.repo.getVisible(id, ownerId);
+    const row = await this.repo.kill(id, ownerId);
+    if (before.state === 'queued' && row.state === 'cancelled') {
+      // Not dispatched yet: its queue slot is free now. Dispatched: its claim will refuse it.
+      if (await this.fair.remove(id))
+        this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
+    } else if (row.state === 'running' || row.state === 'queued') {
+      this.bus.publish(TASK_KILL_SUBJECT, { id });
+    }
+    return toTask(row);
+  }
+
+  async get(id: string, ctx: CallContext): Promise<Task> {
+    return toTask(await this.repo.getVisible(id, ownerOf(ctx)));
+  }
+
+  async list(q: TaskListQuery, ctx: CallContext): Promise<TaskPage> {
+    const page = await this.repo.list(ownerOf(ctx), q);
+    const now = Date.now();
+    return { items: page.items.map((r) => toTask(r, now)), nextCursor: page.nextCursor };
+  }
+
+  async capacity(ctx: CallContext): Promise<TaskCapacity> {
+    const ownerId = ownerOf(ctx);
+    const c = await this.fair.capacity(ownerId);
+    const l = c.limits;
+    const own = c.owner ?? {
+      queued: 0,
+      running: 0,
+      queuedByPriority: { interactive: 0, normal: 0, batch: 0 },
+    };
+    const waits = Object.values(c.oldestWaitMs).filter((w): w is number => w !== null);
+    return {
+      policy: 'owner-round-robin-weighted-priority',
+      weights: { ...WEIGHTS },
+      running: c.running,
+      runningLimit: l.running,
+      queued: c.queued,
+      globalQueueLimit: l.globalQueue,
+      queuedByPriority: c.queuedByPriority,
+      batchGlobalLimit: l.batchGlobal,
+      nonInteractiveGlobalLimit: l.nonInteractiveGlobal,
+      activeOwners: c.activeOwners,
+      saturated: c.running >= l.running && c.queued >= l.globalQueue,
+      oldestQueueWaitMs: waits.length ? Math.max(...waits) : null,
+      oldestInteractiveQueueWaitMs: c.oldestWaitMs.interactive,
+      oldestNormalQueueWaitMs: c.oldestWaitMs.normal,
+      oldestBatchQueueWaitMs: c.oldestWaitMs.batch,
+      owner: {
+        queued: own.queued,
+        running: own.running,
+        queuedByPriority: own.queuedByPriority,
+        ownerQueueLimit: l.ownerQueue,
+        ownedQueueAvailable: Math.max(0, l.ownerQueue - own.queued),
+        batchOwnerLimit: l.batchOwner,
+        nonInteractiveOwnerLimit: l.nonInteractiveOwner,
+        ownerSaturated: own.queued >= l.ownerQueue,
+      },
+    };
+  }
+}

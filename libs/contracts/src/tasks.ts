@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { PageQuery, pageOf } from './identity';
+import { PermissionMode } from './runs';
+
+/** Webhook deliveries are interactive, model-submitted workflows normal, schedule fires batch. */
+export const TaskPriority = z.enum(['interactive', 'normal', 'batch']);
+export type TaskPriority = z.infer<typeof TaskPriority>;
+
+export const TaskState = z.enum(['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
+export type TaskState = z.infer<typeof TaskState>;
+
+export const FINISHED_TASK_STATES: ReadonlySet<TaskState> = new Set([
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+]);
+
+export const SubmitTaskBody = z
+  .object({
+    workflowId: z.string().uuid(),
+    inputs: z.record(z.string(), z.unknown()).default({}),
+    priority: TaskPriority.default('normal'),
+    permissionMode: PermissionMode.default('ask').describe(
+      'the unattended run cannot ask anyone: under "ask" every non-read step without an allow rule is refused',
+    ),
+  })
+  .strict();
+export type SubmitTaskBody = z.infer<typeof SubmitTaskBody>;
+
+export const Task = z.object({
+  id: z.string().uuid(),
+  ownerId: z.string().uuid(),
+  workflowId: z.string().uuid(),
+  priority: TaskPriority,
+  state: TaskState,
+  queued: z.boolean().describe('waiting for a slot (not running yet)'),
+  runId: z.string().uuid().nullable(),
+  createdAt: z.string(),
+  queueWaitMs: z.number().int().describe('time spent waiting; grows until the task starts or ends'),
+  startedAt: z.string().nullable(),
+  runDurationMs: z.number().int().nullable().describe('grows while running'),
+  finishedAt: z.string().nullable(),
+  output: z.unknown().nullable().describe('the run result, capped'),
+  outputTruncated: z.boolean(),
+  error: z.string().nullable(),
+});
+export type Task = z.infer<typeof Task>;
+
+export const TaskIdParam = z.object({ id: z.string().uuid() });
+
+export const TaskListQuery = PageQuery.extend({ state: TaskState.optional() });
+export type TaskListQuery = z.infer<typeof TaskListQuery>;
+
+export const TaskPage = pageOf(Task);
+export type TaskPage = z.infer<typeof TaskPage>;
+
+const ByPriority = z.object({
+  interactive: z.number().int(),
+  normal: z.number().int(),
+  batch: z.number().int(),
+});
+
+export const TaskCapacity = z.object({
+  policy: z.literal('owner-round-robin-weighted-priority'),
+  weights: ByPriority,
+  running: z.number().int(),
+  runningLimit: z.number().int(),
+  queued: z.number().int(),
+  globalQueueLimit: z.number().int(),
+  queuedByPriority: ByPriority,
+  batchGlobalLimit: z.number().int(),
+  nonInteractiveGlobalLimit: z.number().int(),
+  activeOwners: z.number().int(),
+  saturated: z.boolean().describe('every running slot is busy and the global queue is full'),
+  oldestQueueWaitMs: z.number().int().nullable(),
+  oldestInteractiveQueueWaitMs: z.number().int().nullable(),
+  oldestNormalQueueWaitMs: z.number().int().nullable(),
+  oldestBatchQueueWaitMs: z.number().int().nullable(),
+  owner: z.object({
+    queued: z.number().int(),
+    running: z.number().int(),
+    queuedByPriority: ByPriority,
+    ownerQueueLimit: z.number().int(),
+    ownedQueueAvailable: z.number().int(),
+    batchOwnerLimit: z.number().int(),
+    nonInteractiveOwnerLimit: z.number().int(),
+    ownerSaturated: z.boolean(),
+  }),
+});
+export type TaskCapacity = z.infer<typeof TaskCapacity>;
+
+/** Executor → scheduler: a dispatched task's body is about to start (or must not: killed meanwhile). */
+export const ClaimTask = z.object({ id: z.string().uuid() });
+
+/** Executor → scheduler: the body's run id, once it exists. */
+export const AttachRun = z.object({ id: z.string().uuid(), runId: z.string().uuid() });
+
+/**
+ * Broadcast on a kill: the executor running the task cancels its run; one that has claimed it but
+ * not attached its run yet remembers the kill and cancels the run the moment it exists.
+ */
+export const TASK_KILL_SUBJECT = 'events.scheduler.task.kill';
+export const TaskKill = z.object({ id: z.string().uuid() });
+export const ClaimResult = z.object({
+  go: z.boolean(),
+  reason: z.string().optional(),
+  task: z
+    .object({
+      ownerId: z.string().uuid(),
+      workflowId: z.string().uuid(),
+      inputs: z.record(z.string(), z.unknown()),
+      permissionMode: PermissionMode,
+    })
+    .optional(),
+});
+
+/** Executor → scheduler: how a task's body ended. */
+export const FinishTask = z.object({
+  id: z.string().uuid(),
+  state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']),
+  runId: z.string().uuid().nullable(),
+  output: z.unknown().optional(),
+  error: z.string().max(10_000).nullable(),
+});
+export type FinishTask = z.infer<typeof FinishTask>;
+
+/** The BullMQ job an executor replica runs: everything is looked up by id. */
+export const TaskJob = z.object({ taskId: z.string().uuid() });
+export type TaskJob = z.infer<typeof TaskJob>;

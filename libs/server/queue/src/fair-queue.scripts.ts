@@ -1,0 +1,236 @@
+import { LuaScript } from './lua-script';
+
+/*
+ * Key layout, every key under the caller's prefix P:
+ *
+ *   P init                     string  set by rebuild(); missing after a flush
+ *   P ring                     list    owners with at least one waiting task, in turn order
+ *   P owners                   set     owners with waiting or running tasks (active owners)
+ *   P running                  set     ids of running tasks (all owners)
+ *   P wait:<priority>          zset    waiting task ids of one class, all owners, scored by enqueuedAtMs
+ *   P q:<priority>:<owner>     list    one owner's waiting task ids of one class, FIFO
+ *   P o:<owner>                hash    running (count), pos (next slot in the weighted cycle)
+ *   P t:<taskId>               hash    o (owner), p (priority), e (enqueuedAtMs), s (queued | running)
+ *
+ * Invariants every script keeps: an owner is in `ring` exactly when one of its q: lists is non-empty,
+ * and appears there once; a task id is in exactly one of `running` or one q: list (and its wait: zset);
+ * `o:<owner>` and the `owners` entry exist while the owner has waiting or running work.
+ */
+const PRELUDE = `
+local P = ARGV[1]
+local PRIORITIES = { 'interactive', 'normal', 'batch' }
+local CYCLE_CLASS = { i = 'interactive', n = 'normal', b = 'batch' }
+local function qkey(priority, owner) return P .. 'q:' .. priority .. ':' .. owner end
+local function okey(owner) return P .. 'o:' .. owner end
+local function tkey(id) return P .. 't:' .. id end
+local function wkey(priority) return P .. 'wait:' .. priority end
+local function waitingOf(owner)
+  return redis.call('LLEN', qkey('interactive', owner)) + redis.call('LLEN', qkey('normal', owner))
+    + redis.call('LLEN', qkey('batch', owner))
+end
+local function runningOf(owner)
+  return tonumber(redis.call('HGET', okey(owner), 'running') or '0')
+end
+-- An owner with nothing waiting or running leaves no key behind (its cycle position starts over).
+local function releaseIfIdle(owner)
+  if waitingOf(owner) == 0 and runningOf(owner) <= 0 then
+    redis.call('DEL', okey(owner))
+    redis.call('SREM', P .. 'owners', owner)
+  end
+end
+`;
+
+/**
+ * ARGV: prefix, taskId, ownerId, priority, enqueuedAtMs, ownerQueue, globalQueue, batchOwner,
+ * batchGlobal, nonInteractiveOwner, nonInteractiveGlobal.
+ * Returns {'ok'} or {scope, priority or '', waiting, name of the limit}.
+ */
+export const admitScript = new LuaScript(
+  'fair-queue-admit',
+  `${PRELUDE}
+local id, owner, priority, enqueuedAt = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local ownerQueue, globalQueue = tonumber(ARGV[6]), tonumber(ARGV[7])
+local batchOwner, batchGlobal = tonumber(ARGV[8]), tonumber(ARGV[9])
+local nonInteractiveOwner, nonInteractiveGlobal = tonumber(ARGV[10]), tonumber(ARGV[11])
+if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
+  return redis.error_reply('ERR unknown priority ' .. priority)
+end
+-- The same task admitted twice (a producer retrying) is accepted once.
+if redis.call('EXISTS', tkey(id)) == 1 then return { 'ok' } end
+
+local ownerBatch = redis.call('LLEN', qkey('batch', owner))
+local ownerNormal = redis.call('LLEN', qkey('normal', owner))
+local ownerWaiting = ownerBatch + ownerNormal + redis.call('LLEN', qkey('interactive', owner))
+local globalBatch = redis.call('ZCARD', wkey('batch'))
+local globalNormal = redis.call('ZCARD', wkey('normal'))
+local globalWaiting = globalBatch + globalNormal + redis.call('ZCARD', wkey('interactive'))
+
+if ownerWaiting >= ownerQueue then return { 'owner', '', ownerWaiting, 'ownerQueue' } end
+if globalWaiting >= globalQueue then return { 'global', '', globalWaiting, 'globalQueue' } end
+if priority == 'batch' then
+  if ownerBatch >= batchOwner then return { 'owner-priority', 'batch', ownerBatch, 'batchOwner' } end
+  if globalBatch >= batchGlobal then return { 'global-priority', 'batch', globalBatch, 'batchGlobal' } end
+end
+if priority ~= 'interactive' then
+  local ownerNonInteractive = ownerBatch + ownerNormal
+  if ownerNonInteractive >= nonInteractiveOwner then
+    return { 'owner-priority', priority, ownerNonInteractive, 'nonInteractiveOwner' }
+  end
+  local globalNonInteractive = globalBatch + globalNormal
+  if globalNonInteractive >= nonInteractiveGlobal then
+    return { 'global-priority', priority, globalNonInteractive, 'nonInteractiveGlobal' }
+  end
+end
+
+redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'queued')
+redis.call('RPUSH', qkey(priority, owner), id)
+redis.call('ZADD', wkey(priority), enqueuedAt, id)
+if ownerWaiting == 0 then redis.call('RPUSH', P .. 'ring', owner) end
+redis.call('SADD', P .. 'owners', owner)
+return { 'ok' }
+`,
+);
+
+/**
+ * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b).
+ * Returns {taskId, ownerId, priority, enqueuedAtMs} or nil (all slots busy, or nothing waiting).
+ *
+ * The owner at the head of the ring takes the turn. Its cycle position says which class is due; a class
+ * with nothing waiting is skipped to the next slot (at most one lap), so the owner's turn is never
+ * wasted. The owner goes to the back of the ring if it still has work waiting.
+ */
+export const nextScript = new LuaScript(
+  'fair-queue-next',
+  `${PRELUDE}
+local runningLimit, cycle = tonumber(ARGV[2]), ARGV[3]
+local slots = #cycle
+if redis.call('SCARD', P .. 'running') >= runningLimit then return false end
+-- One pass in the normal case; the bound only guards against a ring entry that broke the invariant.
+for _ = 1, redis.call('LLEN', P .. 'ring') do
+  local owner = redis.call('LPOP', P .. 'ring')
+  if not owner then return false end
+  local pos = tonumber(redis.call('HGET', okey(owner), 'pos') or '0') % slots
+  for step = 0, slots - 1 do
+    local slot = (pos + step) % slots
+    local priority = CYCLE_CLASS[string.sub(cycle, slot + 1, slot + 1)]
+    local id = redis.call('LPOP', qkey(priority, owner))
+    if id then
+      redis.call('HSET', okey(owner), 'pos', (slot + 1) % slots)
+      redis.call('HINCRBY', okey(owner), 'running', 1)
+      if waitingOf(owner) > 0 then redis.call('RPUSH', P .. 'ring', owner) end
+      redis.call('ZREM', wkey(priority), id)
+      redis.call('SADD', P .. 'running', id)
+      redis.call('HSET', tkey(id), 's', 'running')
+      return { id, owner, priority, redis.call('HGET', tkey(id), 'e') }
+    end
+  end
+  releaseIfIdle(owner)
+end
+return false
+`,
+);
+
+/** ARGV: prefix, taskId. Returns 1 if the task was running (its slot is now free), else 0. */
+export const finishScript = new LuaScript(
+  'fair-queue-finish',
+  `${PRELUDE}
+local id = ARGV[2]
+if redis.call('HGET', tkey(id), 's') ~= 'running' then return 0 end
+local owner = redis.call('HGET', tkey(id), 'o')
+redis.call('SREM', P .. 'running', id)
+redis.call('DEL', tkey(id))
+redis.call('HINCRBY', okey(owner), 'running', -1)
+releaseIfIdle(owner)
+return 1
+`,
+);
+
+/** ARGV: prefix, taskId. Returns 1 if the task was waiting (now gone, its queue slot free), else 0. */
+export const removeScript = new LuaScript(
+  'fair-queue-remove',
+  `${PRELUDE}
+local id = ARGV[2]
+if redis.call('HGET', tkey(id), 's') ~= 'queued' then return 0 end
+local owner = redis.call('HGET', tkey(id), 'o')
+local priority = redis.call('HGET', tkey(id), 'p')
+redis.call('LREM', qkey(priority, owner), 0, id)
+redis.call('ZREM', wkey(priority), id)
+redis.call('DEL', tkey(id))
+-- The ring holds only owners with work waiting (at most one entry per owner, so LREM stays short).
+if waitingOf(owner) == 0 then
+  redis.call('LREM', P .. 'ring', 0, owner)
+  releaseIfIdle(owner)
+end
+return 1
+`,
+);
+
+/**
+ * ARGV: prefix, ownerId or ''.
+ * Returns {running, waiting i/n/b, oldest enqueuedAtMs i/n/b ('' when none), activeOwners,
+ *          owner waiting i/n/b, owner running}.
+ */
+export const capacityScript = new LuaScript(
+  'fair-queue-capacity',
+  `${PRELUDE}
+local owner = ARGV[2]
+local reply = { redis.call('SCARD', P .. 'running') }
+for _, priority in ipairs(PRIORITIES) do table.insert(reply, redis.call('ZCARD', wkey(priority))) end
+for _, priority in ipairs(PRIORITIES) do
+  local oldest = redis.call('ZRANGE', wkey(priority), 0, 0, 'WITHSCORES')
+  table.insert(reply, oldest[2] or '')
+end
+table.insert(reply, redis.call('SCARD', P .. 'owners'))
+if owner ~= '' then
+  for _, priority in ipairs(PRIORITIES) do table.insert(reply, redis.call('LLEN', qkey(priority, owner))) end
+  table.insert(reply, runningOf(owner))
+end
+return reply
+`,
+);
+
+/**
+ * ARGV: prefix, then five per task: taskId, ownerId, priority, enqueuedAtMs, '1' if running else '0';
+ * waiting tasks in FIFO order. Drops all state under the prefix first. Limits are not checked: the
+ * source of truth already accepted these tasks. The ring starts with the owner of the oldest waiting task.
+ */
+export const rebuildScript = new LuaScript(
+  'fair-queue-rebuild',
+  `${PRELUDE}
+local function dropOwner(owner)
+  redis.call('DEL', okey(owner))
+  for _, priority in ipairs(PRIORITIES) do redis.call('DEL', qkey(priority, owner)) end
+end
+for _, owner in ipairs(redis.call('SMEMBERS', P .. 'owners')) do dropOwner(owner) end
+for _, owner in ipairs(redis.call('LRANGE', P .. 'ring', 0, -1)) do dropOwner(owner) end
+for _, priority in ipairs(PRIORITIES) do
+  for _, id in ipairs(redis.call('ZRANGE', wkey(priority), 0, -1)) do redis.call('DEL', tkey(id)) end
+end
+for _, id in ipairs(redis.call('SMEMBERS', P .. 'running')) do redis.call('DEL', tkey(id)) end
+redis.call('DEL', P .. 'ring', P .. 'owners', P .. 'running', wkey('interactive'), wkey('normal'),
+  wkey('batch'))
+
+local inRing = {}
+for i = 2, #ARGV, 5 do
+  local id, owner, priority, enqueuedAt, running = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  if redis.call('EXISTS', tkey(id)) == 0 then
+    redis.call('SADD', P .. 'owners', owner)
+    if running == '1' then
+      redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'running')
+      redis.call('SADD', P .. 'running', id)
+      redis.call('HINCRBY', okey(owner), 'running', 1)
+    else
+      redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'queued')
+      redis.call('RPUSH', qkey(priority, owner), id)
+      redis.call('ZADD', wkey(priority), enqueuedAt, id)
+      if not inRing[owner] then
+        inRing[owner] = true
+        redis.call('RPUSH', P .. 'ring', owner)
+      end
+    end
+  end
+end
+redis.call('SET', P .. 'init', '1')
+return 1
+`,
+);

@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto';
+import {
+  api,
+  createTestDatabase,
+  Stack,
+  uniquePrefix,
+  waitFor,
+  type ApiResponse,
+  type TestDatabase,
+} from '@switchyard/testing';
+import { createRedis } from '@switchyard/server-queue';
+
+interface TaskJson {
+  id: string;
+  state: string;
+  queued: boolean;
+  runId: string | null;
+  output: unknown;
+  queueWaitMs: number;
+  runDurationMs: number | null;
+  priority: string;
+}
+
+/** Background tasks end to end: submit, run on an executor, capacity refusals, kills. */
+describe('background tasks end to end', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  const admin = `e2e_${randomBytes(24).toString('base64url')}`;
+  let alice: string;
+  let bob: string;
+
+  const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiResponse> =>
+    api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
+  const publish = async (ms: number) => {
+    const wf = await call('POST', '/api/workflows', alice, {
+      name: `wait ${ms}`,
+      inputSchema: { type: 'object', properties: { tag: { type: 'string' } }, required: ['tag'] },
+      plan: { steps: [{ id: 'w', tool: 'wait', arguments: { ms, value: { tag: '{{inputs.tag}}' } } }] },
+    });
+    expect(wf.status).toBe(201);
+    const id = wf.json['id'] as string;
+    expect((await call('POST', `/api/workflows/${id}/publish`, alice, { revision: 1 })).status).toBe(200);
+    return id;
+  };
+  const task = async (id: string, token = alice) =>
+    (await call('GET', `/api/agent/tasks/${id}`, token)).json as unknown as TaskJson;
+  const finished = (id: string, token = alice) =>
+    waitFor(
+      async () => {
+        const t = await task(id, token);
+        return ['completed', 'failed', 'cancelled', 'interrupted'].includes(t.state) ? t : undefined;
+      },
+      30_000,
+      100,
+    );
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    stack = await Stack.start(
+      {
+        DATABASE_URL: db.url,
+        NATS_SUBJECT_PREFIX: uniquePrefix('tasks'),
+        SWITCHYARD_ADMIN_TOKEN: admin,
+        LOG_LEVEL: 'warn',
+        SHUTDOWN_GRACE_MS: '3000',
+        // A logical database of its own: this suite flushes it.
+        REDIS_URL: 'redis://127.0.0.1:6379/12',
+      },
+      ['gateway', 'planner', 'executor', 'tool-registry', 'scheduler'],
+    );
+    const token = async (owner: string) =>
+      (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
+    alice = await token('alice');
+    bob = await token('bob');
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+  });
+
+  it('runs a submitted workflow in the background and keeps its snapshot, for its owner only', async () => {
+    const wf = await publish(0);
+    const submitted = await call('POST', '/api/agent/tasks', alice, {
+      workflowId: wf,
+      inputs: { tag: 'bg' },
+      priority: 'interactive',
+    });
+    expect(submitted.status).toBe(202);
+    const id = submitted.json['id'] as string;
+    const done = await finished(id);
+    expect(done).toMatchObject({
+      state: 'completed',
+      queued: false,
+      priority: 'interactive',
+      output: { tag: 'bg' },
+    });
+    expect(done.runId).not.toBeNull();
+    expect(done.runDurationMs).not.toBeNull();
+    expect((await call('GET', `/api/agent/tasks/${id}`, bob)).status).toBe(404);
+    expect(((await call('GET', '/api/agent/tasks', bob)).json['items'] as unknown[]).length).toBe(0);
+    const mine = (await call('GET', '/api/agent/tasks', alice)).json['items'] as TaskJson[];
+    expect(mine.map((t) => t.id)).toContain(id);
+    // A task's run is an ordinary run in the history.
+    expect((await call('GET', `/api/agent/runs/${String(done.runId)}`, alice)).json['status']).toBe(
+      'completed',
+    );
+  });
+
+  it('refuses bad input before admission: unpublished workflow, inputs that do not fit', async () => {
+    const wf = await publish(0);
+    expect(
+      (await call('POST', '/api/agent/tasks', bob, { workflowId: wf, inputs: { tag: 'x' } })).status,
+    ).toBe(404);
+    const misfit = await call('POST', '/api/agent/tasks', alice, { workflowId: wf, inputs: { tag: 7 } });
+    // admitted, then failed explicitly with the reason (inputs are checked when the body starts)
+    const t = await finished(misfit.json['id'] as string);
+    expect(t.state).toBe('failed');
+  });
+
+  it('fills 16 slots and the 32-task owner queue, then answers 429 with the scope; kills free slots', async () => {
+    const wf = await publish(4_000);
+    const ids: string[] = [];
+    let refused: ApiResponse | undefined;
+    for (let i = 0; i < 60 && !refused; i++) {
+      const res = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: String(i) },
+        priority: 'normal',
+      });
+      if (res.status === 202) ids.push(res.json['id'] as string);
+      else refused = res;
+    }
+    // normal work may hold 24 of an owner's 32 queue slots (8 stay for interactive work); up to 16 run
+    expect(ids.length).toBeGreaterThanOrEqual(24);
+    expect(ids.length).toBeLessThanOrEqual(40);
+    expect(refused?.status).toBe(429);
+    expect(refused?.headers.get('retry-after')).toBe('1');
+    expect(refused?.json['details']).toMatchObject({
+      retryable: true,
+      retryAfterSeconds: 1,
+      capacityScope: 'owner-priority',
+      capacityPriority: 'normal',
+    });
+    // interactive work still gets in
+    const urgent = await call('POST', '/api/agent/tasks', alice, {
+      workflowId: wf,
+      inputs: { tag: 'now' },
+      priority: 'interactive',
+    });
+    expect(urgent.status).toBe(202);
+    ids.push(urgent.json['id'] as string);
+
+    await waitFor(
+      async () => (await call('GET', '/api/agent/tasks/capacity', alice)).json['running'] === 16,
+      15_000,
+      100,
+    );
+    const capacity = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+    expect(capacity).toMatchObject({
+      running: 16,
+      runningLimit: 16,
+      globalQueueLimit: 128,
+      policy: 'owner-round-robin-weighted-priority',
+    });
+    expect(capacity['owner']).toMatchObject({ ownerQueueLimit: 32 });
+
+    const queued = [];
+    for (const id of ids) if ((await task(id)).queued) queued.push(id);
+    expect(queued.length).toBeGreaterThan(0);
+    const killedQueued = await call(
+      'POST',
+      `/api/agent/tasks/${queued[queued.length - 1] as string}/kill`,
+      alice,
+    );
+    expect(killedQueued.json).toMatchObject({ state: 'cancelled', queued: false });
+
+    const running = [];
+    for (const id of ids) if ((await task(id)).state === 'running') running.push(id);
+    const victim = running[0] as string;
+    await waitFor(async () => (await task(victim)).runId !== null, 10_000, 100);
+    expect((await call('POST', `/api/agent/tasks/${victim}/kill`, alice)).status).toBe(200);
+    expect((await finished(victim)).state).toBe('cancelled');
+    for (const id of ids) await call('POST', `/api/agent/tasks/${id}/kill`, alice);
+  }, 90_000);
+
+  it('loses no accepted task when Redis loses everything mid-load', async () => {
+    const wf = await publish(1_000);
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: `f${i}` },
+        priority: (['interactive', 'normal', 'batch'] as const)[i % 3],
+      });
+      expect(res.status).toBe(202);
+      ids.push(res.json['id'] as string);
+    }
+    // Some running, some waiting: then Redis forgets everything.
+    await waitFor(
+      async () => {
+        const c = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+        return Number(c['running']) >= 4 && Number(c['queued']) >= 4;
+      },
+      10_000,
+      20,
+    );
+    const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-flush' });
+    await redis.connect();
+    await redis.flushdb();
+    redis.disconnect();
+    const ends = await Promise.all(ids.map((id) => finished(id)));
+    expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'completed'));
+    expect(ends.map((t) => t.output)).toEqual(ids.map((_, i) => ({ tag: `f${i}` })));
+  }, 90_000);
+});
