@@ -123,7 +123,11 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     for (const t of await this.repo.active()) {
       if (t.state !== 'queued') continue;
       const again = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
-      if (!again.ok) this.logger.error({ taskId: t.id, reason: again.message }, 'queued task could not be re-admitted after a rebuild');
+      if (!again.ok)
+        this.logger.error(
+          { taskId: t.id, reason: again.message },
+          'queued task could not be re-admitted after a rebuild',
+        );
     }
     this.logger.warn({ tasks: active.length }, 'task queues rebuilt from Postgres');
   }
