@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import {
   api,
   createTestDatabase,
+  FakeLlmServer,
+  openStream,
   Stack,
   uniquePrefix,
   waitFor,
@@ -25,6 +27,7 @@ interface TaskJson {
 describe('background tasks end to end', () => {
   let db: TestDatabase;
   let stack: Stack;
+  let llm: FakeLlmServer;
   const admin = `e2e_${randomBytes(24).toString('base64url')}`;
   let alice: string;
   let bob: string;
@@ -56,6 +59,7 @@ describe('background tasks end to end', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    llm = await FakeLlmServer.start();
     stack = await Stack.start(
       {
         DATABASE_URL: db.url,
@@ -65,6 +69,9 @@ describe('background tasks end to end', () => {
         SHUTDOWN_GRACE_MS: '3000',
         // A logical database of its own: this suite flushes it.
         REDIS_URL: 'redis://127.0.0.1:6379/12',
+        LLM_PROVIDER: 'openai',
+        LLM_MODEL: 'fake',
+        LLM_BASE_URL: llm.baseUrl,
       },
       ['gateway', 'planner', 'executor', 'tool-registry', 'scheduler'],
     );
@@ -76,6 +83,7 @@ describe('background tasks end to end', () => {
 
   afterAll(async () => {
     await stack?.stop();
+    await llm?.close();
     await db?.drop();
   });
 
@@ -213,4 +221,46 @@ describe('background tasks end to end', () => {
     expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'completed'));
     expect(ends.map((t) => t.output)).toEqual(ids.map((_, i) => ({ tag: `f${i}` })));
   }, 90_000);
+
+  it('a model submits a workflow with task_submit_workflow and waits for it with task_output', async () => {
+    const wf = await publish(200);
+    llm.enqueue({
+      content: JSON.stringify({
+        steps: [
+          {
+            id: 'submit',
+            tool: 'task_submit_workflow',
+            arguments: { workflowId: wf, inputs: { tag: 'from the model' } },
+          },
+          {
+            id: 'wait',
+            tool: 'task_output',
+            arguments: { taskId: '{{node.submit.result.taskId}}', timeoutMs: 20_000 },
+            dependsOn: ['submit'],
+          },
+          { id: 'capacity', tool: 'task_capacity', arguments: {} },
+        ],
+      }),
+    });
+    const res = await call('POST', '/api/agent/run', alice, {
+      goal: 'run it in the background',
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    expect(res.status).toBe(200);
+    const s = await openStream(`${stack.gatewayUrl}/api/agent/stream?runId=${String(res.json['runId'])}`, {
+      'x-switchyard-token': alice,
+    });
+    const done = await s.next('complete', 30_000);
+    s.close();
+    const results = done.data?.data['results'] as Record<string, Record<string, unknown>>;
+    expect(results['wait']).toMatchObject({
+      state: 'completed',
+      priority: 'normal',
+      output: { tag: 'from the model' },
+    });
+    expect(results['capacity']).toMatchObject({
+      runningLimit: 16,
+      policy: 'owner-round-robin-weighted-priority',
+    });
+  }, 60_000);
 });

@@ -24,6 +24,7 @@ import {
 import { WaitTool } from './builtin/wait.tool';
 import { SQL_TOOLS } from './builtin/sql/sql.tools';
 import { WEB_TOOLS } from './builtin/web/web-fetch.tool';
+import { TASK_TOOLS } from './builtin/tasks/task.tools';
 import { WorkspaceGuard } from './builtin/workspace.guard';
 import { BuiltinRegistry } from './tools/builtin-registry';
 import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
@@ -41,6 +42,7 @@ export const BUILTIN_TOOLS = [
   WaitTool,
   ...SQL_TOOLS,
   ...WEB_TOOLS,
+  ...TASK_TOOLS,
 ];
 
 @Module({

@@ -51,7 +51,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     const names = taskQueueNames(config.nats.subjectPrefix);
-    this.fair = new FairQueue(redis, { prefix: names.fairPrefix, weights: WEIGHTS });
+    this.fair = new FairQueue(redis, { prefix: names.fairPrefix, weights: WEIGHTS, limits: config.tasks });
     this.jobs = createQueue<{ taskId: string }>(names.queue, redis, names.bullPrefix);
   }
 

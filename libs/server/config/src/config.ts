@@ -150,6 +150,13 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[^,]+(,[^,]+)*$/, 'must be comma-separated command prefixes such as "rm,git push,sudo"')
     .optional(),
+  TASK_RUNNING_LIMIT: z.coerce.number().int().min(1).max(10_000).default(16),
+  TASK_GLOBAL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(128),
+  TASK_OWNER_QUEUE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(32),
+  TASK_BATCH_OWNER_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(16),
+  TASK_BATCH_GLOBAL_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(64),
+  TASK_NON_INTERACTIVE_OWNER_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(24),
+  TASK_NON_INTERACTIVE_GLOBAL_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(96),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   HTTP_BODY_LIMIT: z
     .string()
@@ -216,6 +223,16 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+  };
+  /** Background-task capacity (the seed's numbers by default). */
+  readonly tasks: {
+    readonly running: number;
+    readonly globalQueue: number;
+    readonly ownerQueue: number;
+    readonly batchOwner: number;
+    readonly batchGlobal: number;
+    readonly nonInteractiveOwner: number;
+    readonly nonInteractiveGlobal: number;
   };
   readonly permissions: {
     /** Command prefixes that void allow rules (always ask); undefined: the built-in floor. */
@@ -304,6 +321,15 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+    },
+    tasks: {
+      running: e.TASK_RUNNING_LIMIT,
+      globalQueue: e.TASK_GLOBAL_QUEUE_LIMIT,
+      ownerQueue: e.TASK_OWNER_QUEUE_LIMIT,
+      batchOwner: e.TASK_BATCH_OWNER_LIMIT,
+      batchGlobal: e.TASK_BATCH_GLOBAL_LIMIT,
+      nonInteractiveOwner: e.TASK_NON_INTERACTIVE_OWNER_LIMIT,
+      nonInteractiveGlobal: e.TASK_NON_INTERACTIVE_GLOBAL_LIMIT,
     },
     permissions: {
       dangerousCommands: e.PERMISSION_DANGEROUS_COMMANDS?.split(',').map((c) =>
