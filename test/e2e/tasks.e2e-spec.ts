@@ -263,4 +263,30 @@ describe('background tasks end to end', () => {
       policy: 'owner-round-robin-weighted-priority',
     });
   }, 60_000);
+
+  it('reports a task whose executor was killed as interrupted, and never runs it again', async () => {
+    const wf = await publish(30_000);
+    const submitted = await call('POST', '/api/agent/tasks', alice, {
+      workflowId: wf,
+      inputs: { tag: 'doomed' },
+    });
+    const id = submitted.json['id'] as string;
+    await waitFor(async () => (await task(id)).runId !== null, 15_000, 100);
+    const { runId } = await task(id);
+    await stack.stopService('executor', 'SIGKILL');
+    await stack.startService('executor');
+    const end = await waitFor(
+      async () => {
+        const t = await task(id);
+        return t.state === 'interrupted' ? t : undefined;
+      },
+      45_000,
+      250,
+    );
+    expect(end.runId).toBe(runId); // the same run: nothing started it again
+    const runs = (await call('GET', '/api/agent/runs?limit=200', alice)).json['items'] as Array<{
+      goal: string;
+    }>;
+    expect(runs.filter((r) => r.goal === 'wait 30000')).toHaveLength(1);
+  }, 90_000);
 });

@@ -46,7 +46,13 @@ export type { Job, Queue } from 'bullmq';
  */
 export function createWorker<T>(
   name: string,
-  opts: RedisOptions & { prefix: string; concurrency: number; stalledIntervalMs?: number },
+  opts: RedisOptions & {
+    prefix: string;
+    concurrency: number;
+    stalledIntervalMs?: number;
+    /** A job whose worker stopped renewing its lock this long is handed to another worker. */
+    lockDurationMs?: number;
+  },
   process: (job: import('bullmq').Job<T>) => Promise<void>,
 ): import('bullmq').Worker<T> {
   return new Worker<T>(name, process, {
@@ -54,6 +60,7 @@ export function createWorker<T>(
     prefix: opts.prefix,
     concurrency: opts.concurrency,
     stalledInterval: opts.stalledIntervalMs ?? 5_000,
+    lockDuration: opts.lockDurationMs ?? 10_000,
     maxStalledCount: 1,
   });
 }
