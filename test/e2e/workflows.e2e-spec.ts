@@ -78,6 +78,15 @@ describe('workflows end to end', () => {
       .filter((f) => f.event === type && f.data?.data['stepId'] === stepId)
       .map((f) => f.data?.data ?? {});
 
+  /** Runs a workflow by hand in full-access mode and approves its plan. */
+  const runApproved = async (id: string) => {
+    const run = await call('POST', `/api/workflows/${id}/run`, alice, { permissionMode: 'full-access' });
+    const s = await follow(run.json['runId'] as string);
+    await s.next('plan_approval_requested');
+    await call('POST', `/api/agent/${String(run.json['runId'])}/approve`, alice);
+    return s;
+  };
+
   beforeAll(async () => {
     db = await createTestDatabase();
     llm = await FakeLlmServer.start();
@@ -332,12 +341,7 @@ describe('workflows end to end', () => {
       },
     });
     expect(res.status).toBe(201);
-    const run = await call('POST', `/api/workflows/${String(res.json['id'])}/run`, alice, {
-      permissionMode: 'full-access',
-    });
-    const s = await follow(run.json['runId'] as string);
-    await s.next('plan_approval_requested');
-    await call('POST', `/api/agent/${String(run.json['runId'])}/approve`, alice);
+    const s = await runApproved(String(res.json['id']));
     expect((await s.next('complete')).data?.data['result']).toBe(2);
     expect(event(s.frames, 'step_start', 'p')).toEqual([]);
     expect(event(s.frames, 'step_complete', 'p')).toEqual([
@@ -368,12 +372,7 @@ describe('workflows end to end', () => {
       },
     });
     expect(res.status).toBe(201);
-    const run = await call('POST', `/api/workflows/${String(res.json['id'])}/run`, alice, {
-      permissionMode: 'full-access',
-    });
-    const s = await follow(run.json['runId'] as string);
-    await s.next('plan_approval_requested');
-    await call('POST', `/api/agent/${String(run.json['runId'])}/approve`, alice);
+    const s = await runApproved(String(res.json['id']));
     await s.next('complete');
     expect(event(s.frames, 'step_retry', 'read').map((e) => [e['attempt'], e['delayMs']])).toEqual([
       [1, 500],
