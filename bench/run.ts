@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
+import { runTasksBench } from './tasks.bench';
 import { runToolsBench } from './tools.bench';
 
 /** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
@@ -8,6 +9,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   rpc: runRpcBench,
   tools: runToolsBench,
   runs: runRunsBench,
+  tasks: runTasksBench,
 };
 
 async function main(): Promise<void> {

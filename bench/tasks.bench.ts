@@ -1,0 +1,678 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createScratchDatabase } from '@switchyard/server-db';
+import { taskQueueNames } from '@switchyard/server-queue';
+import { api, Stack } from '@switchyard/testing';
+
+/*
+ * npm run bench -- tasks
+ * Background tasks as a client sees them (REST through the gateway; gateway, planner, executor,
+ * tool-registry and scheduler as processes, a scratch database, a Redis logical DB of their own) vs
+ * plain BullMQ (Queue.add → Worker, concurrency 16, a no-op job) on the same Redis DB, same run.
+ *   throughput:  N one-step workflows (`wait` ms=0) from 3 owners × 4 concurrent submitters, each owner
+ *                keeping at most 24 outstanding (the normal-priority share of an owner's queue, so the
+ *                limits are respected) vs N raw jobs from 3 × 4 producers under the same caps. The time
+ *                between a body's end and the next body's start while work waited is reported apart:
+ *                that is the admission + dispatch part; CPU per process says where the time goes.
+ *   pickup:      idle, one at a time: submit → body started (`queueWaitMs`, and from the client's
+ *                submit) vs BullMQ add → worker callback; split by the BullMQ event stream of the queue.
+ *   priorities:  10 ms bodies, 3 owners × 3 priorities submitting open loop at 1.6× the capacity the
+ *                throughput part measured (so work always waits), 429s backed off; queue wait per
+ *                priority, and how busy the 16 slots were.
+ * Finished tasks are pruned beyond the newest 100 per owner: ends are learnt by listing each owner's
+ * completed tasks every 250 ms (that polling is load the measured stack carries too).
+ */
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+// A logical database of its own: flushed before the run, shared by the stack and the raw peer.
+const REDIS_URL = 'redis://127.0.0.1:6379/11';
+const SLOTS = 16;
+const N = 600;
+const OWNERS = 3;
+const OUTSTANDING_PER_OWNER = 24;
+/** Concurrent submitters per owner: one alone is bound by the submit's answer time. */
+const LANES_PER_OWNER = 4;
+const PICKUPS = 100;
+const PICKUP_WARMUP = 5;
+const LOAD_MS = 20_000;
+const LOAD_WARMUP_MS = 2_000;
+// Relative to the throughput part's rate: 10 ms bodies showed more capacity than that (1.3× left the
+// queue empty at times), so the margin makes work wait throughout.
+const OVERLOAD = 1.6;
+/** Submits one priority stream of one owner may have unanswered at once. */
+const STREAM_POSTS = 4;
+const PRIORITIES = ['interactive', 'normal', 'batch'] as const;
+type Priority = (typeof PRIORITIES)[number];
+const POLL_MS = 250;
+/** A task not seen completed for this long is looked up on its own (failed, or pruned unseen). */
+const LATE_MS = 15_000;
+
+interface TaskJson {
+  id: string;
+  state: string;
+  priority: Priority;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  queueWaitMs: number;
+  runDurationMs: number | null;
+}
+
+interface Owner {
+  token: string;
+  /** Published one-step workflows: `wait` 0 ms and 10 ms. */
+  instant: string;
+  tenMs: string;
+  watcher: TaskWatcher;
+}
+
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const at = (iso: string | null) => (iso ? Date.parse(iso) : NaN);
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+}
+
+function stats(xs: number[]): { p50Ms: number; p99Ms: number; samples: number } {
+  return { p50Ms: r3(pct(xs, 0.5)), p99Ms: r3(pct(xs, 0.99)), samples: xs.length };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Learns when an owner's tasks end, by listing the owner's completed tasks (all that are kept). */
+class TaskWatcher {
+  private readonly waiting = new Map<string, { resolve: (t: TaskJson | null) => void; since: number }>();
+  private readonly seen = new Map<string, TaskJson>();
+  private running = true;
+  private readonly loop: Promise<void>;
+  errors = 0;
+
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {
+    this.loop = this.run();
+  }
+
+  /** The task's final snapshot; null when it was pruned before any poll saw it. */
+  ended(id: string): Promise<TaskJson | null> {
+    const known = this.seen.get(id);
+    if (known) return Promise.resolve(known);
+    return new Promise((resolve) => this.waiting.set(id, { resolve, since: Date.now() }));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+
+  private settle(t: TaskJson | null, id: string): void {
+    if (t) this.seen.set(id, t);
+    this.waiting.get(id)?.resolve(t);
+    this.waiting.delete(id);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      await sleep(POLL_MS);
+      if (!this.waiting.size) continue;
+      try {
+        const res = await api(this.base, 'GET', '/api/agent/tasks?limit=200&state=completed', {
+          token: this.token,
+        });
+        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+        for (const t of res.json['items'] as TaskJson[]) this.settle(t, t.id);
+        const now = Date.now();
+        for (const [id, w] of [...this.waiting]) {
+          if (now - w.since < LATE_MS) continue;
+          w.since = now;
+          const one = await api(this.base, 'GET', `/api/agent/tasks/${id}`, { token: this.token });
+          if (one.status === 404) this.settle(null, id);
+          else if (ENDED.has(String(one.json['state']))) this.settle(one.json as unknown as TaskJson, id);
+        }
+      } catch {
+        this.errors++;
+      }
+    }
+  }
+}
+
+/**
+ * Submits `count` items from `lanes` concurrent submitters, keeping at most `cap` submitted or in
+ * flight and not yet ended (a slot is reserved before its submit, so lanes cannot overshoot).
+ */
+async function drive(
+  count: number,
+  cap: number,
+  lanes: number,
+  submitOne: (i: number) => Promise<{ end: Promise<void> }>,
+): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  let next = 0;
+  const lane = async () => {
+    for (;;) {
+      while (inFlight.size >= cap) await Promise.race(inFlight);
+      if (next >= count) return;
+      const i = next++;
+      let release: () => void = () => undefined;
+      const tracked: Promise<void> = new Promise<void>((r) => (release = r)).finally(() =>
+        inFlight.delete(tracked),
+      );
+      inFlight.add(tracked);
+      const { end } = await submitOne(i);
+      void end.then(() => release());
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  await Promise.all(inFlight);
+}
+
+/** CPU time (ticks of 1/100 s) of the stack's processes, the shared servers, this process, the machine. */
+interface CpuMark {
+  wallMs: number;
+  services: Map<string, number>;
+  servers: Map<number, { comm: string; ticks: number }>;
+  bench: NodeJS.CpuUsage;
+  machineBusy: number;
+}
+
+/** Postgres (every backend), Redis and NATS: shared with whatever else runs on the machine. */
+const SERVERS = new Set(['postgres', 'redis-server', 'nats-server']);
+
+function processTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime, stime
+}
+
+function serverTicks(): Map<number, { comm: string; ticks: number }> {
+  const out = new Map<number, { comm: string; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      if (SERVERS.has(comm)) out.set(Number(entry), { comm, ticks: processTicks(Number(entry)) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function machineBusyTicks(): number {
+  const [, ...ticks] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
+  const n = ticks.map(Number);
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+  return total - (n[3] ?? 0) - (n[4] ?? 0); // minus idle, iowait
+}
+
+function cpuMark(stack: Stack): CpuMark {
+  return {
+    wallMs: performance.now(),
+    services: new Map([...stack.services].map(([name, p]) => [name, processTicks(p.child.pid as number)])),
+    servers: serverTicks(),
+    bench: process.cpuUsage(),
+    machineBusy: machineBusyTicks(),
+  };
+}
+
+/** Cores used since the mark, per process (group); `other` is whatever else the machine ran. */
+function coresSince(stack: Stack, m: CpuMark): Record<string, number> {
+  const seconds = (performance.now() - m.wallMs) / 1000;
+  const ticks: Record<string, number> = {};
+  for (const [name, p] of stack.services)
+    ticks[name] = processTicks(p.child.pid as number) - (m.services.get(name) ?? 0);
+  for (const [pid, now] of serverTicks())
+    ticks[now.comm] = (ticks[now.comm] ?? 0) + now.ticks - (m.servers.get(pid)?.ticks ?? 0);
+  const b = process.cpuUsage(m.bench);
+  ticks['benchProcess'] = (b.user + b.system) / 1e4;
+  const machine = machineBusyTicks() - m.machineBusy;
+  ticks['other'] = machine - Object.values(ticks).reduce((a, c) => a + c, 0);
+  ticks['machine'] = machine;
+  return Object.fromEntries(Object.entries(ticks).map(([k, t]) => [k, r3(t / 100 / seconds)]));
+}
+
+/**
+ * Slot hand-offs while work was waiting: at most SLOTS bodies run, so the k-th start needs the
+ * (k − SLOTS)-th end; the gap between them is what admission + dispatch cost a busy slot.
+ */
+function handoffs(tasks: TaskJson[]): Array<{ task: TaskJson; freedAt: number; gapMs: number }> {
+  const starts = [...tasks].sort((a, b) => at(a.startedAt) - at(b.startedAt));
+  const ends = tasks.map((t) => at(t.finishedAt)).sort((a, b) => a - b);
+  const out: Array<{ task: TaskJson; freedAt: number; gapMs: number }> = [];
+  for (let k = SLOTS; k < starts.length; k++) {
+    const task = starts[k] as TaskJson;
+    const freedAt = ends[k - SLOTS] as number;
+    if (at(task.createdAt) <= freedAt) out.push({ task, freedAt, gapMs: at(task.startedAt) - freedAt });
+  }
+  return out;
+}
+
+/** When BullMQ added and activated each job of a queue, from its event stream (Redis clock, ms). */
+async function jobEvents(
+  redis: Redis,
+  key: string,
+): Promise<Map<string, { added?: number; active?: number }>> {
+  const byJob = new Map<string, { added?: number; active?: number }>();
+  for (const [id, fields] of await redis.xrange(key, '-', '+')) {
+    const f: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
+    const event = f['event'];
+    const jobId = f['jobId'];
+    if (!jobId || (event !== 'added' && event !== 'active')) continue;
+    const e = byJob.get(jobId) ?? {};
+    e[event] ??= Number(id.split('-')[0]);
+    byJob.set(jobId, e);
+  }
+  return byJob;
+}
+
+export async function runTasksBench(outDir: string): Promise<Record<string, unknown>> {
+  const loadAtStart = loadavg()[0];
+  const flusher = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  await flusher.flushdb();
+  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
+  const prefix = `benchtasks${process.pid}.`;
+  const names = taskQueueNames(prefix);
+  const admin = `bench_${randomBytes(24).toString('base64url')}`;
+  const stack = await Stack.start(
+    {
+      DATABASE_URL: db.url,
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: prefix,
+      REDIS_URL,
+      SWITCHYARD_ADMIN_TOKEN: admin,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE_MS: '3000',
+      WORKSPACE_DIR: join(__dirname, '..', '..', 'tmp', 'bench-workspace'),
+      TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+    },
+    ['gateway', 'planner', 'executor', 'tool-registry', 'scheduler'],
+  );
+  const base = stack.gatewayUrl;
+
+  // The raw peer: plain BullMQ on the same Redis DB, its own key prefix.
+  const rawConnections = [0, 1].map(() => new Redis(REDIS_URL, { maxRetriesPerRequest: null }));
+  const rawQueue = new Queue('bench-raw', { connection: rawConnections[0] as Redis, prefix: 'benchraw' });
+  const received = new Map<string, (atMs: number) => void>();
+  const completed = new Map<string, () => void>();
+  const rawWorker = new Worker(
+    'bench-raw',
+    async (job) => {
+      received.get(job.id as string)?.(performance.now());
+    },
+    { connection: rawConnections[1] as Redis, prefix: 'benchraw', concurrency: SLOTS },
+  );
+  rawWorker.on('completed', (job) => {
+    completed.get(job.id as string)?.();
+    completed.delete(job.id as string);
+  });
+  const rawOpts = { removeOnComplete: true, removeOnFail: true };
+  let rawSeq = 0;
+  const rawJobId = () => `j${++rawSeq}`;
+
+  const owners: Owner[] = [];
+  try {
+    await rawWorker.waitUntilReady();
+    const call = async (method: string, path: string, token: string, body?: unknown) => {
+      const res = await api(base, method, path, { token, ...(body !== undefined ? { body } : {}) });
+      if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
+      return res.json;
+    };
+    const publish = async (token: string, ms: number) => {
+      const wf = await call('POST', '/api/workflows', token, {
+        name: `bench wait ${ms}`,
+        inputSchema: { type: 'object', properties: { tag: { type: 'string' } }, required: ['tag'] },
+        plan: { steps: [{ id: 'w', tool: 'wait', arguments: { ms } }] },
+      });
+      await call('POST', `/api/workflows/${String(wf['id'])}/publish`, token, { revision: 1 });
+      return String(wf['id']);
+    };
+    for (let i = 0; i < OWNERS; i++) {
+      const created = await call('POST', '/api/tokens', admin, { owner: `bench-owner-${i}`, role: 'user' });
+      const token = String(created['token']);
+      owners.push({
+        token,
+        instant: await publish(token, 0),
+        tenMs: await publish(token, 10),
+        watcher: new TaskWatcher(base, token),
+      });
+    }
+
+    const refusals = { throughput: 0 };
+    /** POST /api/agent/tasks until accepted; a 429 waits its Retry-After and is counted. */
+    const submit = async (o: Owner, workflowId: string, priority: Priority, tag: string) => {
+      for (;;) {
+        const t0 = performance.now();
+        const res = await api(base, 'POST', '/api/agent/tasks', {
+          token: o.token,
+          body: { workflowId, inputs: { tag }, priority },
+        });
+        if (res.status === 202) return { task: res.json as unknown as TaskJson, ms: performance.now() - t0 };
+        if (res.status !== 429) throw new Error(`submit answered ${res.status}: ${res.text}`);
+        refusals.throughput++;
+        await sleep(1000 * Number(res.headers.get('retry-after') ?? 1));
+      }
+    };
+
+    // ── throughput ──
+    const runThroughput = async (perOwner: number) => {
+      const ended: TaskJson[] = [];
+      const submitMs: number[] = [];
+      const acceptedAt: number[] = [];
+      let lost = 0;
+      const t0 = Date.now();
+      await Promise.all(
+        owners.map((o, n) =>
+          drive(perOwner, OUTSTANDING_PER_OWNER, LANES_PER_OWNER, async (i) => {
+            const { task, ms } = await submit(o, o.instant, 'normal', `o${n}-${i}`);
+            submitMs.push(ms);
+            acceptedAt.push(Date.now());
+            return {
+              end: o.watcher.ended(task.id).then((t) => {
+                if (t) ended.push(t);
+                else lost++;
+              }),
+            };
+          }),
+        ),
+      );
+      return { t0, ended, submitMs, acceptedAt, lost };
+    };
+    const rawThroughput = async (count: number): Promise<number> => {
+      const t0 = performance.now();
+      let last = t0;
+      await Promise.all(
+        Array.from({ length: OWNERS }, () =>
+          drive(count / OWNERS, OUTSTANDING_PER_OWNER, LANES_PER_OWNER, async () => {
+            const id = rawJobId();
+            const done = new Promise<void>((resolve) => completed.set(id, resolve));
+            await rawQueue.add('job', {}, { jobId: id, ...rawOpts });
+            return { end: done.then(() => void (last = performance.now())) };
+          }),
+        ),
+      );
+      return (count / (last - t0)) * 1000;
+    };
+
+    // Warm up every path (JIT, pools, prepared statements, the raw worker).
+    await runThroughput(30);
+    await rawThroughput(N);
+
+    const rawRounds = [await rawThroughput(N)];
+    const throughputCpu = cpuMark(stack);
+    const sy = await runThroughput(N / OWNERS);
+    const throughputCores = coresSince(stack, throughputCpu);
+    const rawCpu = cpuMark(stack);
+    rawRounds.push(await rawThroughput(N));
+    const rawCores = coresSince(stack, rawCpu);
+    // The raw peer's whole cost: this process (producers and worker) and Redis.
+    const rawCpuMsPerJob =
+      (((rawCores['benchProcess'] ?? 0) + (rawCores['redis-server'] ?? 0)) * 1000) / (rawRounds[1] as number);
+    rawRounds.push(await rawThroughput(N));
+    const rawPerS = pct(rawRounds, 0.5);
+    const completedTasks = sy.ended.filter((t) => t.state === 'completed');
+    const lastEnd = Math.max(...sy.ended.map((t) => at(t.finishedAt)));
+    const syPerS = (N / (lastEnd - sy.t0)) * 1000;
+    const burst = OWNERS * OUTSTANDING_PER_OWNER;
+    const sortedAccepts = [...sy.acceptedAt].sort((a, b) => a - b);
+    const burstPerS = (burst / ((sortedAccepts[burst - 1] as number) - sy.t0)) * 1000;
+    const gaps = handoffs(sy.ended);
+    const throughputEvents = await jobEvents(flusher, `${names.bullPrefix}:${names.queue}:events`);
+    const split = (pick: (g: (typeof gaps)[number], e: { added?: number; active?: number }) => number) =>
+      stats(
+        gaps.map((g) => pick(g, throughputEvents.get(g.task.id) ?? {})).filter((x) => Number.isFinite(x)),
+      );
+    const runDurations = sy.ended.map((t) => t.runDurationMs ?? NaN).filter(Number.isFinite);
+    const firstStart = Math.min(...sy.ended.map((t) => at(t.startedAt)));
+    const utilisation = runDurations.reduce((a, b) => a + b, 0) / (SLOTS * (lastEnd - firstStart));
+
+    // ── pickup when idle ──
+    const pickupOwner = owners[0] as Owner;
+    const pickups: Array<{ t0: number; accepted: number; task: TaskJson }> = [];
+    for (let i = 0; i < PICKUP_WARMUP + PICKUPS; i++) {
+      const t0 = Date.now();
+      const { task } = await submit(pickupOwner, pickupOwner.instant, 'interactive', `p${i}`);
+      const accepted = Date.now();
+      let end: TaskJson | undefined;
+      await sleep(20);
+      while (!end) {
+        const res = await api(base, 'GET', `/api/agent/tasks/${task.id}`, { token: pickupOwner.token });
+        if (ENDED.has(String(res.json['state']))) end = res.json as unknown as TaskJson;
+        else await sleep(10);
+      }
+      if (i >= PICKUP_WARMUP) pickups.push({ t0, accepted, task: end });
+      await sleep(20);
+    }
+    const rawPickup: number[] = [];
+    for (let i = 0; i < PICKUP_WARMUP + PICKUPS; i++) {
+      const id = rawJobId();
+      const got = new Promise<number>((resolve) => received.set(id, resolve));
+      const done = new Promise<void>((resolve) => completed.set(id, resolve));
+      const t0 = performance.now();
+      await rawQueue.add('job', {}, { jobId: id, ...rawOpts });
+      const gotAt = await got;
+      if (i >= PICKUP_WARMUP) rawPickup.push(gotAt - t0);
+      received.delete(id);
+      await done;
+      await sleep(20);
+    }
+    const pickupEvents = await jobEvents(flusher, `${names.bullPrefix}:${names.queue}:events`);
+    const pickupSplit = (
+      pick: (p: (typeof pickups)[number], e: { added?: number; active?: number }) => number,
+    ) =>
+      r3(
+        pct(
+          pickups.map((p) => pick(p, pickupEvents.get(p.task.id) ?? {})).filter((x) => Number.isFinite(x)),
+          0.5,
+        ),
+      );
+    const queueWait = stats(pickups.map((p) => p.task.queueWaitMs));
+    const fromSubmit = stats(pickups.map((p) => at(p.task.startedAt) - p.t0));
+    const raw = stats(rawPickup);
+
+    // ── queue wait per priority under load ──
+    const capacityPerS = 1 / (1 / syPerS + 0.01 / SLOTS);
+    const perStreamPerS = (OVERLOAD * capacityPerS) / (OWNERS * PRIORITIES.length);
+    const waits: Record<Priority, number[]> = { interactive: [], normal: [], batch: [] };
+    const loadRefused: Record<Priority, number> = { interactive: 0, normal: 0, batch: 0 };
+    const accepted: Record<Priority, number> = { interactive: 0, normal: 0, batch: 0 };
+    const pending: Array<Promise<void>> = [];
+    let loadLost = 0;
+    let loadFailed = 0;
+    const loadStart = Date.now();
+    const loadEnd = loadStart + LOAD_WARMUP_MS + LOAD_MS;
+    const interval = 1000 / perStreamPerS;
+    const stream = async (o: Owner, priority: Priority, n: number) => {
+      // Streams start spread over one interval so the 9 of them do not submit in lock step.
+      let due = Date.now() + (n * interval) / (OWNERS * PRIORITIES.length);
+      let pausedUntil = 0;
+      const posts = new Set<Promise<void>>();
+      const post = async (i: number) => {
+        const submittedAt = Date.now();
+        const res = await api(base, 'POST', '/api/agent/tasks', {
+          token: o.token,
+          body: { workflowId: o.tenMs, inputs: { tag: `${priority}${i}` }, priority },
+        });
+        if (res.status === 429) {
+          loadRefused[priority]++;
+          pausedUntil = Date.now() + 1000 * Number(res.headers.get('retry-after') ?? 1);
+          return;
+        }
+        if (res.status !== 202) throw new Error(`submit answered ${res.status}: ${res.text}`);
+        if (submittedAt < loadStart + LOAD_WARMUP_MS) return;
+        accepted[priority]++;
+        pending.push(
+          o.watcher.ended(String(res.json['id'])).then((t) => {
+            if (!t) loadLost++;
+            else if (t.state !== 'completed') loadFailed++;
+            else waits[priority].push(t.queueWaitMs);
+          }),
+        );
+      };
+      // Open loop: a submit is due every interval whether or not the last one was answered (at most
+      // STREAM_POSTS at once); a 429 pauses the stream for its Retry-After.
+      for (let i = 0; ; i++) {
+        due = Math.max(due, pausedUntil);
+        if (due - Date.now() > 0) await sleep(due - Date.now());
+        if (Date.now() >= loadEnd) break;
+        if (Date.now() < pausedUntil) continue;
+        while (posts.size >= STREAM_POSTS) await Promise.race(posts);
+        const p: Promise<void> = post(i).finally(() => posts.delete(p));
+        posts.add(p);
+        // Behind schedule (slow answers): carry on from now rather than bursting to catch up.
+        due = Math.max(due + interval, Date.now() - interval);
+      }
+      await Promise.all(posts);
+    };
+    const running: number[] = [];
+    const queued: number[] = [];
+    let loadCpu: CpuMark | undefined;
+    const sampler = (async () => {
+      while (Date.now() < loadEnd) {
+        await sleep(500);
+        if (Date.now() < loadStart + LOAD_WARMUP_MS) continue;
+        loadCpu ??= cpuMark(stack);
+        const c = await api(base, 'GET', '/api/agent/tasks/capacity', { token: pickupOwner.token });
+        running.push(Number(c.json['running']));
+        queued.push(Number(c.json['queued']));
+      }
+    })();
+    await Promise.all([
+      ...owners.flatMap((o, i) => PRIORITIES.map((p, j) => stream(o, p, i * PRIORITIES.length + j))),
+      sampler,
+    ]);
+    const loadCores = loadCpu ? coresSince(stack, loadCpu) : {};
+    await Promise.all(pending);
+    const byPriority = Object.fromEntries(
+      PRIORITIES.map((p) => [p, { ...stats(waits[p]), accepted: accepted[p], refused429: loadRefused[p] }]),
+    ) as Record<Priority, ReturnType<typeof stats> & { accepted: number; refused429: number }>;
+    const interactiveP99 = byPriority.interactive.p99Ms;
+    const batchP99 = byPriority.batch.p99Ms;
+
+    const throughputRatio = syPerS / rawPerS;
+    const result = {
+      benchmark: 'tasks',
+      at: new Date().toISOString(),
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        node: process.version,
+        loadAvg1mAtStart: r3(loadAtStart ?? NaN),
+      },
+      method: {
+        path: 'REST POST /api/agent/tasks through the gateway; gateway, planner, executor, tool-registry, scheduler as processes',
+        redis: `${REDIS_URL} (flushed first), shared by the stack and the raw peer`,
+        raw: 'plain BullMQ Queue.add → Worker (concurrency 16), no-op processor, removeOnComplete',
+        ends: 'each owner lists its completed tasks every 250 ms (finished tasks are pruned beyond 100 per owner)',
+        timestamps:
+          'task createdAt/startedAt/finishedAt (server, ms); BullMQ added/active from the queue event stream ids',
+      },
+      throughput: {
+        tasks: N,
+        owners: OWNERS,
+        outstandingPerOwner: OUTSTANDING_PER_OWNER,
+        submittersPerOwner: LANES_PER_OWNER,
+        priority: 'normal',
+        body: 'one step, wait {ms:0}',
+        tasksPerS: r3(syPerS),
+        rawBullmqJobsPerS: r3(rawPerS),
+        rawRoundsJobsPerS: rawRounds.map(r3),
+        ratioToRaw: r3(throughputRatio),
+        completed: completedTasks.length,
+        notCompleted: sy.ended.length - completedTasks.length,
+        prunedUnseen: sy.lost,
+        refused429: refusals.throughput,
+        admission: {
+          submitAnswer: stats(sy.submitMs),
+          acceptedPerSWhileFilling: r3(burstPerS),
+          note: `the first ${burst} submits, before any queue limit could bind`,
+        },
+        dispatch: {
+          handoff: stats(gaps.map((g) => g.gapMs)),
+          handoffSplitP50: {
+            endToBullmqAdded: split((g, e) => (e.added ?? NaN) - g.freedAt),
+            addedToActive: split((_g, e) => (e.active ?? NaN) - (e.added ?? NaN)),
+            activeToStarted: split((g, e) => at(g.task.startedAt) - (e.active ?? NaN)),
+          },
+          startsWithWorkWaiting: r3(gaps.length / (N - SLOTS)),
+          note: 'a body end → the next body start while work waited (k-th start vs (k−16)-th end)',
+        },
+        cpuCores: throughputCores,
+        cpuMsPerTask: Object.fromEntries(
+          Object.entries(throughputCores).map(([k, c]) => [k, r3((c * 1000) / syPerS)]),
+        ),
+        rawCpuMsPerJob: r3(rawCpuMsPerJob),
+        bodies: {
+          runDuration: stats(runDurations),
+          runDurationMeanMs: r3(mean(runDurations)),
+          slotUtilisation: r3(utilisation),
+          ceilingTasksPerSFromBodiesAlone: r3((SLOTS * 1000) / mean(runDurations)),
+        },
+        goal: '≥ 70% of raw BullMQ throughput',
+        goalMet: throughputRatio >= 0.7,
+      },
+      pickup: {
+        samples: PICKUPS,
+        queueWait: queueWait,
+        submitToStarted: fromSubmit,
+        submitAnswer: stats(pickups.map((p) => p.accepted - p.t0)),
+        splitP50Ms: {
+          submitToCreated: pickupSplit((p) => at(p.task.createdAt) - p.t0),
+          createdToBullmqAdded: pickupSplit((p, e) => (e.added ?? NaN) - at(p.task.createdAt)),
+          addedToActive: pickupSplit((_p, e) => (e.active ?? NaN) - (e.added ?? NaN)),
+          activeToStarted: pickupSplit((p, e) => at(p.task.startedAt) - (e.active ?? NaN)),
+        },
+        rawBullmqAddToWorker: raw,
+        addedP50Ms: r3(queueWait.p50Ms - raw.p50Ms),
+        addedP50FromClientSubmitMs: r3(fromSubmit.p50Ms - raw.p50Ms),
+        goal: 'queueWaitMs p50 ≤ raw BullMQ add → worker p50 + 1 ms, idle',
+        goalMet: queueWait.p50Ms <= raw.p50Ms + 1,
+      },
+      priorities: {
+        body: 'one step, wait {ms:10}',
+        owners: OWNERS,
+        mix: `open loop, equal rates per owner × priority, ≤ ${STREAM_POSTS} unanswered submits per stream`,
+        offeredPerS: r3(OVERLOAD * capacityPerS),
+        estimatedCapacityPerS: r3(capacityPerS),
+        loadSeconds: LOAD_MS / 1000,
+        warmupSecondsExcluded: LOAD_WARMUP_MS / 1000,
+        queueWait: byPriority,
+        notCompleted: loadFailed,
+        prunedUnseen: loadLost,
+        runningSlots: {
+          samples: running.length,
+          mean: r3(mean(running)),
+          fullFraction: r3(running.filter((r) => r >= SLOTS).length / running.length),
+          queuedMean: r3(mean(queued)),
+          samplesWithWorkWaiting: r3(queued.filter((q) => q > 0).length / queued.length),
+          note: 'GET /api/agent/tasks/capacity every 500 ms',
+        },
+        cpuCores: loadCores,
+        interactiveP99OverBatchP99: r3(interactiveP99 / batchP99),
+        goal: 'interactive p99 queue wait ≤ batch p99 / 4 with all 16 slots busy',
+        goalMet: interactiveP99 <= batchP99 / 4,
+      },
+      watcherErrors: owners.reduce((a, o) => a + o.watcher.errors, 0),
+    };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'tasks.json'), JSON.stringify(result, null, 2) + '\n');
+    return result;
+  } finally {
+    await Promise.all(owners.map((o) => o.watcher.stop()));
+    await rawWorker.close();
+    await rawQueue.close();
+    rawConnections.forEach((c) => c.disconnect());
+    await stack.stop();
+    await db.drop();
+    await flusher.flushdb().catch(() => undefined);
+    flusher.disconnect();
+  }
+}
