@@ -71,12 +71,23 @@ describe('registry tools over NATS', () => {
         'query_all_tables',
         'query_table_schema',
         'read_file',
+        'task_capacity',
+        'task_kill',
+        'task_list',
+        'task_output',
+        'task_submit_workflow',
+        'task_wait',
         'wait',
         'web_fetch',
         'write_file',
       ].sort(),
     );
     expect(byName['read_file']).toMatchObject({ effect: 'read', idempotent: true, source: 'builtin' });
+    expect(byName['task_submit_workflow']).toMatchObject({ effect: 'external', idempotent: false });
+    expect(byName['task_output']).toMatchObject({ effect: 'read', idempotent: true });
+    expect(byName['task_wait']?.inputSchema).toMatchObject({
+      properties: { taskIds: { type: 'array', maxItems: 20 }, mode: { enum: ['any', 'all'] } },
+    });
     expect(byName['execute_command']).toMatchObject({ effect: 'external', idempotent: false });
     expect(byName['write_file']?.inputSchema).toMatchObject({
       type: 'object',
