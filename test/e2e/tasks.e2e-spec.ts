@@ -34,15 +34,15 @@ describe('background tasks end to end', () => {
 
   const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiResponse> =>
     api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
-  const publish = async (ms: number) => {
-    const wf = await call('POST', '/api/workflows', alice, {
+  const publish = async (ms: number, token = alice) => {
+    const wf = await call('POST', '/api/workflows', token, {
       name: `wait ${ms}`,
       inputSchema: { type: 'object', properties: { tag: { type: 'string' } }, required: ['tag'] },
       plan: { steps: [{ id: 'w', tool: 'wait', arguments: { ms, value: { tag: '{{inputs.tag}}' } } }] },
     });
     expect(wf.status).toBe(201);
     const id = wf.json['id'] as string;
-    expect((await call('POST', `/api/workflows/${id}/publish`, alice, { revision: 1 })).status).toBe(200);
+    expect((await call('POST', `/api/workflows/${id}/publish`, token, { revision: 1 })).status).toBe(200);
     return id;
   };
   const task = async (id: string, token = alice) =>
@@ -289,4 +289,51 @@ describe('background tasks end to end', () => {
     }>;
     expect(runs.filter((r) => r.goal === 'wait 30000')).toHaveLength(1);
   }, 90_000);
+
+  it('under racing producers from several owners: limits hold, every submit is accepted and ends, or is refused with 429', async () => {
+    const carol = (await call('POST', '/api/tokens', admin, { owner: 'carol', role: 'user' })).json[
+      'token'
+    ] as string;
+    const owners = [alice, bob, carol];
+    const workflows = await Promise.all(owners.map((t) => publish(50, t)));
+    let maxRunning = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const c = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+        maxRunning = Math.max(maxRunning, Number(c['running']));
+        expect(Number(c['queued'])).toBeLessThanOrEqual(128);
+        expect((c['owner'] as { queued: number }).queued).toBeLessThanOrEqual(32);
+      }
+    })();
+    const priorities = ['interactive', 'normal', 'batch'] as const;
+    const answers = await Promise.all(
+      owners.flatMap((token, o) =>
+        Array.from({ length: 60 }, (_, i) =>
+          call('POST', '/api/agent/tasks', token, {
+            workflowId: workflows[o],
+            inputs: { tag: `${o}-${i}` },
+            priority: priorities[i % 3],
+          }).then((res) => ({ res, token })),
+        ),
+      ),
+    );
+    expect(answers.every(({ res }) => res.status === 202 || res.status === 429)).toBe(true);
+    const refused = answers.filter(({ res }) => res.status === 429);
+    for (const { res } of refused) {
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(['owner', 'global', 'owner-priority', 'global-priority']).toContain(
+        (res.json['details'] as { capacityScope: string }).capacityScope,
+      );
+    }
+    const accepted = answers.filter(({ res }) => res.status === 202);
+    expect(accepted.length).toBeGreaterThan(0);
+    const ends = await Promise.all(
+      accepted.map(({ res, token }) => finished(res.json['id'] as string, token)),
+    );
+    sampling = false;
+    await sampler;
+    expect(ends.every((t) => t.state === 'completed')).toBe(true);
+    expect(maxRunning).toBeLessThanOrEqual(16);
+  }, 120_000);
 });
