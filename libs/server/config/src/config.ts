@@ -157,6 +157,8 @@ export const EnvSchema = z.object({
   TASK_BATCH_GLOBAL_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(64),
   TASK_NON_INTERACTIVE_OWNER_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(24),
   TASK_NON_INTERACTIVE_GLOBAL_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(96),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
+  OTEL_METRIC_EXPORT_INTERVAL: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   HTTP_BODY_LIMIT: z
     .string()
@@ -234,6 +236,8 @@ export interface AppConfig {
     readonly nonInteractiveOwner: number;
     readonly nonInteractiveGlobal: number;
   };
+  /** OTLP/HTTP metrics push (JSON to `<endpoint>/v1/metrics`) when an endpoint is set. */
+  readonly otlp: { readonly endpoint: string | undefined; readonly intervalMs: number };
   readonly permissions: {
     /** Command prefixes that void allow rules (always ask); undefined: the built-in floor. */
     readonly dangerousCommands: readonly string[] | undefined;
@@ -331,6 +335,7 @@ export function loadConfig(
       nonInteractiveOwner: e.TASK_NON_INTERACTIVE_OWNER_LIMIT,
       nonInteractiveGlobal: e.TASK_NON_INTERACTIVE_GLOBAL_LIMIT,
     },
+    otlp: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, intervalMs: e.OTEL_METRIC_EXPORT_INTERVAL },
     permissions: {
       dangerousCommands: e.PERMISSION_DANGEROUS_COMMANDS?.split(',').map((c) =>
         c.trim().replace(/\s+/g, ' '),

@@ -7,6 +7,7 @@ import type { AppConfig } from '@switchyard/server-config';
 import { SwitchyardNatsServer } from '@switchyard/server-bus';
 import {
   correlationIdFrom,
+  startOtlpPush,
   NestPinoLogger,
   type ContextStore,
   type Logger,
@@ -58,6 +59,15 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
   const metrics = app.get<Metrics>(METRICS);
   const context = app.get<ContextStore>(CONTEXT);
   const info = app.get<ServiceInfo>(SERVICE_INFO);
+  // OTLP push of the same metrics, when a collector is configured (Prometheus /metrics stays).
+  const stopOtlp = config.otlp.endpoint
+    ? startOtlpPush(metrics.registry, {
+        endpoint: config.otlp.endpoint,
+        service: config.service,
+        intervalMs: config.otlp.intervalMs,
+        onError: (err) => logger.warn({ err: err.message }, 'OTLP metrics push failed'),
+      })
+    : undefined;
   app.useLogger(new NestPinoLogger(logger));
   app.disable('x-powered-by');
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -112,6 +122,7 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
           'shutting down: no new work, finishing in-flight requests',
         );
         await app.close();
+        await stopOtlp?.();
       })();
       return closing;
     },
