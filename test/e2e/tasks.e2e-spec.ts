@@ -336,4 +336,44 @@ describe('background tasks end to end', () => {
     expect(ends.every((t) => t.state === 'completed')).toBe(true);
     expect(maxRunning).toBeLessThanOrEqual(16);
   }, 120_000);
+
+  it('a kill racing with the start still cancels: no killed task completes', async () => {
+    const wf = await publish(2_000);
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const res = await call('POST', '/api/agent/tasks', alice, {
+          workflowId: wf,
+          inputs: { tag: `k${i}` },
+          priority: 'interactive',
+        });
+        const id = res.json['id'] as string;
+        // at once, or a little later: before the claim, between claim and attach, or while running
+        await new Promise((r) => setTimeout(r, i * 15));
+        expect((await call('POST', `/api/agent/tasks/${id}/kill`, alice)).status).toBe(200);
+        return id;
+      }),
+    );
+    const ends = await Promise.all(ids.map((id) => finished(id)));
+    expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'cancelled'));
+  }, 60_000);
+
+  it('loses nothing when the scheduler is killed mid-load: bodies report their end once it is back', async () => {
+    const wf = await publish(1_500);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await call('POST', '/api/agent/tasks', alice, { workflowId: wf, inputs: { tag: `s${i}` } });
+      expect(res.status).toBe(202);
+      ids.push(res.json['id'] as string);
+    }
+    await waitFor(
+      async () => Number((await call('GET', '/api/agent/tasks/capacity', alice)).json['running']) >= 1,
+      10_000,
+      50,
+    );
+    await stack.stopService('scheduler', 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 2_000)); // bodies end while it is gone
+    await stack.startService('scheduler');
+    const ends = await Promise.all(ids.map((id) => finished(id)));
+    expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'completed'));
+  }, 90_000);
 });

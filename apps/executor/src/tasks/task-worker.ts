@@ -17,6 +17,8 @@ import { WorkflowRuns } from '../workflows/workflow-runs.service';
 const CONCURRENCY = 16;
 /** How long a kill for a task this replica has not started yet is remembered. */
 const KILL_MEMORY_MS = 60_000;
+/** Reporting a task's end is retried for about ten minutes (a scheduler restart, a NATS blip). */
+const REPORT_ATTEMPTS = 130;
 
 /**
  * Runs background-task bodies handed over by the scheduler through BullMQ: claim the task (a task
@@ -119,11 +121,27 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
     }
   }
 
+  /**
+   * Tells the scheduler how a body ended, retrying while it is unreachable (a restart): an end that
+   * is never reported would leave the task running and its slot taken.
+   */
   private async report(f: FinishTask): Promise<void> {
-    try {
-      await this.bus.call(Rpc.tasks.finish, f);
-    } catch (err) {
-      this.logger.error({ taskId: f.id, err: (err as Error).message }, 'could not report a task end');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.bus.call(Rpc.tasks.finish, f);
+        return;
+      } catch (err) {
+        if (attempt >= REPORT_ATTEMPTS) {
+          this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
+          return;
+        }
+        if (attempt === 1)
+          this.logger.warn(
+            { taskId: f.id, err: (err as Error).message },
+            'task end not reported yet; retrying',
+          );
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * attempt)));
+      }
     }
   }
 
