@@ -39,7 +39,7 @@ const SERVICES = Object.keys(DEFAULT_SERVICE_PORTS) as ServiceName[];
 const USES_REDIS: Record<ServiceName, boolean> = {
   gateway: true,
   planner: false,
-  executor: false,
+  executor: true, // background-task bodies arrive through BullMQ
   'tool-registry': true,
   scheduler: true,
 };

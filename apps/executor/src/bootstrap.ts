@@ -3,7 +3,7 @@ import { bootstrapService, type BootstrapOptions, type RunningService } from '@s
 import { ExecutorModule } from './executor.module';
 
 export function executorOptions(config: AppConfig = loadConfig('executor')): BootstrapOptions {
-  return { config, modules: [ExecutorModule], uses: { postgres: true, redis: false } };
+  return { config, modules: [ExecutorModule], uses: { postgres: true, redis: true } };
 }
 
 export function bootstrap(config?: AppConfig): Promise<RunningService> {
