@@ -3,3 +3,4 @@ export * from './resolve';
 export * from './validate';
 export * from './compile';
 export * from './inputs';
+export * from './refusal';

@@ -11,7 +11,7 @@ import {
   type RpcRequest,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import type { CallContext } from '@switchyard/server-observability';
+import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS, Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
 import { PermissionsService } from './permissions.service';
 
@@ -48,13 +48,13 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.permissionsEvaluate) body: EvaluateBody,
     @Caller() ctx: CallContext,
   ): Promise<PermissionDecision> {
-    if (!ctx.ownerId) throw new AppError('forbidden', 'rules belong to owners; this call carries none');
+    const ownerId = requireOwner(ctx, 'rules');
     const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
     const tool = tools.find((t) => t.name === body.tool);
     if (!tool) throw new AppError('not_found', `no tool named ${body.tool} in your catalog`);
-    await this.permissions.prepare(ctx.ownerId);
+    await this.permissions.warm(ownerId);
     return this.permissions.decide({
-      ownerId: ctx.ownerId,
+      ownerId,
       call: { tool: tool.name, effect: tool.effect, arguments: body.arguments },
       step: { id: 'evaluate', tool: tool.name, arguments: body.arguments, dependsOn: [], description: '' },
       config: {

@@ -27,7 +27,7 @@ import {
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { AddressPolicy, APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { authorize } from '../runs/permission-gate';
 import { HookRunner } from './hook-runner';
@@ -56,8 +56,7 @@ function scopeOf(ctx: CallContext, scope: 'owner' | 'global'): string {
     if (ctx.role !== 'admin') throw new AppError('forbidden', 'only admins may change the global rules');
     return GLOBAL_SCOPE;
   }
-  if (!ctx.ownerId) throw new AppError('forbidden', 'rules belong to owners; this call carries none');
-  return ctx.ownerId;
+  return requireOwner(ctx, 'rules');
 }
 
 /**
@@ -130,11 +129,20 @@ export class PermissionsService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
+  /** Loads what the gate needs for an owner unless a fresh copy is already here. */
+  async warm(ownerId: string): Promise<void> {
+    if (!this.fresh(ownerId)) await this.prepare(ownerId);
+  }
+
+  private fresh(ownerId: string): OwnerView | undefined {
+    const view = this.views.get(ownerId);
+    return view && Date.now() - view.at <= CACHE_MS ? view : undefined;
+  }
+
   /** The decision for one tool call: synchronous when nothing needs a hook or a reload. */
   decide(req: GateRequest): PermissionDecision | Promise<PermissionDecision> {
-    const view = this.views.get(req.ownerId);
-    if (!view || Date.now() - view.at > CACHE_MS)
-      return this.prepare(req.ownerId).then(() => this.decide(req));
+    const view = this.fresh(req.ownerId);
+    if (!view) return this.prepare(req.ownerId).then(() => this.decide(req));
     if (req.config.capabilityMode === 'read-only' && req.call.effect !== 'read') {
       return {
         decision: 'deny',
@@ -316,8 +324,7 @@ export class PermissionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   async hooks(ctx: CallContext): Promise<Hook[]> {
-    if (!ctx.ownerId) throw new AppError('forbidden', 'hooks belong to owners; this call carries none');
-    return this.repo.hooks(ctx.ownerId);
+    return this.repo.hooks(requireOwner(ctx, 'hooks'));
   }
 
   async createHook(body: HookBody, ctx: CallContext): Promise<Hook> {
@@ -336,16 +343,16 @@ export class PermissionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   async deleteHook(id: string, ctx: CallContext): Promise<Hook> {
-    if (!ctx.ownerId) throw new AppError('forbidden', 'hooks belong to owners; this call carries none');
-    const before = await this.repo.ownHook(id, ctx.ownerId, ctx.role === 'admin');
+    const ownerId = requireOwner(ctx, 'hooks');
+    const before = await this.repo.ownHook(id, ownerId, ctx.role === 'admin');
     const hook = await this.repo.deleteHook(id);
-    this.changed(before.global ? GLOBAL_SCOPE : ctx.ownerId);
+    this.changed(before.global ? GLOBAL_SCOPE : ownerId);
     return hook;
   }
 
   /** Who may have this hook; the matcher parses; an HTTP URL passes the address checks. */
   private async checkHook(body: HookBody, ctx: CallContext): Promise<string> {
-    if (!ctx.ownerId) throw new AppError('forbidden', 'hooks belong to owners; this call carries none');
+    const ownerId = requireOwner(ctx, 'hooks');
     if (body.type === 'command' && ctx.role !== 'admin')
       throw new AppError(
         'forbidden',
@@ -375,7 +382,7 @@ export class PermissionsService implements OnModuleInit, OnModuleDestroy {
         throw err;
       }
     }
-    return ctx.ownerId;
+    return ownerId;
   }
 
   private changed(scope: string): void {

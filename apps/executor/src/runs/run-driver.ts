@@ -13,7 +13,7 @@ import {
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
-import { ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
+import { planRefusal, ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
 import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -606,16 +606,7 @@ export class RunDriver {
       inputNames: Object.keys(this.init.inputs),
       readOnly: this.init.config.capabilityMode === 'read-only',
     });
-    if (!checked.ok) {
-      throw new AppError(
-        'validation_failed',
-        `the edited plan is not valid: ${checked.issues[0]?.message ?? ''}`,
-        {
-          issues: checked.issues.map((i) => ({ path: i.path, message: `${i.code}: ${i.message}` })),
-          details: { issues: checked.issues },
-        },
-      );
-    }
+    if (!checked.ok) throw planRefusal('the edited plan is not valid', checked.issues);
     const before = new Map((this.plan?.steps ?? []).map((s) => [s.id, JSON.stringify(s)]));
     const after = new Map(checked.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
     const changed = [...fixed].filter((id) => before.get(id) !== after.get(id));

@@ -8,7 +8,6 @@ import {
   Rpc,
   RunConfig,
   type BatchBody,
-  type PlanIssue,
   type RunControlReply,
   type RunDetail,
   type RunListQuery,
@@ -17,11 +16,11 @@ import {
   type StartRunBody,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { validatePlan } from '@switchyard/plan';
+import { planRefusal, validatePlan } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { RunsRepository, type NewRunEvent, type RunRow } from '@switchyard/server-db';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
 import { ActiveRuns } from './active-runs';
@@ -45,27 +44,14 @@ interface Launch {
   readonly created: Record<string, unknown>;
 }
 
-function planIssuesError(message: string, issues: readonly PlanIssue[], extra: Record<string, unknown> = {}) {
-  return new AppError(
-    'validation_failed',
-    `${message}: ${issues[0]?.path ?? '$'}: ${issues[0]?.message ?? ''}`,
-    {
-      issues: issues.map((i) => ({ path: i.path, message: `${i.code}: ${i.message}` })),
-      details: { issues, ...extra },
-    },
-  );
-}
-
 /** Whose runs the caller may see: an admin sees every run (null), anyone else their own. */
 function visibleTo(ctx: CallContext): string | null {
   if (ctx.role === 'admin') return null;
-  if (!ctx.ownerId) throw new AppError('forbidden', 'runs belong to owners; this call carries none');
-  return ctx.ownerId;
+  return requireOwner(ctx, 'runs');
 }
 
 function ownerOf(ctx: CallContext): string {
-  if (!ctx.ownerId) throw new AppError('forbidden', 'runs belong to owners; this call carries none');
-  return ctx.ownerId;
+  return requireOwner(ctx, 'runs');
 }
 
 @Injectable()
@@ -143,7 +129,7 @@ export class RunsService {
       inputNames: def.inputNames,
       readOnly: config.capabilityMode === 'read-only',
     });
-    if (!checked.ok) throw planIssuesError('the workflow is no longer valid', checked.issues);
+    if (!checked.ok) throw planRefusal('the workflow is no longer valid', checked.issues);
     const inputs = { ...def.inputs, ...(def.files ? { files: def.files } : {}) };
     return this.launch(
       {
@@ -174,7 +160,7 @@ export class RunsService {
     let plan: AgentPlan | undefined;
     if (body.workflow !== undefined) {
       const checked = validatePlan(body.workflow, { tools, inputNames: Object.keys(inputs), readOnly });
-      if (!checked.ok) throw planIssuesError('the workflow is not valid', checked.issues);
+      if (!checked.ok) throw planRefusal('the workflow is not valid', checked.issues);
       plan = checked.plan;
     } else {
       await this.bus.call(Rpc.planner.checkModel, config.model ? { model: config.model } : {}, { ctx });
@@ -197,7 +183,7 @@ export class RunsService {
     const writer = this.writerFor(runId);
     const driver = this.driver(runId, l, ctx, writer, 'planning');
     // The gate's rules and hooks, loaded now so the steps decide without a round trip.
-    await this.permissions.prepare(ownerOf(ctx));
+    await this.permissions.warm(ownerOf(ctx));
     await this.active.register(driver);
     try {
       const first: NewRunEvent[] = [
@@ -477,7 +463,7 @@ export class RunsService {
       inputNames: Object.keys(run.inputs),
       readOnly: config.capabilityMode === 'read-only',
     });
-    if (!checked.ok) throw planIssuesError('the plan is no longer valid', checked.issues);
+    if (!checked.ok) throw planRefusal('the plan is no longer valid', checked.issues);
     const launch: Launch = {
       goal: run.goal,
       config,

@@ -68,3 +68,8 @@ export function callContext(principal: Principal | undefined, correlationId: str
     ? { correlationId, ownerId: principal.owner.id, role: principal.owner.role }
     : { correlationId };
 }
+
+/** Request options that carry the HTTP caller to a service: `bus.call(X, payload, asCaller(req))`. */
+export function asCaller(req: GatewayRequest): { ctx: CallContext } {
+  return { ctx: callContext(req.principal, req.correlationId) };
+}

@@ -10,25 +10,21 @@ import {
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
-import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 /** Agent runs: start, batch, approve, cancel, history, resume, fork, rewind (all owned by the executor). */
 @Controller()
 export class RunsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
-  private ctx(req: GatewayRequest) {
-    return { ctx: callContext(req.principal, req.correlationId) };
-  }
-
   @Endpoint(Routes.runStart)
   start(@In() input: Input<typeof Routes.runStart>, @Req() req: GatewayRequest): Promise<StartedRun> {
-    return this.bus.call(Rpc.executor.start, input.body, this.ctx(req));
+    return this.bus.call(Rpc.executor.start, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.runBatch)
   batch(@In() input: Input<typeof Routes.runBatch>, @Req() req: GatewayRequest): Promise<StartedBatch> {
-    return this.bus.call(Rpc.executor.batch, input.body, this.ctx(req));
+    return this.bus.call(Rpc.executor.batch, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.runApprove)
@@ -43,33 +39,33 @@ export class RunsController {
         ...(input.query.stepId ? { stepId: input.query.stepId } : {}),
         plan: input.body,
       },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 
   @Endpoint(Routes.runCancel)
   cancel(@In() input: Input<typeof Routes.runCancel>, @Req() req: GatewayRequest): Promise<RunControlReply> {
-    return this.bus.call(Rpc.executor.cancel, { runId: input.params.runId }, this.ctx(req));
+    return this.bus.call(Rpc.executor.cancel, { runId: input.params.runId }, asCaller(req));
   }
 
   @Endpoint(Routes.runList)
   list(@In() input: Input<typeof Routes.runList>, @Req() req: GatewayRequest): Promise<RunPage> {
-    return this.bus.call(Rpc.executor.list, input.query, this.ctx(req));
+    return this.bus.call(Rpc.executor.list, input.query, asCaller(req));
   }
 
   @Endpoint(Routes.runGet)
   get(@In() input: Input<typeof Routes.runGet>, @Req() req: GatewayRequest): Promise<RunDetail> {
-    return this.bus.call(Rpc.executor.get, { runId: input.params.runId }, this.ctx(req));
+    return this.bus.call(Rpc.executor.get, { runId: input.params.runId }, asCaller(req));
   }
 
   @Endpoint(Routes.runResume)
   resume(@In() input: Input<typeof Routes.runResume>, @Req() req: GatewayRequest): Promise<StartedRun> {
-    return this.bus.call(Rpc.executor.resume, { runId: input.params.runId }, this.ctx(req));
+    return this.bus.call(Rpc.executor.resume, { runId: input.params.runId }, asCaller(req));
   }
 
   @Endpoint(Routes.runFork)
   fork(@In() input: Input<typeof Routes.runFork>, @Req() req: GatewayRequest): Promise<StartedRun> {
-    return this.bus.call(Rpc.executor.fork, { runId: input.params.runId }, this.ctx(req));
+    return this.bus.call(Rpc.executor.fork, { runId: input.params.runId }, asCaller(req));
   }
 
   @Endpoint(Routes.runRewind)
@@ -77,7 +73,7 @@ export class RunsController {
     return this.bus.call(
       Rpc.executor.rewind,
       { runId: input.params.runId, keepSteps: input.body.keepSteps },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 }

@@ -9,23 +9,19 @@ import {
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
-import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 /** Permission rules, hooks and the gate's dry run (all owned by the executor). */
 @Controller()
 export class SettingsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
-  private ctx(req: GatewayRequest) {
-    return { ctx: callContext(req.principal, req.correlationId) };
-  }
-
   @Endpoint(Routes.permissionsGet)
   permissions(
     @In() input: Input<typeof Routes.permissionsGet>,
     @Req() req: GatewayRequest,
   ): Promise<PermissionSettings> {
-    return this.bus.call(Rpc.executor.permissionsGet, input.query, this.ctx(req));
+    return this.bus.call(Rpc.executor.permissionsGet, input.query, asCaller(req));
   }
 
   @Endpoint(Routes.permissionsPut)
@@ -36,7 +32,7 @@ export class SettingsController {
     return this.bus.call(
       Rpc.executor.permissionsPut,
       { scope: input.query.scope, rules: input.body },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 
@@ -46,28 +42,28 @@ export class SettingsController {
     @Req() req: GatewayRequest,
   ): Promise<PermissionDecision> {
     return this.bus.call(Rpc.executor.permissionsEvaluate, input.body, {
-      ...this.ctx(req),
+      ...asCaller(req),
       timeoutMs: 660_000, // hooks may take up to their own timeouts (at most 600 s)
     });
   }
 
   @Endpoint(Routes.hookList)
   hooks(@Req() req: GatewayRequest): Promise<HookList> {
-    return this.bus.call(Rpc.executor.hookList, {}, this.ctx(req));
+    return this.bus.call(Rpc.executor.hookList, {}, asCaller(req));
   }
 
   @Endpoint(Routes.hookCreate)
   create(@In() input: Input<typeof Routes.hookCreate>, @Req() req: GatewayRequest): Promise<Hook> {
-    return this.bus.call(Rpc.executor.hookCreate, input.body, this.ctx(req));
+    return this.bus.call(Rpc.executor.hookCreate, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.hookUpdate)
   update(@In() input: Input<typeof Routes.hookUpdate>, @Req() req: GatewayRequest): Promise<Hook> {
-    return this.bus.call(Rpc.executor.hookUpdate, { id: input.params.id, body: input.body }, this.ctx(req));
+    return this.bus.call(Rpc.executor.hookUpdate, { id: input.params.id, body: input.body }, asCaller(req));
   }
 
   @Endpoint(Routes.hookDelete)
   delete(@In() input: Input<typeof Routes.hookDelete>, @Req() req: GatewayRequest): Promise<Hook> {
-    return this.bus.call(Rpc.executor.hookDelete, { id: input.params.id }, this.ctx(req));
+    return this.bus.call(Rpc.executor.hookDelete, { id: input.params.id }, asCaller(req));
   }
 }

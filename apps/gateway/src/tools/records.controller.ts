@@ -13,7 +13,7 @@ import {
 import type { Bus } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
-import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 const CSV_COLUMNS = [
   'id',
@@ -52,23 +52,19 @@ export class RecordsController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private ctx(req: GatewayRequest) {
-    return { ctx: callContext(req.principal, req.correlationId) };
-  }
-
   @Endpoint(Routes.mcpToolList)
   list(@In() input: Input<typeof Routes.mcpToolList>, @Req() req: GatewayRequest): Promise<McpToolPage> {
-    return this.bus.call(Rpc.registry.list, input.query, this.ctx(req));
+    return this.bus.call(Rpc.registry.list, input.query, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolAll)
   all(@In() input: Input<typeof Routes.mcpToolAll>, @Req() req: GatewayRequest): Promise<McpToolList> {
-    return this.bus.call(Rpc.registry.all, input.query, this.ctx(req));
+    return this.bus.call(Rpc.registry.all, input.query, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolOptions)
   options(@Req() req: GatewayRequest): Promise<McpToolOptions> {
-    return this.bus.call(Rpc.registry.options, {}, this.ctx(req));
+    return this.bus.call(Rpc.registry.options, {}, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolExport)
@@ -77,7 +73,7 @@ export class RecordsController {
     @Req() req: GatewayRequest,
     @Res() res: Response,
   ): Promise<void> {
-    const { items } = await this.bus.call(Rpc.registry.all, input.query, this.ctx(req));
+    const { items } = await this.bus.call(Rpc.registry.all, input.query, asCaller(req));
     res
       .status(200)
       .type('text/csv; charset=utf-8')
@@ -87,7 +83,7 @@ export class RecordsController {
 
   @Endpoint(Routes.mcpToolGet)
   get(@In() input: Input<typeof Routes.mcpToolGet>, @Req() req: GatewayRequest): Promise<McpToolRecord> {
-    return this.bus.call(Rpc.registry.get, { id: input.params.id }, this.ctx(req));
+    return this.bus.call(Rpc.registry.get, { id: input.params.id }, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolCreate)
@@ -95,7 +91,7 @@ export class RecordsController {
     @In() input: Input<typeof Routes.mcpToolCreate>,
     @Req() req: GatewayRequest,
   ): Promise<McpToolRecord> {
-    return this.bus.call(Rpc.registry.create, input.body, this.ctx(req));
+    return this.bus.call(Rpc.registry.create, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolUpdate)
@@ -103,7 +99,7 @@ export class RecordsController {
     @In() input: Input<typeof Routes.mcpToolUpdate>,
     @Req() req: GatewayRequest,
   ): Promise<McpToolRecord> {
-    return this.bus.call(Rpc.registry.update, input.body, this.ctx(req));
+    return this.bus.call(Rpc.registry.update, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.mcpToolStatus)
@@ -114,7 +110,7 @@ export class RecordsController {
     return this.bus.call(
       Rpc.registry.setStatus,
       { id: input.params.id, status: input.query.status },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 
@@ -125,7 +121,7 @@ export class RecordsController {
   ): Promise<McpToolTestResult> {
     // A test may take the --version check (5 s) plus the MCP handshake: wait for its real answer.
     const timeoutMs = 5_000 + this.config.tools.mcpHandshakeTimeoutMs + 2_000;
-    return this.bus.call(Rpc.registry.test, { id: input.params.id }, { ...this.ctx(req), timeoutMs });
+    return this.bus.call(Rpc.registry.test, { id: input.params.id }, { ...asCaller(req), timeoutMs });
   }
 
   @Endpoint(Routes.mcpToolDelete)
@@ -133,6 +129,6 @@ export class RecordsController {
     @In() input: Input<typeof Routes.mcpToolDelete>,
     @Req() req: GatewayRequest,
   ): Promise<DeletedMcpTools> {
-    return this.bus.call(Rpc.registry.delete, { ids: input.params.ids }, this.ctx(req));
+    return this.bus.call(Rpc.registry.delete, { ids: input.params.ids }, asCaller(req));
   }
 }

@@ -9,35 +9,31 @@ import {
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
-import { callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
 /** Saved workflows (owned by the planner); running one goes to the executor. */
 @Controller()
 export class WorkflowsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
-  private ctx(req: GatewayRequest) {
-    return { ctx: callContext(req.principal, req.correlationId) };
-  }
-
   @Endpoint(Routes.workflowCreate)
   create(@In() input: Input<typeof Routes.workflowCreate>, @Req() req: GatewayRequest): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.create, input.body, this.ctx(req));
+    return this.bus.call(Rpc.workflows.create, input.body, asCaller(req));
   }
 
   @Endpoint(Routes.workflowList)
   list(@In() input: Input<typeof Routes.workflowList>, @Req() req: GatewayRequest): Promise<WorkflowPage> {
-    return this.bus.call(Rpc.workflows.list, input.query, this.ctx(req));
+    return this.bus.call(Rpc.workflows.list, input.query, asCaller(req));
   }
 
   @Endpoint(Routes.workflowGet)
   get(@In() input: Input<typeof Routes.workflowGet>, @Req() req: GatewayRequest): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.get, { id: input.params.id }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.get, { id: input.params.id }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowUpdate)
   update(@In() input: Input<typeof Routes.workflowUpdate>, @Req() req: GatewayRequest): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.update, { id: input.params.id, body: input.body }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.update, { id: input.params.id, body: input.body }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowDelete)
@@ -45,18 +41,18 @@ export class WorkflowsController {
     return this.bus.call(
       Rpc.workflows.delete,
       { id: input.params.id, revision: input.query.revision },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 
   @Endpoint(Routes.workflowCopy)
   copy(@In() input: Input<typeof Routes.workflowCopy>, @Req() req: GatewayRequest): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.copy, { id: input.params.id }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.copy, { id: input.params.id }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowPublish)
   publish(@In() input: Input<typeof Routes.workflowPublish>, @Req() req: GatewayRequest): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.publish, { id: input.params.id, ...input.body }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.publish, { id: input.params.id, ...input.body }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowUnpublish)
@@ -64,7 +60,7 @@ export class WorkflowsController {
     @In() input: Input<typeof Routes.workflowUnpublish>,
     @Req() req: GatewayRequest,
   ): Promise<Workflow> {
-    return this.bus.call(Rpc.workflows.unpublish, { id: input.params.id, ...input.body }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.unpublish, { id: input.params.id, ...input.body }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowVersions)
@@ -72,7 +68,7 @@ export class WorkflowsController {
     @In() input: Input<typeof Routes.workflowVersions>,
     @Req() req: GatewayRequest,
   ): Promise<WorkflowVersionList> {
-    return this.bus.call(Rpc.workflows.versions, { id: input.params.id }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.versions, { id: input.params.id }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowRestore)
@@ -80,12 +76,12 @@ export class WorkflowsController {
     return this.bus.call(
       Rpc.workflows.restore,
       { id: input.params.id, n: input.params.n, ...input.body },
-      this.ctx(req),
+      asCaller(req),
     );
   }
 
   @Endpoint(Routes.workflowRun)
   run(@In() input: Input<typeof Routes.workflowRun>, @Req() req: GatewayRequest): Promise<StartedRun> {
-    return this.bus.call(Rpc.workflows.run, { id: input.params.id, body: input.body }, this.ctx(req));
+    return this.bus.call(Rpc.workflows.run, { id: input.params.id, body: input.body }, asCaller(req));
   }
 }

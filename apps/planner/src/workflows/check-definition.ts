@@ -5,7 +5,14 @@ import {
   type PlanIssue,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { checkInputSchema, compileGraph, graphPathOf, inputNamesOf, validatePlan } from '@switchyard/plan';
+import {
+  checkInputSchema,
+  compileGraph,
+  graphPathOf,
+  inputNamesOf,
+  planRefusal,
+  validatePlan,
+} from '@switchyard/plan';
 
 /** What the author sent: a plan, a canvas graph, or both (the graph wins). */
 export interface DefinitionInput {
@@ -82,14 +89,5 @@ export async function checkDefinition(
 
 /** The refusal of a definition: every issue listed, the first one in the message. */
 export function definitionRefused(issues: readonly PlanIssue[]): AppError {
-  const first = issues[0];
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return new AppError(
-    'validation_failed',
-    `the workflow is invalid: ${first?.path ?? '$'}: ${first?.message ?? 'invalid'}${more}`,
-    {
-      issues: issues.map((i) => ({ path: i.path, message: `${i.code}: ${i.message}` })),
-      details: { issues },
-    },
-  );
+  return planRefusal('the workflow is invalid', issues);
 }

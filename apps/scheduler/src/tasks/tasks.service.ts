@@ -14,7 +14,7 @@ import {
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { TasksRepository, toTask } from '@switchyard/server-db';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
 import { TaskMetrics } from './task-metrics';
@@ -24,8 +24,7 @@ const TICK_MS = 250;
 const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
 
 function ownerOf(ctx: CallContext): string {
-  if (!ctx.ownerId) throw new AppError('forbidden', 'tasks belong to owners; this call carries none');
-  return ctx.ownerId;
+  return requireOwner(ctx, 'tasks');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Role } from '@switchyard/contracts';
+import { AppError, type Role } from '@switchyard/contracts';
 
 /** What travels with a request, in-process (AsyncLocalStorage) and across NATS (headers). */
 export interface CallContext {
@@ -31,4 +31,13 @@ const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 /** Accepts a caller's correlation id when it is sane, otherwise mints one. */
 export function correlationIdFrom(value: unknown): string {
   return typeof value === 'string' && CORRELATION_ID.test(value) ? value : randomUUID();
+}
+
+/**
+ * The caller's owner id, or `forbidden`: owner-scoped data (runs, rules, hooks, tasks) is never
+ * served to a call without an owner. `what` names it in the sentence ("runs", "hooks").
+ */
+export function requireOwner(ctx: CallContext, what: string): string {
+  if (!ctx.ownerId) throw new AppError('forbidden', `${what} belong to owners; this call carries none`);
+  return ctx.ownerId;
 }
