@@ -30,6 +30,8 @@ RUN npm run build
 
 # ---- runtime: production dependencies, the generated Prisma client, dist/ and the migrations --------
 FROM ${NODE_IMAGE} AS runtime
+# bubblewrap confines execute_command (see docs/deployment.md: it needs user namespaces).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0

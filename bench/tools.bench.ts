@@ -15,6 +15,8 @@ import { createScratchDatabase } from '@switchyard/server-db';
  *    tool-registry process → validation, deadline, output cap) vs the same work in process.
  * 2. An MCP tool (server-everything `echo`, stdio) invoked through the registry vs a direct SDK
  *    client talking to its own server-everything child.
+ * 3. execute_command `echo hi` through the registry, inside the command sandbox (bubblewrap) vs the
+ *    same call to a second registry with COMMAND_SANDBOX=none (an admin's unsandboxed run).
  * Sequential calls, alternating rounds; p50/p99 and the added milliseconds.
  */
 
@@ -42,19 +44,27 @@ function stats(xs: number[]): { p50Ms: number; p99Ms: number } {
   return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-async function compare(viaRegistry: Call, direct: Call): Promise<Record<string, unknown>> {
+async function compare(
+  viaRegistry: Call,
+  direct: Call,
+  opts: { perRound: number; warmup: number; goalAddedMs: number } = {
+    perRound: PER_ROUND,
+    warmup: WARMUP,
+    goalAddedMs: 0.3,
+  },
+): Promise<Record<string, unknown>> {
   const sink: number[] = [];
-  await sample(viaRegistry, WARMUP, sink);
-  await sample(direct, WARMUP, sink);
+  await sample(viaRegistry, opts.warmup, sink);
+  await sample(direct, opts.warmup, sink);
   const a: number[] = [];
   const b: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) {
-      await sample(viaRegistry, PER_ROUND, a);
-      await sample(direct, PER_ROUND, b);
+      await sample(viaRegistry, opts.perRound, a);
+      await sample(direct, opts.perRound, b);
     } else {
-      await sample(direct, PER_ROUND, b);
-      await sample(viaRegistry, PER_ROUND, a);
+      await sample(direct, opts.perRound, b);
+      await sample(viaRegistry, opts.perRound, a);
     }
   }
   const registry = stats(a);
@@ -65,23 +75,27 @@ async function compare(viaRegistry: Call, direct: Call): Promise<Record<string, 
     direct: raw,
     p50AddedMs: added,
     p50Ratio: Math.round((registry.p50Ms / raw.p50Ms) * 100) / 100,
-    goalMet: added <= 0.3,
+    goalMet: added <= opts.goalAddedMs,
   };
 }
 
-export async function runToolsBench(outDir: string): Promise<Record<string, unknown>> {
-  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
-  const prefix = `benchtools${process.pid}.`;
-  const registry = spawn(process.execPath, [join(ROOT, 'dist/apps/tool-registry/src/main.js')], {
+/** A tool-registry process of its own (own subject prefix), and a bus to it, once it answers. */
+async function startRegistry(
+  dbUrl: string,
+  prefix: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ bus: Bus; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/tool-registry/src/main.js')], {
     env: {
       PATH: process.env['PATH'] ?? '',
-      DATABASE_URL: db.url,
+      DATABASE_URL: dbUrl,
       NATS_URL,
       NATS_SUBJECT_PREFIX: prefix,
       PORT: '0',
       LOG_LEVEL: 'warn',
       TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
       WORKSPACE_DIR: join(ROOT, 'tmp', 'bench-workspace'),
+      ...extraEnv,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -91,14 +105,30 @@ export async function runToolsBench(outDir: string): Promise<Record<string, unkn
     subjectPrefix: prefix,
     defaultTimeoutMs: 20_000,
   });
+  const stop = async () => {
+    await bus.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  };
+  for (let i = 0; ; i++) {
+    const up = await bus.call(Rpc.health['tool-registry'], {}, { timeoutMs: 500 }).catch(() => undefined);
+    if (up) return { bus, stop };
+    if (i > 100) {
+      await stop();
+      throw new Error('tool-registry did not start');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function runToolsBench(outDir: string): Promise<Record<string, unknown>> {
+  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
+  const prefix = `benchtools${process.pid}.`;
+  const main = await startRegistry(db.url, prefix);
+  const bus = main.bus;
+  let unsandboxed: Awaited<ReturnType<typeof startRegistry>> | undefined;
   const direct = new Client({ name: 'bench-direct', version: '0' });
   try {
-    for (let i = 0; ; i++) {
-      const up = await bus.call(Rpc.health['tool-registry'], {}, { timeoutMs: 500 }).catch(() => undefined);
-      if (up) break;
-      if (i > 100) throw new Error('tool-registry did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const ctx = {
       correlationId: 'bench',
       ownerId: '00000000-0000-4000-8000-000000000000',
@@ -148,6 +178,18 @@ export async function runToolsBench(outDir: string): Promise<Record<string, unkn
       () => direct.callTool({ name: 'echo', arguments: { message: 'bench' } }),
     );
 
+    // 3. execute_command, sandboxed vs not (an admin on a registry whose sandbox is switched off)
+    unsandboxed = await startRegistry(db.url, `${prefix}nosbx.`, { COMMAND_SANDBOX: 'none' });
+    const plain = unsandboxed.bus;
+    const echo = { tool: 'execute_command', arguments: { command: 'echo hi' } };
+    const probe = await bus.call(Rpc.registry.invoke, echo, { ctx });
+    if (!probe.sandboxed) throw new Error('the command sandbox is not available here (install bubblewrap)');
+    const command = await compare(
+      () => bus.call(Rpc.registry.invoke, echo, { ctx }),
+      () => plain.call(Rpc.registry.invoke, echo, { ctx }),
+      { perRound: 40, warmup: 20, goalAddedMs: 15 },
+    );
+
     const result = {
       benchmark: 'tools',
       at: new Date().toISOString(),
@@ -155,16 +197,20 @@ export async function runToolsBench(outDir: string): Promise<Record<string, unkn
       method: { rounds: ROUNDS, callsPerRound: PER_ROUND, warmup: WARMUP, sequential: true },
       builtin: { tool: 'wait {ms:0}', ...builtin },
       mcpStdio: { tool: 'server-everything echo', ...mcp },
-      goal: 'registry adds at most 0.3 ms p50 over the direct call',
+      commandSandbox: {
+        tool: 'execute_command "echo hi"',
+        note: 'viaRegistry = sandboxed (bubblewrap); direct = the same registry path unsandboxed',
+        ...command,
+      },
+      goal: 'registry adds at most 0.3 ms p50 over the direct call; the sandbox adds at most 15 ms per command',
     };
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, 'tools.json'), JSON.stringify(result, null, 2) + '\n');
     return result;
   } finally {
     await direct.close().catch(() => undefined);
-    await bus.close();
-    registry.kill('SIGTERM');
-    await new Promise((r) => registry.once('exit', r));
+    await unsandboxed?.stop();
+    await main.stop();
     await db.drop();
   }
 }

@@ -217,6 +217,12 @@ async function main() {
   const url = `http://127.0.0.1:${env.PORT || 3000}`;
   if (await waitHealthy(url, children, 60_000)) {
     say(`all five services are up: ${url}  (health ${url}/api/health, API docs ${url}/api/docs)`);
+    if (env.COMMAND_SANDBOX !== 'none' && !env.COMMAND_SANDBOX_BIN && !has('bwrap')) {
+      say(
+        'note: bubblewrap is not installed, so execute_command is refused to non-admins ' +
+          '(install it with: sudo apt-get install bubblewrap, then restart)',
+      );
+    }
     if (!env.SWITCHYARD_ADMIN_TOKEN) {
       say('create an API token with: npm run switchyard -- token create --owner you --role admin');
     }

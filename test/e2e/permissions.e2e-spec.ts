@@ -25,6 +25,8 @@ describe('permission rules and hooks end to end', () => {
   let db: TestDatabase;
   let stack: Stack;
   let workspace: string;
+  /** Where alice's files really are: her own area of the workspace. */
+  let aliceArea: string;
   let hookServer: Server;
   let hookBase: string;
   const hookCalls: Array<{ path: string; body: Record<string, unknown> }> = [];
@@ -96,6 +98,8 @@ describe('permission rules and hooks end to end', () => {
       (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
     alice = await token('alice');
     bob = await token('bob');
+    const me = await call('GET', '/api/me', alice);
+    aliceArea = join(workspace, 'owners', (me.json['owner'] as { id: string }).id);
   }, 120_000);
 
   afterEach(async () => {
@@ -142,7 +146,7 @@ describe('permission rules and hooks end to end', () => {
     expect(String(failed?.['error'])).toContain('Tool(write_file)');
     expect(failed?.['permission']).toMatchObject({ decision: 'deny', rule: expect.stringContaining('deny') });
     expect(event(s.frames, 'step_start', 'w')).toBeUndefined();
-    expect(existsSync(join(workspace, 'denied.txt'))).toBe(false);
+    expect(existsSync(join(aliceArea, 'denied.txt'))).toBe(false);
   });
 
   it('pauses at an ask rule, and approval continues', async () => {
@@ -163,7 +167,7 @@ describe('permission rules and hooks end to end', () => {
     await s.next('complete');
     expect(s.frames.some((f) => f.event === 'step_approval_requested')).toBe(false);
     expect(event(s.frames, 'step_start', 'w')?.['permission']).toMatchObject({ decision: 'allow' });
-    expect(existsSync(join(workspace, 'allowed.txt'))).toBe(true);
+    expect(existsSync(join(aliceArea, 'allowed.txt'))).toBe(true);
   });
 
   it('refuses an ask in an unattended run, naming the rule that asked', async () => {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -57,6 +59,9 @@ describe('platform end to end', () => {
     ]);
     for (const s of Object.values(services)) expect(s.status).toBe('up');
     expect(new Set(Object.values(services).map((s) => s.instanceId)).size).toBe(5);
+    expect(h.json['features']).toMatchObject({
+      commandSandbox: { status: 'available', detail: expect.stringContaining('bubblewrap') },
+    });
   });
 
   it('creates tokens with the CLI that the gateway accepts, with the role given', async () => {
@@ -82,6 +87,28 @@ describe('platform end to end', () => {
     expect(forbidden.status).toBe(403);
     expect(forbidden.type).toContain('application/problem+json');
     expect((await get('/api/me')).status).toBe(401);
+  });
+
+  it("moves files from before owner areas into an owner's area with the CLI", async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'sy-adopt-'));
+    try {
+      writeFileSync(join(ws, 'old-notes.txt'), 'kept');
+      mkdirSync(join(ws, 'reports'));
+      const cli = (...args: string[]) =>
+        run(process.execPath, [join(ROOT, 'dist/tools/cli/switchyard.js'), ...args], {
+          cwd: ROOT,
+          env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: db.url, WORKSPACE_DIR: ws },
+        });
+      await cli('token', 'create', '--owner', 'erin');
+      const { stdout } = await cli('workspace', 'adopt', '--owner', 'erin');
+      expect(stdout).toContain('moved 2 entries');
+      const [area] = readdirSync(join(ws, 'owners'));
+      expect(readdirSync(ws)).toEqual(['owners']);
+      expect(readFileSync(join(ws, 'owners', String(area), 'old-notes.txt'), 'utf8')).toBe('kept');
+      await expect(cli('workspace', 'adopt', '--owner', 'nobody-here')).rejects.toMatchObject({ code: 64 });
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 
   it('rejects a malformed body with a 400 naming the field', async () => {

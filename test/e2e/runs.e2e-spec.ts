@@ -34,6 +34,8 @@ describe('agent runs end to end', () => {
   let stack: Stack;
   let llm: FakeLlmServer;
   let workspace: string;
+  /** Where alice's files really are: her own area of the workspace. */
+  let aliceArea: string;
   const admin = `e2e_${randomBytes(24).toString('base64url')}`;
   let alice: string;
   let bob: string;
@@ -100,6 +102,8 @@ describe('agent runs end to end', () => {
     };
     alice = await token('alice');
     bob = await token('bob');
+    const me = await call('GET', '/api/me', alice);
+    aliceArea = join(workspace, 'owners', (me.json['owner'] as { id: string }).id);
   }, 120_000);
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
@@ -256,11 +260,11 @@ describe('agent runs end to end', () => {
     expect(asked.data?.data).toMatchObject({ stepId: 'w', tool: 'write_file', effect: 'write' });
     expect((await detail(runId)).status).toBe('awaiting_step_approval');
     await new Promise((r) => setTimeout(r, 200));
-    expect(existsSync(join(workspace, 'approved.txt'))).toBe(false);
+    expect(existsSync(join(aliceArea, 'approved.txt'))).toBe(false);
     const approved = await call('POST', `/api/agent/${runId}/approve`, alice);
     expect(approved.json).toMatchObject({ released: ['w'] });
     await s.next('complete');
-    expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('hello from a run');
+    expect(readFileSync(join(aliceArea, 'approved.txt'), 'utf8')).toBe('hello from a run');
   });
 
   it('retries a retry-safe step with backoff, each attempt an event, until it succeeds', async () => {
@@ -313,7 +317,7 @@ describe('agent runs end to end', () => {
     expect((res.json['details'] as { issues: unknown[] }).issues).toContainEqual(
       expect.objectContaining({ path: '$.steps[0].retry', code: 'retry_not_allowed' }),
     );
-    expect(existsSync(join(workspace, 'twice.txt'))).toBe(false);
+    expect(existsSync(join(aliceArea, 'twice.txt'))).toBe(false);
   });
 
   it('keeps a capped copy of a large result, flagged truncated, while later steps see it whole', async () => {
@@ -339,7 +343,7 @@ describe('agent runs end to end', () => {
     const kept = d.executions.find((x) => x.stepId === 'big') as { truncated?: boolean; result: unknown };
     expect(kept.truncated).toBe(true);
     expect(String(kept.result)).toHaveLength(64 * 1024);
-    expect(readFileSync(out, 'utf8')).toBe(big); // the next step got all of it
+    expect(readFileSync(join(aliceArea, 'big.txt'), 'utf8')).toBe(big); // the next step got all of it
     expect(stepEvent(s.frames, 'step_start', 'save')?.data?.data['argumentsTruncated']).toBe(true);
   });
 
@@ -358,7 +362,7 @@ describe('agent runs end to end', () => {
     await waitFor(async () => ofType(s.frames, 'step_approval_requested').length === 2, 5_000);
     const one = await call('POST', `/api/agent/${runId}/approve?stepId=w1`, alice);
     expect(one.json).toMatchObject({ released: ['w1'], status: 'awaiting_step_approval' });
-    await waitFor(async () => existsSync(join(workspace, 'g1.txt')), 5_000);
+    await waitFor(async () => existsSync(join(aliceArea, 'g1.txt')), 5_000);
     expect((await call('POST', `/api/agent/${runId}/approve?stepId=nope`, alice)).status).toBe(409);
     const cancelled = await call('POST', `/api/agent/${runId}/cancel`, alice);
     expect(cancelled.status).toBe(200);

@@ -1,3 +1,5 @@
+import { mkdir, readdir, rename, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AppError, OwnerName, Role } from '@switchyard/contracts';
 import { ConfigError, environment, loadConfig } from '@switchyard/server-config';
@@ -11,6 +13,8 @@ commands:
                                             create the owner if missing, print a new token once
   token list --owner <name>                 list an owner's tokens (never the secrets)
   token revoke <token-id>                   revoke a token
+  workspace adopt --owner <name>            move files left at the workspace root (from before
+                                            owner areas) into that owner's area
 
 configuration comes from the environment (DATABASE_URL, ...); see .env.example`;
 
@@ -43,10 +47,17 @@ async function main(argv: string[]): Promise<void> {
     );
     return;
   }
-  if (command !== 'token') throw new UsageError(`unknown command "${command}"`);
+  if (command !== 'token' && command !== 'workspace') throw new UsageError(`unknown command "${command}"`);
   const prisma = createPrisma({ url: config.database.url, poolSize: 2, applicationName: 'switchyard-cli' });
   const identity = new IdentityRepository(prisma);
   try {
+    if (command === 'workspace') {
+      if (sub !== 'adopt') throw new UsageError(`unknown workspace command "${sub ?? ''}"`);
+      const owner = values.owner ? await identity.findOwnerByName(values.owner) : null;
+      if (!owner) throw new UsageError('--owner <name> of an existing owner is required');
+      await adoptLegacyFiles(config.tools.workspaceDir, owner.id, owner.name);
+      return;
+    }
     if (sub === 'create') {
       const owner = OwnerName.safeParse(values.owner);
       if (!owner.success)
@@ -94,6 +105,35 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await prisma.$disconnect();
   }
+}
+
+/**
+ * Before owner areas, every file tool wrote straight under WORKSPACE_DIR. Those files are visible to
+ * nobody now; this moves them, as they are, into one owner's area. Nothing is overwritten.
+ */
+async function adoptLegacyFiles(root: string, ownerId: string, ownerName: string): Promise<void> {
+  const area = join(root, 'owners', ownerId);
+  await mkdir(area, { recursive: true, mode: 0o700 });
+  const entries = (await readdir(root)).filter((e) => e !== 'owners');
+  let moved = 0;
+  const skipped: string[] = [];
+  for (const entry of entries) {
+    const exists = await stat(join(area, entry)).then(
+      () => true,
+      () => false,
+    );
+    if (exists) {
+      skipped.push(entry);
+      continue;
+    }
+    await rename(join(root, entry), join(area, entry));
+    moved++;
+  }
+  process.stdout.write(`moved ${moved} entries from ${root} into ${ownerName}'s area ${area}\n`);
+  if (skipped.length)
+    process.stdout.write(
+      `left ${skipped.length} whose names ${ownerName} already uses: ${skipped.join(', ')}\n`,
+    );
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -26,6 +26,7 @@ import { SQL_TOOLS } from './builtin/sql/sql.tools';
 import { WEB_TOOLS } from './builtin/web/web-fetch.tool';
 import { TASK_TOOLS } from './builtin/tasks/task.tools';
 import { WorkspaceGuard } from './builtin/workspace.guard';
+import { CommandSandbox } from './builtin/command-sandbox';
 import { BuiltinRegistry } from './tools/builtin-registry';
 import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
 import { WorkflowTools } from './tools/workflow-tools';
@@ -77,6 +78,7 @@ export const BUILTIN_TOOLS = [
     RecordCache,
     McpToolsService,
     WorkspaceGuard,
+    CommandSandbox,
     BuiltinRegistry,
     InvokeToolUseCase,
     WorkflowTools,

@@ -15,6 +15,13 @@ export const DependencyCheck = z.object({
 });
 export type DependencyCheck = z.infer<typeof DependencyCheck>;
 
+/** A capability a service offers or cannot offer here (not a dependency: the platform stays up). */
+export const FeatureCheck = z.object({
+  status: z.enum(['available', 'unavailable']),
+  detail: z.string(),
+});
+export type FeatureCheck = z.infer<typeof FeatureCheck>;
+
 export const ServiceHealth = z.object({
   service: ServiceName,
   status: z.enum(['up', 'degraded']).describe('degraded when one of its own dependencies is down'),
@@ -22,6 +29,7 @@ export const ServiceHealth = z.object({
   version: z.string(),
   uptimeSeconds: z.number().nonnegative(),
   checks: z.partialRecord(Dependency, DependencyCheck),
+  features: z.record(z.string(), FeatureCheck).optional(),
 });
 export type ServiceHealth = z.infer<typeof ServiceHealth>;
 
@@ -40,6 +48,11 @@ export const PlatformHealth = z.object({
   down: z.array(z.string()).describe('names of the services and dependencies that are not up'),
   services: z.record(ServiceName, ServiceStatus),
   dependencies: z.record(Dependency, DependencyCheck),
+  features: z
+    .record(z.string(), FeatureCheck)
+    .describe(
+      'capabilities reported by the services, e.g. commandSandbox; unavailable ones do not make the platform down',
+    ),
   checkedAt: z.string(),
 });
 export type PlatformHealth = z.infer<typeof PlatformHealth>;

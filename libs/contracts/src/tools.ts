@@ -34,6 +34,8 @@ export const ToolResult = z.object({
   isError: z.boolean(),
   /** Output was cut to the configured cap. */
   truncated: z.boolean(),
+  /** For tools that run programs: whether it ran inside the command sandbox (recorded on the step). */
+  sandboxed: z.boolean().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 

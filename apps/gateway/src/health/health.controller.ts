@@ -47,11 +47,13 @@ export class HealthController {
         .filter(([, d]) => d.status !== 'up')
         .map(([n]) => n),
     ];
+    const features = Object.assign({}, ...answers.map((a) => a.features ?? {})) as PlatformHealth['features'];
     const body: PlatformHealth = {
       status: down.length ? 'down' : 'up',
       down,
       services,
       dependencies,
+      features,
       checkedAt: new Date().toISOString(),
     };
     res.status(down.length ? 503 : 200).json(body);
@@ -77,7 +79,7 @@ export class HealthController {
   private async askService(
     service: Exclude<ServiceName, 'gateway'>,
     ctx: ReturnType<typeof callContext>,
-  ): Promise<ServiceStatus> {
+  ): Promise<ServiceStatus & Pick<ServiceHealth, 'features'>> {
     const started = performance.now();
     try {
       const h = await this.bus.call(
@@ -85,7 +87,7 @@ export class HealthController {
         {},
         { timeoutMs: this.config.rpc.healthTimeoutMs, ctx },
       );
-      return statusOf(h, performance.now() - started);
+      return { ...statusOf(h, performance.now() - started), ...(h.features ? { features: h.features } : {}) };
     } catch (err) {
       return {
         status: 'down',

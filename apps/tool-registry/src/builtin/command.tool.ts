@@ -7,6 +7,7 @@ import { AppError, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
+import { CommandSandbox, HOW_TO_ENABLE } from './command-sandbox';
 import { WorkspaceGuard } from './workspace.guard';
 
 const TIMEOUT_MS = 30_000;
@@ -44,17 +45,20 @@ class Tail {
 const ExecuteCommandParams = z.object({ command: z.string().min(1).max(8192) }).strict();
 
 /**
- * Runs one allowlisted program in the workspace, without a shell: the command line is split on
- * whitespace (no quoting), the first word must be an allowlisted program name found on PATH, and
- * shell metacharacters are refused. The child runs in its own process group with a minimal
- * environment (none of the service's secrets); on timeout or cancellation the whole group gets
- * SIGTERM, then SIGKILL.
+ * Runs one allowlisted program in the caller's workspace, without a shell: the command line is
+ * split on whitespace (no quoting), the first word must be an allowlisted program name found on
+ * PATH, and shell metacharacters are refused. The program runs inside the command sandbox
+ * (bubblewrap: it sees the system's programs and the owner's view of the workspace, nothing else of
+ * the host, no network); where the host cannot sandbox, only admins may run commands, and their
+ * results say they ran unsandboxed. The child runs in its own process group with a fixed minimal
+ * environment; on timeout or cancellation the whole group gets SIGTERM, then SIGKILL.
  */
 @BuiltinTool({
   name: 'execute_command',
   description:
-    'Run one allowlisted program (e.g. git, node, npm, ls, cat) in the workspace directory. No shell: no pipes, redirection, ' +
-    'variables or chaining; arguments are split on whitespace. 30 s timeout; returns the exit code and the last 8 KiB of stdout and stderr.',
+    'Run one allowlisted program (e.g. git, node, npm, ls, cat) in your workspace directory, inside a sandbox that sees only ' +
+    'your workspace and the system programs (no network). No shell: no pipes, redirection, variables or chaining; arguments ' +
+    'are split on whitespace. 30 s timeout; returns the exit code and the last 8 KiB of stdout and stderr.',
   params: ExecuteCommandParams,
   effect: 'external',
   idempotent: false,
@@ -63,6 +67,7 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly guard: WorkspaceGuard,
+    private readonly sandbox: CommandSandbox,
   ) {}
 
   /** Splits and checks a command line; throws `forbidden` with the reason. Exported for the corpus tests. */
@@ -94,8 +99,8 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
     return { program, args };
   }
 
-  private async locate(program: string): Promise<string> {
-    for (const dir of this.config.tools.commandPath.split(delimiter).filter(Boolean)) {
+  private async locate(program: string, path: string): Promise<string> {
+    for (const dir of path.split(delimiter).filter(Boolean)) {
       const candidate = join(dir, program);
       try {
         await access(candidate, constants.X_OK);
@@ -112,15 +117,37 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
 
   async run(args: z.infer<typeof ExecuteCommandParams>, ctx: ToolRunContext): Promise<ToolResult> {
     const { program, args: argv } = this.parse(args.command);
-    const executable = await this.locate(program);
-    // The guard creates the workspace root on first use.
-    const cwd = (await this.guard.resolve(this.guard.root, 'read')).real;
-    const child = spawn(executable, argv, {
-      cwd,
-      detached: true, // own process group, so a timeout kills grandchildren too
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: this.config.tools.commandPath, HOME: cwd, LANG: 'C.UTF-8', TERM: 'dumb', CI: 'true' },
-    });
+    const sandbox = this.sandbox.status;
+    if (!sandbox.available && ctx.caller.role !== 'admin')
+      throw new AppError(
+        'forbidden',
+        `execute_command is unavailable: commands run only inside the command sandbox, and this host cannot provide it (${sandbox.reason}). ${HOW_TO_ENABLE}`,
+      );
+    // The guard creates the owner's area on first use.
+    const view = await this.guard.view(ctx.caller);
+    const child = sandbox.available
+      ? spawn(
+          sandbox.bin,
+          await this.sandbox.argsFor(view, [await this.locate(program, this.sandbox.path), ...argv]),
+          {
+            cwd: view.area,
+            detached: true, // own process group; bwrap's --die-with-parent takes the sandbox down with it
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: {}, // bwrap itself is the sandbox's PID 1: its /proc/1/environ must hold nothing
+          },
+        )
+      : spawn(await this.locate(program, this.config.tools.commandPath), argv, {
+          cwd: view.area,
+          detached: true, // own process group, so a timeout kills grandchildren too
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: {
+            PATH: this.config.tools.commandPath,
+            HOME: view.area,
+            LANG: 'C.UTF-8',
+            TERM: 'dumb',
+            CI: 'true',
+          },
+        });
     const out = new Tail(TAIL_BYTES);
     const err = new Tail(TAIL_BYTES);
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -165,13 +192,17 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
           : signal
             ? `killed by ${signal}`
             : `exit code ${code}`;
-    const parts = [`$ ${[program, ...argv].join(' ')}`, status];
+    const parts = [
+      `$ ${[program, ...argv].join(' ')}`,
+      sandbox.available ? `${status} (sandboxed)` : `${status} (NOT sandboxed: ${sandbox.reason})`,
+    ];
     parts.push(`stdout${out.cut ? ` (last ${TAIL_BYTES} of ${out.total} bytes)` : ''}:\n${out.toString()}`);
     parts.push(`stderr${err.cut ? ` (last ${TAIL_BYTES} of ${err.total} bytes)` : ''}:\n${err.toString()}`);
     return {
       content: [{ type: 'text', text: parts.join('\n') }],
       isError: code !== 0 || stopped !== undefined,
       truncated: out.cut || err.cut,
+      sandboxed: sandbox.available,
     };
   }
 }

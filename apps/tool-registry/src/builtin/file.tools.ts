@@ -3,12 +3,16 @@ import { lstat, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
-import { BuiltinTool, text, type BuiltinToolHandler } from './builtin-tool';
+import { BuiltinTool, text, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
 import { WorkspaceGuard } from './workspace.guard';
 
 const READ_LIMIT = 32 * 1024;
 const LIST_LIMIT = 1_000;
-const FilePath = z.string().min(1).max(4096).describe('absolute path inside the workspace');
+const FilePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('a path in your workspace: absolute under the workspace root, or relative to it');
 
 function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException)?.code;
@@ -31,8 +35,8 @@ const ReadFileParams = z.object({ filePath: FilePath }).strict();
 export class ReadFileTool implements BuiltinToolHandler<typeof ReadFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
 
-  async run(args: z.infer<typeof ReadFileParams>): Promise<ToolResult> {
-    const p = await this.guard.resolve(args.filePath, 'read');
+  async run(args: z.infer<typeof ReadFileParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const p = await this.guard.resolve(args.filePath, 'read', ctx.caller);
     let handle;
     try {
       handle = await open(p.real, constants.O_RDONLY);
@@ -79,8 +83,8 @@ const ListDirectoryParams = z
 export class ListDirectoryTool implements BuiltinToolHandler<typeof ListDirectoryParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
 
-  async run(args: z.infer<typeof ListDirectoryParams>): Promise<ToolResult> {
-    const p = await this.guard.resolve(args.filePath, 'read');
+  async run(args: z.infer<typeof ListDirectoryParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const p = await this.guard.resolve(args.filePath, 'read', ctx.caller);
     try {
       if (!(await stat(p.real)).isDirectory()) return text(`${args.filePath} is not a directory`, true);
     } catch (err) {
@@ -90,6 +94,7 @@ export class ListDirectoryTool implements BuiltinToolHandler<typeof ListDirector
     const lines: string[] = [];
     let truncated = false;
     const depth = args.recursive ? args.maxDepth : 1;
+    const view = await this.guard.view(ctx.caller);
     const walk = async (dir: string, prefix: string, level: number): Promise<void> => {
       const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
         a.name.localeCompare(b.name),
@@ -103,8 +108,9 @@ export class ListDirectoryTool implements BuiltinToolHandler<typeof ListDirector
         if (e.isSymbolicLink()) lines.push(`link  ${rel}`);
         else if (e.isDirectory()) {
           lines.push(`dir   ${rel}/`);
-          // Links are listed, never followed.
-          if (level < depth) await walk(join(dir, e.name), rel, level + 1);
+          // Links are listed, never followed; a shared folder's mount point leads into the folder.
+          if (level < depth)
+            await walk(this.guard.hostPath(view, join(p.relative, rel)).real, rel, level + 1);
         } else {
           const size = (await lstat(join(dir, e.name)).catch(() => undefined))?.size ?? 0;
           lines.push(`file  ${rel} (${size} bytes)`);
@@ -145,12 +151,12 @@ const WriteFileParams = z.object({ filePath: FilePath, content: z.string().max(1
 export class WriteFileTool implements BuiltinToolHandler<typeof WriteFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
 
-  async run(args: z.infer<typeof WriteFileParams>): Promise<ToolResult> {
-    const p = await this.guard.resolve(args.filePath, 'write');
-    if (!p.relative) throw new AppError('forbidden', 'the workspace root is a directory, not a file');
+  async run(args: z.infer<typeof WriteFileParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const p = await this.guard.resolve(args.filePath, 'write', ctx.caller);
+    if (p.isRoot) throw new AppError('forbidden', `${args.filePath} is a directory, not a file`);
     await mkdir(dirname(p.real), { recursive: true });
     // Re-check after creating parents: a parent may have been swapped for a link in between.
-    await this.guard.resolve(args.filePath, 'write');
+    await this.guard.resolve(args.filePath, 'write', ctx.caller);
     try {
       await writeNoFollow(p.real, args.content, true);
     } catch (err) {
@@ -184,8 +190,8 @@ const EditFileParams = z
 export class EditFileTool implements BuiltinToolHandler<typeof EditFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
 
-  async run(args: z.infer<typeof EditFileParams>): Promise<ToolResult> {
-    const p = await this.guard.resolve(args.filePath, 'write');
+  async run(args: z.infer<typeof EditFileParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const p = await this.guard.resolve(args.filePath, 'write', ctx.caller);
     try {
       if (!(await lstat(p.real)).isFile()) return text(`${args.filePath} is not a regular file`, true);
       await writeNoFollow(p.real, args.diff, false);
@@ -212,9 +218,13 @@ const DeleteFileParams = z.object({ filePath: FilePath, recursive: z.boolean().d
 export class DeleteFileTool implements BuiltinToolHandler<typeof DeleteFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
 
-  async run(args: z.infer<typeof DeleteFileParams>): Promise<ToolResult> {
-    const p = await this.guard.resolve(args.filePath, 'write');
-    if (!p.relative) throw new AppError('forbidden', 'the workspace root itself cannot be deleted');
+  async run(args: z.infer<typeof DeleteFileParams>, ctx: ToolRunContext): Promise<ToolResult> {
+    const p = await this.guard.resolve(args.filePath, 'write', ctx.caller);
+    if (p.isRoot)
+      throw new AppError(
+        'forbidden',
+        `${args.filePath} is the root of a workspace or shared folder; it cannot be deleted`,
+      );
     let st;
     try {
       st = await lstat(p.real);

@@ -38,7 +38,7 @@ export function capOutput(result: ToolResult, limit: number): ToolResult {
     content.push({ type: 'text', text: `${cut}\n[output cut at ${limit} bytes]` });
     break;
   }
-  return { content, isError: result.isError, truncated };
+  return { ...result, content, truncated };
 }
 
 /**

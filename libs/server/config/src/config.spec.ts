@@ -41,4 +41,72 @@ describe('loadConfig', () => {
     expect(() => loadConfig('gateway', { NATS_SUBJECT_PREFIX: 'no-dot' })).toThrow(/NATS_SUBJECT_PREFIX/);
     expect(loadConfig('gateway', { NATS_SUBJECT_PREFIX: 'staging.' }).nats.subjectPrefix).toBe('staging.');
   });
+
+  describe('workspace and sandbox', () => {
+    const ID = '11111111-1111-4111-8111-111111111111';
+    const folders = (value: unknown) => ({
+      WORKSPACE_DIR: '/srv/ws',
+      WORKSPACE_SHARED_FOLDERS: JSON.stringify(value),
+    });
+
+    it('reads shared folders and the sandbox settings', () => {
+      const c = loadConfig('tool-registry', {
+        ...folders([
+          { name: 'team', path: '/srv/team', owners: ['*'] },
+          { name: 'drop', path: '/srv/drop', mode: 'rw', owners: [ID] },
+        ]),
+        COMMAND_SANDBOX_NETWORK: 'true',
+      });
+      expect(c.tools.sharedFolders).toEqual([
+        { name: 'team', path: '/srv/team', mode: 'ro', owners: ['*'] },
+        { name: 'drop', path: '/srv/drop', mode: 'rw', owners: [ID] },
+      ]);
+      expect(c.tools.sandbox).toEqual({ kind: 'bwrap', bin: undefined, network: true });
+      expect(loadConfig('tool-registry', {}).tools.sandbox).toEqual({
+        kind: 'bwrap',
+        bin: undefined,
+        network: false,
+      });
+    });
+
+    it.each([
+      ['not JSON', 'team:/srv/team', /must be a JSON array/],
+      ['a relative path', [{ name: 't', path: 'srv/team', owners: ['*'] }], /absolute path/],
+      ['the filesystem root', [{ name: 't', path: '/', owners: ['*'] }], /absolute path other than \//],
+      ['a name with a slash', [{ name: '../x', path: '/srv/x', owners: ['*'] }], /folder name/],
+      ['an owner name instead of an id', [{ name: 't', path: '/srv/t', owners: ['alice'] }], /owner id/],
+      [
+        "the owners' areas",
+        [{ name: 't', path: '/srv/ws/owners', owners: ['*'] }],
+        /overlaps the owners' areas/,
+      ],
+      ["one owner's area", [{ name: 't', path: `/srv/ws/owners/${ID}`, owners: ['*'] }], /overlaps/],
+      ['a parent of the areas', [{ name: 't', path: '/srv', owners: ['*'] }], /overlaps/],
+      [
+        'two folders of one name',
+        [
+          { name: 't', path: '/a', owners: ['*'] },
+          { name: 't', path: '/b', owners: ['*'] },
+        ],
+        /unique/,
+      ],
+    ])('refuses shared folders: %s', (_, value, message) => {
+      const env = typeof value === 'string' ? { WORKSPACE_SHARED_FOLDERS: value } : folders(value);
+      expect(() => loadConfig('tool-registry', env)).toThrow(message);
+    });
+
+    it("refuses to point the SQL tools at Switchyard's own database", () => {
+      for (const url of [
+        'postgresql://postgres@127.0.0.1:5432/switchyard',
+        'postgres://reader:pw@localhost/switchyard',
+      ])
+        expect(() => loadConfig('tool-registry', { AGENT_DATABASE_URL: url })).toThrow(
+          /must not be Switchyard's own database/,
+        );
+      expect(
+        loadConfig('tool-registry', { AGENT_DATABASE_URL: 'postgresql://reader@127.0.0.1/shop' }).tools.sql
+          .url,
+      ).toBe('postgresql://reader@127.0.0.1/shop');
+    });
+  });
 });

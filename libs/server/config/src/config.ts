@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { parse as parseDotEnv } from 'dotenv';
 import { z } from 'zod';
 import { ServiceName } from '@switchyard/contracts';
@@ -23,6 +23,22 @@ const url = (protocols: string[]) =>
     },
     `must be a ${protocols.map((p) => p + '//').join(' or ')} URL`,
   );
+
+/**
+ * A host folder an admin mounts into chosen owners' workspaces, at `<WORKSPACE_DIR>/shared/<name>`.
+ * `owners` holds owner ids, or "*" for every owner.
+ */
+const SharedFolderSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a folder name: letters, digits, . _ -'),
+    path: z
+      .string()
+      .refine((v) => isAbsolute(v) && normalize(v) !== '/', 'must be an absolute path other than /'),
+    mode: z.enum(['ro', 'rw']).default('ro'),
+    owners: z.array(z.string().regex(/^(\*|[0-9a-f-]{36})$/, 'an owner id (uuid) or "*"')).min(1),
+  })
+  .strict();
+export type SharedFolder = z.infer<typeof SharedFolderSchema>;
 
 /** The seed's command allowlist for execute_command. */
 const DEFAULT_COMMANDS = [
@@ -96,6 +112,24 @@ export const EnvSchema = z.object({
     )
     .default(DEFAULT_COMMANDS.join(',')),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  WORKSPACE_SHARED_FOLDERS: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of shared folders' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(SharedFolderSchema).max(64))
+    .optional(),
+  COMMAND_SANDBOX: z.enum(['bwrap', 'none']).default('bwrap'),
+  COMMAND_SANDBOX_BIN: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path to the bwrap program')
+    .optional(),
+  COMMAND_SANDBOX_NETWORK: bool.default(false),
   LLM_PROVIDER: z.enum(['openai', 'anthropic', 'ollama']).optional(),
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_MODEL: z.string().min(1).max(200).optional(),
@@ -193,11 +227,23 @@ export interface AppConfig {
     readonly timeoutMs: number;
   };
   readonly tools: {
-    /** Root of every file tool and the working directory of execute_command. */
+    /**
+     * Root of the file tools and execute_command. Each owner sees only their own area
+     * (`<workspaceDir>/owners/<ownerId>`) at this path, plus the shared folders mounted for them.
+     */
     readonly workspaceDir: string;
+    readonly sharedFolders: readonly SharedFolder[];
     readonly commandAllowlist: readonly string[];
     /** PATH searched for allowlisted programs, and the only PATH their processes see. */
     readonly commandPath: string;
+    /** How execute_command is confined: bubblewrap, or nothing (then only admins may run commands). */
+    readonly sandbox: {
+      readonly kind: 'bwrap' | 'none';
+      /** The bwrap program; undefined: looked up on PATH. */
+      readonly bin: string | undefined;
+      /** Commands keep the host's network (otherwise they get an empty network namespace). */
+      readonly network: boolean;
+    };
     readonly timeoutMs: number;
     readonly outputLimitBytes: number;
     /** How long an MCP server may take to start and answer initialize + tools/list. Below RPC_TIMEOUT_MS. */
@@ -270,6 +316,20 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
+  const workspaceDir = resolve(e.WORKSPACE_DIR ?? join(process.cwd(), 'workspace'));
+  const sharedFolders = e.WORKSPACE_SHARED_FOLDERS ?? [];
+  const owners = join(workspaceDir, 'owners');
+  const clash = sharedFolders.find((f) => within(owners, f.path) || within(f.path, owners));
+  if (clash)
+    throw new ConfigError(
+      `invalid configuration: WORKSPACE_SHARED_FOLDERS: "${clash.name}" (${clash.path}) overlaps the owners' areas under ${owners}`,
+    );
+  if (new Set(sharedFolders.map((f) => f.name)).size !== sharedFolders.length)
+    throw new ConfigError('invalid configuration: WORKSPACE_SHARED_FOLDERS: folder names must be unique');
+  if (e.AGENT_DATABASE_URL && sameDatabase(e.AGENT_DATABASE_URL, e.DATABASE_URL))
+    throw new ConfigError(
+      "invalid configuration: AGENT_DATABASE_URL: must not be Switchyard's own database (its tables hold every owner's runs and secrets); give the SQL tools a database of their own",
+    );
   return {
     service,
     version,
@@ -295,9 +355,11 @@ export function loadConfig(
       timeoutMs: e.LLM_TIMEOUT_MS,
     },
     tools: {
-      workspaceDir: e.WORKSPACE_DIR ?? join(process.cwd(), 'workspace'),
+      workspaceDir,
+      sharedFolders,
       commandAllowlist: e.COMMAND_ALLOWLIST.split(','),
       commandPath: e.PATH,
+      sandbox: { kind: e.COMMAND_SANDBOX, bin: e.COMMAND_SANDBOX_BIN, network: e.COMMAND_SANDBOX_NETWORK },
       configKey: e.TOOL_CONFIG_KEY,
       mcpHandshakeTimeoutMs: e.MCP_HANDSHAKE_TIMEOUT_MS,
       timeoutMs: e.TOOL_TIMEOUT_MS,
@@ -347,6 +409,22 @@ export function loadConfig(
       tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     },
   };
+}
+
+/** `path` is `dir` or lies under it. */
+function within(dir: string, path: string): boolean {
+  const rel = relative(resolve(dir), resolve(path));
+  return rel === '' || !(rel.startsWith('..') || isAbsolute(rel));
+}
+
+/** Same server and database name: the SQL tools would read the platform's own tables. */
+function sameDatabase(a: string, b: string): boolean {
+  const key = (u: string) => {
+    const p = new URL(u);
+    const host = p.hostname === 'localhost' ? '127.0.0.1' : p.hostname;
+    return `${host}:${p.port || '5432'}/${decodeURIComponent(p.pathname.slice(1)) || 'postgres'}`;
+  };
+  return key(a) === key(b);
 }
 
 /** The process environment over the values of `./.env` (if there is one): real variables win. */

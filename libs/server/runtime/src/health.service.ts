@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { Dependency, DependencyCheck, ServiceHealth } from '@switchyard/contracts';
+import type { Dependency, DependencyCheck, FeatureCheck, ServiceHealth } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { pingPostgres, type PrismaClient } from '@switchyard/server-db';
@@ -25,6 +25,8 @@ export function roundMs(ms: number): number {
 /** Checks this process's own dependencies; used by /readyz and by `<service>.health.check`. */
 @Injectable()
 export class HealthService {
+  private readonly features = new Map<string, () => FeatureCheck>();
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SERVICE_INFO) private readonly info: ServiceInfo,
@@ -52,10 +54,17 @@ export class HealthService {
     };
   }
 
+  /** A capability this service reports in its health (e.g. the command sandbox). */
+  addFeature(name: string, check: () => FeatureCheck): void {
+    this.features.set(name, check);
+  }
+
   async check(): Promise<ServiceHealth> {
     const checks = await this.dependencies();
     const allUp = Object.values(checks).every((c) => c.status === 'up');
+    const features = Object.fromEntries([...this.features].map(([name, check]) => [name, check()]));
     return {
+      ...(this.features.size ? { features } : {}),
       service: this.config.service,
       status: allUp ? 'up' : 'degraded',
       instanceId: this.info.instanceId,

@@ -38,6 +38,7 @@ describe('web_fetch', () => {
       else if (url === '/to-b') res.writeHead(302, { location: `http://127.0.0.1:${portB}/secret` }).end();
       else if (url === '/to-metadata')
         res.writeHead(301, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      else if (url === '/to-file') res.writeHead(302, { location: 'file:///etc/passwd' }).end();
       else if (url === '/loop') res.writeHead(302, { location: '/loop' }).end();
       else if (url === '/big') res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(100_000));
       else if (url === '/binary')
@@ -111,6 +112,22 @@ describe('web_fetch', () => {
       tool.run({ url: `http://localhost:${portA}/hello`, method: 'GET' }, ctx()),
     ).rejects.toMatchObject({ code: 'forbidden' });
     expect(hitsOnB).toBe(0);
+  });
+
+  it.each([
+    ['a file URL', 'file:///etc/passwd'],
+    ['a file URL with a host', 'file://localhost/etc/passwd'],
+    ['an upper-case scheme', 'FILE:///proc/self/environ'],
+    ['an ftp URL', 'ftp://127.0.0.1/'],
+    ['a data URL', 'data:text/plain,hello'],
+  ])("refuses %s: the host's files are out of reach", async (_, url) => {
+    await expect(tool.run({ url, method: 'GET' }, ctx())).rejects.toMatchObject({ code: 'forbidden' });
+  });
+
+  it('refuses a redirect to a file URL', async () => {
+    await expect(
+      tool.run({ url: `http://127.0.0.1:${portA}/to-file`, method: 'GET' }, ctx()),
+    ).rejects.toMatchObject({ code: 'forbidden' });
   });
 
   it('stops redirect loops', async () => {
