@@ -13,16 +13,20 @@ import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
 
+/** What the replica needs of a run it drives (the RunDriver; a stand-in in tests). */
+export type DrivenRun = Pick<RunDriver, 'runId' | 'approve' | 'cancel' | 'abandon' | 'writerFailed'>;
+
 /**
  * The runs this replica drives. Each one answers its own control subject (approve, cancel), and the
- * replica keeps a lease on them in Postgres, renewed every third of RUN_LEASE_MS. Every replica also
+ * replica keeps a lease on each of them in Postgres, renewed every third of RUN_LEASE_MS for the runs
+ * it still drives (a run its driver dropped is not renewed). Every replica also
  * sweeps for runs whose owner stopped renewing and marks them `interrupted`: a run whose replica
  * died is reported within RUN_LEASE_MS + RUN_SWEEP_MS. Nothing is replayed; the user resumes.
  */
 @Injectable()
 export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly replica = randomUUID();
-  private readonly drivers = new Map<string, { driver: RunDriver; unsubscribe: () => void }>();
+  private readonly drivers = new Map<string, { driver: DrivenRun; unsubscribe: () => void }>();
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
 
@@ -42,7 +46,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     void this.sweep();
   }
 
-  get(runId: string): RunDriver | undefined {
+  get(runId: string): DrivenRun | undefined {
     return this.drivers.get(runId)?.driver;
   }
 
@@ -51,7 +55,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   /** Starts answering the run's control subject (before anyone is told its id). */
-  async register(driver: RunDriver): Promise<void> {
+  async register(driver: DrivenRun): Promise<void> {
     const unsubscribe = await this.bus.respond(runControlSubject(driver.runId), async (payload) => {
       const msg = RunControl.parse(payload);
       return msg.action === 'approve' ? driver.approve(msg.stepId, msg.plan) : driver.cancel(msg.reason);
@@ -78,7 +82,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
   private async renew(): Promise<void> {
     if (!this.drivers.size || this.stopping) return;
     try {
-      await this.repo.renewLeases(this.replica, this.config.runs.leaseMs);
+      await this.repo.renewLeases(this.replica, this.config.runs.leaseMs, [...this.drivers.keys()]);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not renew run leases');
     }

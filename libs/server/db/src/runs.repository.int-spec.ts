@@ -115,7 +115,11 @@ describe('RunsRepository (real Postgres)', () => {
       viaPool.append(expired.id, [{ type: 'step_complete' }], { replica: 'dead-replica' }),
     ).rejects.toBeInstanceOf(LeaseLostError);
     // A renewed lease keeps a run out of the sweep; interrupting by replica ignores the lease.
-    expect(await viaPool.renewLeases('live-replica', 60_000)).toBeGreaterThanOrEqual(1);
+    expect(await viaPool.renewLeases('live-replica', 60_000, [alive.id])).toBe(1);
+    // Only the runs named are renewed, and only for their own replica.
+    expect(await viaPool.renewLeases('live-replica', 60_000, [expired.id, randomUUID()])).toBe(0);
+    expect(await viaPool.renewLeases('dead-replica', 60_000, [alive.id])).toBe(0);
+    expect(await viaPool.renewLeases('live-replica', 60_000, [])).toBe(0);
     const byReplica = await viaPool.interrupt('shut down', { replica: 'live-replica' });
     expect(byReplica.map((e) => e.runId)).toEqual([alive.id]);
   });

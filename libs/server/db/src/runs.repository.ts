@@ -231,12 +231,19 @@ export class RunsRepository {
   }
 
   /** Extends the lease of every active run `replica` drives; returns how many. */
-  async renewLeases(replica: string, leaseMs: number): Promise<number> {
+  /**
+   * Extends the leases of the runs a replica still drives, by id: a run the replica dropped (its
+   * driver gone without a terminal write) is not renewed, so the sweep reports it interrupted even
+   * while the replica lives on with other runs.
+   */
+  async renewLeases(replica: string, leaseMs: number, runIds: readonly string[]): Promise<number> {
+    if (!runIds.length) return 0;
     return this.prisma.$executeRawUnsafe(
       `UPDATE run SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
-       WHERE owner_replica = $1 AND status = ANY(${ACTIVE_SQL})`,
+       WHERE owner_replica = $1 AND id = ANY($3::uuid[]) AND status = ANY(${ACTIVE_SQL})`,
       replica,
       leaseMs,
+      runIds,
     );
   }
 

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { Bus } from '@switchyard/server-bus';
+import {
+  createPrisma,
+  IdentityRepository,
+  RunsRepository,
+  type NewRun,
+  type PrismaClient,
+} from '@switchyard/server-db';
+import { createLogger } from '@switchyard/server-observability';
+import {
+  createTestDatabase,
+  testConfig,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
+import { ActiveRuns, type DrivenRun } from './active-runs';
+
+/** Leases per run, on the real Postgres and NATS: a run its driver dropped is not kept alive. */
+describe('ActiveRuns leases', () => {
+  let db: TestDatabase;
+  let prisma: PrismaClient;
+  let bus: Bus;
+  let repo: RunsRepository;
+  let active: ActiveRuns;
+  let ownerId: string;
+  const abandoned: string[] = [];
+
+  const driven = (runId: string): DrivenRun => ({
+    runId,
+    approve: async () => ({ released: [], status: 'running' }),
+    cancel: async () => ({ released: [], status: 'cancelled' }),
+    abandon: () => void abandoned.push(runId),
+    writerFailed: () => undefined,
+  });
+
+  const newRun = (replica: string): NewRun => ({
+    id: randomUUID(),
+    ownerId,
+    status: 'running',
+    goal: 'lease test',
+    config: { permissionMode: 'ask' },
+    inputs: {},
+    files: [],
+    plan: { steps: [] },
+    replica,
+    leaseMs: 1_000,
+  });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    prisma = createPrisma({ url: db.url, poolSize: 3, applicationName: 'test-leases' });
+    repo = new RunsRepository(prisma);
+    ownerId = (await new IdentityRepository(prisma).ensureOwner('lease-owner', 'user')).owner.id;
+    const prefix = uniquePrefix('lease');
+    bus = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'lease-test',
+      subjectPrefix: prefix,
+      defaultTimeoutMs: 5_000,
+    });
+    const config = testConfig('executor', {
+      DATABASE_URL: db.url,
+      NATS_SUBJECT_PREFIX: prefix,
+      RUN_LEASE_MS: '3000',
+      RUN_SWEEP_MS: '200',
+    });
+    active = new ActiveRuns(
+      repo,
+      bus,
+      config,
+      createLogger({ level: 'silent', service: 'executor', instanceId: 't' }),
+    );
+  });
+
+  afterAll(async () => {
+    await active?.beforeApplicationShutdown();
+    await bus?.close();
+    await prisma?.$disconnect();
+    await db?.drop();
+  });
+
+  it('interrupts a run whose driver dropped it while the replica keeps its other runs alive', async () => {
+    const kept = newRun(active.replica);
+    const dropped = newRun(active.replica);
+    await repo.create(kept, [{ type: 'run_created' }]);
+    await repo.create(dropped, [{ type: 'run_created' }]);
+    await active.register(driven(kept.id));
+    await active.register(driven(dropped.id));
+    active.onApplicationBootstrap();
+    // A driver bug: it lets go of the run without writing an end.
+    active.closed(dropped.id);
+
+    await waitFor(async () => (await repo.get(dropped.id))?.status === 'interrupted', 20_000, 100);
+    expect((await repo.get(dropped.id))?.error).toContain('stopped responding');
+    // Both started with the same 1 s lease: the one still driven is alive only because it was renewed.
+    const still = await repo.get(kept.id);
+    expect(still?.status).toBe('running');
+    expect(still?.ownerReplica).toBe(active.replica);
+    expect(abandoned).toEqual([]);
+  });
+});
