@@ -52,8 +52,8 @@ function pct(xs: number[], p: number): number {
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The gateway's V8 heap in use, from its Prometheus metrics. */
-async function heapUsedKiB(baseUrl: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+async function heapUsedKiB(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
   const m = /^switchyard_nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\d+(?:\.\d+)?)/m.exec(text);
   return Math.round(Number(m?.[1] ?? NaN) / 1024);
 }
@@ -243,15 +243,18 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       });
       return res.json['runId'] as string;
     })();
-    const gatewayPid = stack.services.get('gateway')?.child.pid as number;
+    const gateway = stack.services.get('gateway');
+    if (!gateway) throw new Error('the stack has no gateway');
+    const gatewayPid = gateway.child.pid as number;
+    const metricsUrl = gateway.metricsUrl;
     const first = await follow(idleRun);
     await first.next('plan_approval_requested');
     await new Promise((r) => setTimeout(r, 500));
     const before = rssKiB(gatewayPid);
-    const heapBefore = await heapUsedKiB(base);
+    const heapBefore = await heapUsedKiB(metricsUrl);
     const opened = await openIdle(() => follow(idleRun));
     const after = rssKiB(gatewayPid);
-    const heapAfter = await heapUsedKiB(base);
+    const heapAfter = await heapUsedKiB(metricsUrl);
     const stillOpen = opened.filter((s) => !s.ended()).length;
     for (const s of opened) s.close();
 

@@ -366,6 +366,10 @@ describe('tool records API', () => {
             ownerId: '00000000-0000-4000-8000-000000000000',
           }),
         ).rejects.toMatchObject({ code: 'not_found' });
+        // A call without an owner is missing an identity, which is a missing permission.
+        await expect(
+          agentTools(bus, created.json['id'] as number, { correlationId: 'lc-anonymous' }),
+        ).rejects.toMatchObject({ code: 'forbidden' });
       } finally {
         await bus.close();
       }

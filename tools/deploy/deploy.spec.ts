@@ -842,6 +842,15 @@ describe('k8s/base', () => {
       expect(Number(env['PORT'])).toBe(CONTAINER_PORT);
     });
 
+    it('points the Prometheus annotations at the port that serves /metrics, never the public one', () => {
+      const a = d.spec?.template.metadata?.annotations ?? {};
+      expect(a['prometheus.io/path']).toBe('/metrics');
+      const metricsPort = loadConfig(name, env).http.metricsPort ?? CONTAINER_PORT;
+      expect(Number(a['prometheus.io/port'])).toBe(metricsPort);
+      expect(c.ports?.map((p) => p.containerPort)).toContain(metricsPort);
+      if (name === 'gateway') expect(metricsPort).not.toBe(CONTAINER_PORT);
+    });
+
     it('sets resource requests and limits, requests no larger than limits', () => {
       const { requests, limits } = c.resources ?? {};
       for (const r of ['cpu', 'memory']) {

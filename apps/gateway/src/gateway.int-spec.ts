@@ -1,7 +1,27 @@
 import { randomBytes } from 'node:crypto';
+import { Controller, Get, Module } from '@nestjs/common';
 import { api, createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
-import { bootstrapService, type RunningService } from '@switchyard/server-runtime';
-import { bootstrap as bootstrapGateway } from './bootstrap';
+import { bootstrapService, Public, type RunningService } from '@switchyard/server-runtime';
+import { gatewayOptions } from './bootstrap';
+
+/** Handlers a careless change could add: one outside the route table and unmarked, one marked. */
+const unlistedCalls: string[] = [];
+@Controller('api/unlisted')
+class UnlistedController {
+  @Get()
+  forgotten(): { leaked: true } {
+    unlistedCalls.push('forgotten');
+    return { leaked: true };
+  }
+
+  @Public()
+  @Get('open')
+  open(): { open: true } {
+    return { open: true };
+  }
+}
+@Module({ controllers: [UnlistedController] })
+class UnlistedModule {}
 
 /** Gateway in-process against real Postgres/NATS/Redis: auth, problems, validation, tokens, docs. */
 describe('gateway (in-process, real infrastructure)', () => {
@@ -25,7 +45,8 @@ describe('gateway (in-process, real infrastructure)', () => {
       SWITCHYARD_ADMIN_TOKEN: adminToken,
       LOG_LEVEL: 'fatal',
     };
-    gateway = await bootstrapGateway(testConfig('gateway', env));
+    const options = gatewayOptions(testConfig('gateway', env));
+    gateway = await bootstrapService({ ...options, modules: [...options.modules, UnlistedModule] });
     // A planner-shaped peer (the service kit answering planner.health.check); the e2e suite runs the real one.
     planner = await bootstrapService({
       config: testConfig('planner', env),
@@ -173,6 +194,75 @@ describe('gateway (in-process, real infrastructure)', () => {
         headers: { 'x-correlation-id': 'bad id\twith spaces' },
       });
       expect(bad.headers.get('x-correlation-id')).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  describe('handlers outside the route table', () => {
+    it('denies an unmarked handler to everyone, as if it did not exist', async () => {
+      for (const token of [undefined, userToken, adminToken]) {
+        const r = await call('GET', '/api/unlisted', token ? { token } : {});
+        expect(r.status).toBe(404);
+        expect(r.json['code']).toBe('not_found');
+      }
+      expect(unlistedCalls).toEqual([]);
+    });
+
+    it('opens a @Public() handler and the probes without a token', async () => {
+      expect((await call('GET', '/api/unlisted/open')).json).toEqual({ open: true });
+      expect((await call('GET', '/healthz')).status).toBe(200);
+      expect((await call('GET', '/readyz')).status).toBe(200);
+    });
+
+    it('serves /metrics on its own port, not on the public one', async () => {
+      expect(gateway.metricsUrl).not.toBe(gateway.url);
+      for (const token of [undefined, adminToken]) {
+        const r = await call('GET', '/metrics', token ? { token } : {});
+        expect(r.status).toBe(404);
+        expect(r.text).not.toContain('switchyard_http_requests_total');
+      }
+      const scrape = await fetch(`${gateway.metricsUrl}/metrics`);
+      expect(scrape.status).toBe(200);
+      expect(await scrape.text()).toContain('switchyard_http_requests_total');
+      expect((await fetch(`${gateway.metricsUrl}/api/me`)).status).toBe(404);
+    });
+  });
+
+  describe('hostile input', () => {
+    const problemOf = (r: { status: number; json: Record<string, unknown> }) => ({
+      status: r.status,
+      code: r.json['code'],
+      paths: (r.json['errors'] as Array<{ path: string }> | undefined)?.map((e) => e.path),
+    });
+
+    it.each([
+      ['NUL', '"bob\\u0000"'],
+      ['a lone high surrogate', '"bob\\ud800"'],
+      ['a lone low surrogate', '"\\udc00bob"'],
+    ])('refuses %s in a body string with 400 and its path, before the schema', async (_, literal) => {
+      const r = await call('POST', '/api/tokens', { token: adminToken, raw: `{"owner":${literal}}` });
+      expect(problemOf(r)).toEqual({ status: 400, code: 'validation_failed', paths: ['body.owner'] });
+    });
+
+    it('refuses NUL in a query value and in a path parameter', async () => {
+      const q = await call('GET', '/api/tokens?owner=%00', { token: adminToken });
+      expect(problemOf(q)).toEqual({ status: 400, code: 'validation_failed', paths: ['query.owner'] });
+      const p = await call('GET', '/api/services/%00', { token: adminToken });
+      expect(problemOf(p)).toEqual({ status: 400, code: 'validation_failed', paths: ['params.name'] });
+    });
+
+    it('refuses 3,000 levels of nesting with 400 naming where the limit was passed', async () => {
+      const raw = `{"label":${'['.repeat(3000)}${']'.repeat(3000)}}`;
+      const r = await call('POST', '/api/tokens', { token: adminToken, raw });
+      expect(problemOf(r)).toEqual({
+        status: 400,
+        code: 'validation_failed',
+        paths: [`body.label${'.0'.repeat(63)}`],
+      });
+    });
+
+    it('still answers 401 first to a caller without a token', async () => {
+      const r = await call('POST', '/api/tokens', { raw: '{"owner":"\\u0000"}' });
+      expect(r.status).toBe(401);
     });
   });
 

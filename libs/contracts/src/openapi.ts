@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { httpStatusFor } from './errors';
+import { MAX_JSON_DEPTH } from './input-text';
 import { Problem, RouteDef } from './http';
 
 type JsonSchema = Record<string, unknown>;
@@ -76,7 +77,9 @@ export function buildOpenApi(
       ...info,
       description:
         'Switchyard REST API. Authenticate with `X-Switchyard-Token: <token>` or `Authorization: Bearer <token>`. ' +
-        'Errors are `application/problem+json` with a stable `code`.',
+        'Errors are `application/problem+json` with a stable `code`. ' +
+        `Every body, query and path value is refused with 400 \`validation_failed\` (and the path) when a string ` +
+        `holds U+0000 or an unpaired surrogate, or when objects and arrays nest deeper than ${MAX_JSON_DEPTH} levels.`,
     },
     servers: [{ url: '/' }],
     security: [{ token: [] }, { bearer: [] }],

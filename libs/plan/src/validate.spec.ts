@@ -175,6 +175,13 @@ describe('validatePlan', () => {
       { steps: [step('a', { arguments: { ms: 0, value: JSON.parse('['.repeat(40) + ']'.repeat(40)) } })] },
       { code: 'too_large', path: '$.steps[0].arguments' },
     ],
+    [
+      'arguments nested 3,000 levels (refused, not a stack overflow)',
+      {
+        steps: [step('a', { arguments: { ms: 0, value: JSON.parse('['.repeat(3000) + ']'.repeat(3000)) } })],
+      },
+      { code: 'too_large', path: '$.steps[0].arguments' },
+    ],
     ['no steps', { steps: [] }, { code: 'invalid', path: '$.steps' }],
     ['a bad step id', { steps: [step('has space')] }, { code: 'invalid', path: '$.steps[0].id' }],
     [

@@ -155,6 +155,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
       : new Map((opts.tools as Array<ToolShape & Pick<ToolDescriptor, 'name'>>).map((t) => [t.name, t]));
   const ids = plan.steps.map((s) => s.id);
   const deps = new Map<string, string[]>();
+  const tooDeep = new Set<number>();
 
   plan.steps.forEach((step, i) => {
     const at = `$.steps[${i}]`;
@@ -180,6 +181,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
         });
     });
     if (depth(step.arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+      tooDeep.add(i);
       issues.push({
         path: `${at}.arguments`,
         code: 'too_large',
@@ -199,6 +201,8 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
   }
 
   plan.steps.forEach((step, i) => {
+    // Refused already; walking thousands of levels would overflow the stack.
+    if (tooDeep.has(i)) return;
     const at = `$.steps[${i}]`;
     const before = cycle ? new Set<string>() : ancestors(step.id, deps);
     const referencedPaths = new Set<string>();

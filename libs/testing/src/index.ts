@@ -5,3 +5,4 @@ export * from './stack';
 export * from './http';
 export * from './fake-llm';
 export * from './sse';
+export * from './route-corpus';

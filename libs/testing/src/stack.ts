@@ -25,6 +25,8 @@ export interface ServiceProcess {
   readonly name: ServiceName;
   readonly port: number;
   readonly url: string;
+  /** Where its `/metrics` is served: `url`, or for the gateway a port of its own. */
+  readonly metricsUrl: string;
   readonly child: ChildProcess;
   output(): string;
 }
@@ -55,15 +57,29 @@ export class Stack {
     if (!existsSync(main))
       throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
     const port = await freePort();
+    const metricsPort = name === 'gateway' ? await freePort() : port;
     let out = '';
     const child = spawn(process.execPath, [main], {
       cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', ...this.env, PORT: String(port), HOST: '127.0.0.1' },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        ...this.env,
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        HOST: '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const proc: ServiceProcess = { name, port, url: `http://127.0.0.1:${port}`, child, output: () => out };
+    const proc: ServiceProcess = {
+      name,
+      port,
+      url: `http://127.0.0.1:${port}`,
+      metricsUrl: `http://127.0.0.1:${metricsPort}`,
+      child,
+      output: () => out,
+    };
     this.services.set(name, proc);
     await waitFor(
       async () => {

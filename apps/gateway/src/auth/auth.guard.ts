@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError, type RouteDef } from '@switchyard/contracts';
+import { PUBLIC_ROUTE } from '@switchyard/server-runtime';
 import { ROUTE_DEF, type GatewayRequest } from '../http/endpoint';
 import type { Principal } from './principal';
 import { TokenVerifier } from './token-verifier';
@@ -67,7 +68,11 @@ export async function authenticate(
   return principal;
 }
 
-/** Every route is closed unless its route definition says `public`. */
+/**
+ * Every handler is closed unless its route definition says `public` or, for handlers outside the
+ * route table (probes, the API document), it is marked `@Public()`. A handler with neither is denied
+ * to everyone, token or not, as if it did not exist: forgetting a mark closes a route, never opens it.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
@@ -78,7 +83,11 @@ export class AuthGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
     const def = this.reflector.get<RouteDef | undefined>(ROUTE_DEF, ctx.getHandler());
-    if (!def) return true; // probes and metrics: not part of the API
+    if (!def) {
+      if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [ctx.getHandler(), ctx.getClass()]))
+        return true;
+      throw new AppError('not_found', 'no such route; see /api/docs');
+    }
     if (def.auth === 'public') return true;
     const req = ctx.switchToHttp().getRequest<GatewayRequest>();
     req.principal = await authenticate(def, this.verifier, req.headers, req.query['token']);

@@ -6,6 +6,7 @@ import { LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
 import { toProblem } from '../http/problem';
+import { refuseHostileInput } from '../http/validation.interceptor';
 import { lastEventIdOf, StreamRelay } from './stream-relay';
 
 const PATH = Routes.runStream.path;
@@ -59,6 +60,7 @@ export class StreamFastPath {
         params.get('token') ?? undefined,
       );
       const { token: _token, ...raw } = Object.fromEntries(params);
+      refuseHostileInput({ query: raw });
       const query = Routes.runStream.query.safeParse(raw);
       if (!query.success) {
         const issues = toFieldIssues(query.error).map((i) => ({

@@ -292,9 +292,9 @@ describe('planner workflows over NATS', () => {
     expect(copy).toMatchObject({ name: 'Alice only (copy)', revision: 1, publishedVersion: null });
   });
 
-  it('refuses a call without an owner', async () => {
+  it('refuses a call without an owner as forbidden (a missing identity is a missing permission)', async () => {
     const err = await refusal(bus.call(Rpc.workflows.list, {}, { ctx: { correlationId: randomUUID() } }));
-    expect(err.code).toBe('unauthenticated');
+    expect(err.code).toBe('forbidden');
     expect(await bus.call(Rpc.workflows.tools, {}, { ctx: { correlationId: randomUUID() } })).toEqual({
       tools: [],
     });

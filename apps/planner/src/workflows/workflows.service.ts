@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  AppError,
   Rpc,
   type CreateWorkflowBody,
   type ResolvedWorkflow,
@@ -18,16 +17,12 @@ import {
   type VersionSelector,
   type WorkflowDefinition,
 } from '@switchyard/server-db';
-import type { CallContext } from '@switchyard/server-observability';
+import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import { checkDefinition, definitionRefused, type DefinitionInput } from './check-definition';
 import { workflowEffect, workflowTool } from './workflow-tool';
 
-function ownerOf(ctx: CallContext): string {
-  if (!ctx.ownerId)
-    throw new AppError('unauthenticated', 'workflows belong to an owner; this call carries none');
-  return ctx.ownerId;
-}
+const ownerOf = (ctx: CallContext): string => requireOwner(ctx, 'workflows');
 
 /** The owner's workflow definitions: saved, validated, versioned, published as tools. */
 @Injectable()

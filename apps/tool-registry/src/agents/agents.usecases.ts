@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import {
-  AppError,
   type Agent,
   type AgentPage,
   type CreateAgentBody,
@@ -8,14 +7,10 @@ import {
   type UpdateAgentBody,
 } from '@switchyard/contracts';
 import { AgentRepository } from '@switchyard/server-db';
-import type { CallContext } from '@switchyard/server-observability';
+import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { ToolSetService } from './tool-set.service';
 
-function ownerOf(caller: CallContext): string {
-  if (!caller.ownerId)
-    throw new AppError('unauthenticated', 'agents belong to an owner; this call carries none');
-  return caller.ownerId;
-}
+const ownerOf = (caller: CallContext): string => requireOwner(caller, 'agents');
 
 /** Null ids and duplicates are dropped on save too, so what is stored is what is used. */
 function cleanIds(ids: Array<number | null>): number[] {

@@ -2,7 +2,6 @@ import {
   connect,
   ErrorCode as NatsErrorCode,
   headers as natsHeaders,
-  JSONCodec,
   type NatsConnection,
   NatsError,
 } from 'nats';
@@ -15,6 +14,7 @@ import {
   type RpcResponse,
 } from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
+import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
 
 export interface BusOptions {
   readonly servers: string[];
@@ -37,8 +37,6 @@ interface ReplyPacket {
   err?: unknown;
   isDisposed?: boolean;
 }
-
-const codec = JSONCodec<unknown>();
 
 /**
  * The one wrapper over the NATS client for service RPC. Speaks Nest's NATS wire format
@@ -100,20 +98,15 @@ export class Bus {
       if (ctx.role) h.set(Headers.role, ctx.role);
     }
     const wireSubject = this.opts.subjectPrefix + subject;
+    // Encoded before the try: a payload that cannot be encoded is not a transport failure.
+    const data = encodeJson({ pattern: subject, data: payload, id }, `the ${subject} request`);
     let reply;
     try {
-      reply = await this.connection.request(
-        wireSubject,
-        codec.encode({ pattern: subject, data: payload, id }),
-        {
-          timeout,
-          headers: h,
-        },
-      );
+      reply = await this.connection.request(wireSubject, data, { timeout, headers: h });
     } catch (err) {
       throw this.transportError(err, subject, timeout);
     }
-    const packet = codec.decode(reply.data) as ReplyPacket;
+    const packet = decodeJson(reply.data, `the reply to ${subject}`, 'internal') as ReplyPacket;
     if (packet.err !== undefined && packet.err !== null) {
       if (isErrorBody(packet.err)) throw AppError.fromBody(packet.err);
       const message = typeof packet.err === 'string' ? packet.err : JSON.stringify(packet.err);
@@ -127,7 +120,7 @@ export class Bus {
    * At most once, like all plain NATS: receivers must also recover from a missed event.
    */
   publish(subject: string, payload: unknown): void {
-    this.connection.publish(this.opts.subjectPrefix + subject, codec.encode(payload));
+    this.connection.publish(this.opts.subjectPrefix + subject, encodeJson(payload, `the ${subject} event`));
   }
 
   /** Every replica receives every message (no queue group). Returns the unsubscribe function. */
@@ -136,7 +129,7 @@ export class Bus {
       callback: (err, msg) => {
         if (err) return;
         try {
-          handler(codec.decode(msg.data));
+          handler(decodeJson(msg.data, 'an event'));
         } catch {
           // a malformed event must not take the subscription down
         }
@@ -154,26 +147,31 @@ export class Bus {
     const sub = this.connection.subscribe(this.opts.subjectPrefix + subject, {
       callback: (err, msg) => {
         if (err || !msg.reply) return;
-        let packet: ReplyPacket;
+        const reply = (packet: { id?: string; response?: unknown; err?: unknown }): void => {
+          let data: Uint8Array;
+          try {
+            data = encodeJson({ ...packet, isDisposed: true }, `the reply on ${subject}`);
+          } catch (e) {
+            data = encodeJson({ id: packet.id, err: errorBodyOf(e), isDisposed: true }, 'an error');
+          }
+          msg.respond(data);
+        };
+        let packet: { id?: string; data?: unknown };
         try {
-          packet = codec.decode(msg.data) as ReplyPacket & { data?: unknown };
-        } catch {
-          msg.respond(
-            codec.encode({ err: { code: 'validation_failed', message: 'not JSON' }, isDisposed: true }),
-          );
+          packet = decodeJson(msg.data, 'the request') as { id?: string; data?: unknown };
+        } catch (e) {
+          reply({ err: errorBodyOf(e) });
           return;
         }
-        const { id, data } = packet as { id?: string; data?: unknown };
+        const { id, data } = packet;
+        const refused = refusedMessage(data);
+        if (refused) {
+          reply({ id, err: refused.toBody() });
+          return;
+        }
         void handler(data).then(
-          (response) => msg.respond(codec.encode({ id, response, isDisposed: true })),
-          (e: unknown) =>
-            msg.respond(
-              codec.encode({
-                id,
-                err: e instanceof AppError ? e.toBody() : { code: 'internal', message: 'internal error' },
-                isDisposed: true,
-              }),
-            ),
+          (response) => reply({ id, response }),
+          (e: unknown) => reply({ id, err: errorBodyOf(e) }),
         );
       },
     });

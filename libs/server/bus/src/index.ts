@@ -1,2 +1,3 @@
 export * from './bus';
 export * from './nats-server';
+export * from './wire';

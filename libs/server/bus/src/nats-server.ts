@@ -1,10 +1,9 @@
 import { NatsContext, ServerNats } from '@nestjs/microservices';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { JSONCodec, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
-import { Headers, isErrorBody, type ErrorCode, type Role } from '@switchyard/contracts';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from 'nats';
+import { Headers, isErrorBody, type ErrorBody, type ErrorCode, type Role } from '@switchyard/contracts';
 import { correlationIdFrom, type CallContext, type ContextStore } from '@switchyard/server-observability';
-
-const codec = JSONCodec<unknown>();
+import { decodeJson, encodeJson, errorBodyOf } from './wire';
 
 /** The caller's context from NATS headers (set by Bus.request): identity never comes from a body. */
 export function callContextFromHeaders(h: MsgHdrs | undefined): CallContext {
@@ -90,7 +89,14 @@ export class SwitchyardNatsServer extends ServerNats {
    * flight until its reply is published, which is what graceful shutdown waits for.
    */
   override async handleMessage(channel: string, natsMsg: Msg): Promise<void> {
-    const message = decodeRequest(natsMsg.data, channel);
+    let message: RequestPacket;
+    try {
+      message = decodeRequest(natsMsg.data, channel);
+    } catch (err) {
+      // Anyone on the bus can publish anything: answer it, never let it reject unhandled.
+      if (natsMsg.reply) natsMsg.respond(encodeJson({ err: errorBodyOf(err), isDisposed: true }, 'an error'));
+      return;
+    }
     const natsCtx = new NatsContext([natsMsg.subject, natsMsg.headers]);
     if (message.id === undefined || !natsMsg.reply) {
       await this.handleEvent(channel, message as Parameters<ServerNats['handleEvent']>[1], natsCtx);
@@ -115,7 +121,7 @@ export class SwitchyardNatsServer extends ServerNats {
       ? await this.sy.context.run(callContextFromHeaders(natsMsg.headers), run)
       : await run();
     try {
-      natsMsg.respond(codec.encode({ id: message.id, ...packet, isDisposed: true }));
+      natsMsg.respond(this.encodeReply(channel, { id: message.id, ...packet, isDisposed: true }));
     } finally {
       this.inFlight--;
       if (this.sy.onRequestDone) {
@@ -127,6 +133,17 @@ export class SwitchyardNatsServer extends ServerNats {
         );
       }
       if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
+    }
+  }
+
+  /** A result that cannot be encoded (a cycle; a tool's value nested too deep) still gets an answer. */
+  private encodeReply(channel: string, packet: Record<string, unknown>): Uint8Array {
+    try {
+      return encodeJson(packet, `the reply on ${channel}`);
+    } catch (err) {
+      this.logger.error(`the reply on ${channel} cannot be sent: ${(err as Error).message}`);
+      const body: ErrorBody = { code: 'internal', message: `the reply on ${channel} cannot be sent as JSON` };
+      return encodeJson({ id: packet['id'], err: body, isDisposed: true }, 'an error');
     }
   }
 
@@ -157,7 +174,7 @@ interface RequestPacket {
 
 /** Nest's request shape; a message from a non-Nest publisher is an event on its channel. */
 function decodeRequest(value: Uint8Array, channel?: string): RequestPacket {
-  const decoded = value.length ? codec.decode(value) : undefined;
+  const decoded = value.length ? decodeJson(value, 'the request') : undefined;
   return decoded !== null && typeof decoded === 'object' && 'pattern' in decoded
     ? (decoded as RequestPacket)
     : { pattern: channel, data: decoded };

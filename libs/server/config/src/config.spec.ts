@@ -18,6 +18,16 @@ describe('loadConfig', () => {
     ).toEqual([3001, 3002, 3003, 3004]);
   });
 
+  it("keeps the gateway's /metrics off its public port; the others serve it on their internal one", () => {
+    expect(loadConfig('gateway', {}).http.metricsPort).toBe(9464);
+    expect(loadConfig('gateway', { METRICS_PORT: '9100' }).http.metricsPort).toBe(9100);
+    expect(loadConfig('gateway', { PORT: '0', METRICS_PORT: '0' }).http.metricsPort).toBe(0);
+    expect(() => loadConfig('gateway', { PORT: '8080', METRICS_PORT: '8080' })).toThrow(
+      /METRICS_PORT: must differ from PORT/,
+    );
+    expect(loadConfig('planner', { METRICS_PORT: '9100' }).http.metricsPort).toBeUndefined();
+  });
+
   it('treats an empty value as unset', () => {
     expect(loadConfig('planner', { PORT: '', LOG_LEVEL: '' }).http.port).toBe(3001);
   });

@@ -4,6 +4,13 @@ import { parse as parseDotEnv } from 'dotenv';
 import { z } from 'zod';
 import { ServiceName } from '@switchyard/contracts';
 
+/**
+ * Where the gateway serves Prometheus metrics: its HTTP port is the public API, so /metrics lives on
+ * a port of its own that no Service or published port exposes. (9464: OpenTelemetry's Prometheus
+ * exporter default.) The other services serve /metrics on their HTTP port, which is internal.
+ */
+const GATEWAY_METRICS_PORT = 9464;
+
 const DEFAULT_PORTS: Record<ServiceName, number> = {
   gateway: 3000,
   planner: 3001,
@@ -69,6 +76,7 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   NATS_URL: z
     .string()
@@ -208,6 +216,8 @@ export interface AppConfig {
   readonly http: {
     readonly host: string;
     readonly port: number;
+    /** Set: /metrics is served on this port only (the gateway's). Unset: on `port`. */
+    readonly metricsPort: number | undefined;
     readonly bodyLimit: string;
     readonly sseHeartbeatMs: number;
   };
@@ -330,13 +340,20 @@ export function loadConfig(
     throw new ConfigError(
       "invalid configuration: AGENT_DATABASE_URL: must not be Switchyard's own database (its tables hold every owner's runs and secrets); give the SQL tools a database of their own",
     );
+  const port = e.PORT ?? DEFAULT_PORTS[service];
+  const metricsPort = service === 'gateway' ? (e.METRICS_PORT ?? GATEWAY_METRICS_PORT) : undefined;
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
+    throw new ConfigError(
+      `invalid configuration: METRICS_PORT: must differ from PORT (${port}); the gateway's port is public`,
+    );
   return {
     service,
     version,
     env: e.NODE_ENV,
     http: {
       host: e.HOST,
-      port: e.PORT ?? DEFAULT_PORTS[service],
+      port,
+      metricsPort,
       bodyLimit: e.HTTP_BODY_LIMIT,
       sseHeartbeatMs: e.SSE_HEARTBEAT_MS,
     },

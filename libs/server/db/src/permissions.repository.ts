@@ -77,11 +77,17 @@ export class PermissionsRepository {
     return rows.map(toHook);
   }
 
-  /** A hook the caller may change: their own, or (admins) a global one; otherwise not_found. */
+  /**
+   * A hook the caller may change: their own, or (admins) a global one. Another owner's hook is
+   * hidden (not_found, like a missing one); a global hook is listed to everyone, so changing it
+   * without being an admin is a missing permission (forbidden).
+   */
   async ownHook(id: string, ownerId: string, admin: boolean): Promise<Hook> {
     const row = await this.prisma.hook.findUnique({ where: { id } });
-    if (!row || (row.ownerId !== ownerId && !(admin && row.ownerId === null)))
+    if (!row || (row.ownerId !== null && row.ownerId !== ownerId))
       throw new AppError('not_found', `hook ${id} does not exist`);
+    if (row.ownerId === null && !admin)
+      throw new AppError('forbidden', 'only admins may change global hooks');
     return toHook(row);
   }
 

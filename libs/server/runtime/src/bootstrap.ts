@@ -1,6 +1,7 @@
 import { Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Request, Response, NextFunction } from 'express';
 import type { AppConfig } from '@switchyard/server-config';
@@ -30,9 +31,34 @@ export interface RunningService {
   readonly app: NestExpressApplication;
   readonly port: number;
   readonly url: string;
+  /** Where Prometheus scrapes `/metrics`: `url` itself, or the gateway's own metrics port. */
+  readonly metricsUrl: string;
   readonly logger: Logger;
   /** Graceful: stop taking work, finish what is in flight, close connections. */
   close(): Promise<void>;
+}
+
+/** `/metrics` alone, on a port of its own (the gateway's, whose HTTP port is public). */
+async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics is served here\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
 
 /** Builds and starts one service: HTTP (probes, metrics, routes) plus its NATS queue-group server. */
@@ -99,12 +125,25 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
   });
   app.connectMicroservice({ strategy: server }, { inheritAppConfig: false });
 
+  const metricsServer =
+    config.http.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(metrics, config.http.host, config.http.metricsPort);
   await app.startAllMicroservices();
   await app.listen(config.http.port, config.http.host);
   const port = (app.getHttpServer().address() as AddressInfo).port;
-  const url = `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${port}`;
+  const url = urlOf(config.http.host, port);
+  const metricsUrl = metricsServer
+    ? urlOf(config.http.host, (metricsServer.address() as AddressInfo).port)
+    : url;
   logger.info(
-    { port, url, natsQueue: config.service, subjectPrefix: config.nats.subjectPrefix || undefined },
+    {
+      port,
+      url,
+      metricsUrl,
+      natsQueue: config.service,
+      subjectPrefix: config.nats.subjectPrefix || undefined,
+    },
     `${config.service} ready`,
   );
 
@@ -113,6 +152,7 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
     app,
     port,
     url,
+    metricsUrl,
     logger,
     close: () => {
       closing ??= (async () => {
@@ -122,6 +162,7 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
           'shutting down: no new work, finishing in-flight requests',
         );
         await app.close();
+        await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
         await stopOtlp?.();
       })();
       return closing;

@@ -13,7 +13,7 @@ import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { type Observable, throwError } from 'rxjs';
 import type { z } from 'zod';
 import { AppError, parseOrThrow, type ErrorBody, type RpcContract } from '@switchyard/contracts';
-import { callContextFromHeaders } from '@switchyard/server-bus';
+import { callContextFromHeaders, refusedMessage } from '@switchyard/server-bus';
 import type { CallContext, ContextStore, Logger } from '@switchyard/server-observability';
 import { CONTEXT, LOGGER } from './tokens';
 
@@ -24,11 +24,16 @@ function callContextFrom(natsCtx: NatsContext | undefined): CallContext {
 class ZodRpcPipe implements PipeTransform {
   constructor(private readonly schema: z.ZodType) {}
   transform(value: unknown): unknown {
+    const refused = refusedMessage(value);
+    if (refused) throw refused;
     return parseOrThrow(this.schema, value ?? {}, 'message');
   }
 }
 
-/** The message body, validated against the contract's request schema (→ `validation_failed`). */
+/**
+ * The message body, validated against the contract's request schema (→ `validation_failed`); text
+ * Postgres cannot store and nesting past MAX_MESSAGE_DEPTH are refused first, whoever sent them.
+ */
 export function RpcPayload(contract: RpcContract): ParameterDecorator {
   return Payload(new ZodRpcPipe(contract.request));
 }

@@ -1,7 +1,7 @@
 import { Controller, Module } from '@nestjs/common';
 import { z } from 'zod';
-import { AppError, Rpc, rpc } from '@switchyard/contracts';
-import { Bus } from '@switchyard/server-bus';
+import { AppError, MAX_MESSAGE_DEPTH, Rpc, rpc } from '@switchyard/contracts';
+import { Bus, decodeJson } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 import { bootstrapService, type RunningService } from './bootstrap';
@@ -14,6 +14,10 @@ const Slow = rpc(
   z.object({ slept: z.number() }),
 );
 const Fail = rpc('planner.test.fail', z.object({ kind: z.enum(['app', 'bug']) }), z.never());
+const Deep = rpc('planner.test.deep', z.object({ levels: z.number().int() }), z.unknown());
+
+/** `levels` nested arrays, built without recursion (as JSON.parse would hand them over). */
+const nestedArrays = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
 
 @Controller()
 class TestHandlers {
@@ -33,6 +37,12 @@ class TestHandlers {
     if (body.kind === 'app')
       throw new AppError('conflict', 'revision 7 is stale; current is 8', { details: { current: 8 } });
     throw new Error('secret-internal-detail');
+  }
+
+  /** A value a tool might produce: too deep for JSON.stringify. */
+  @RpcHandler(Deep)
+  deep(@RpcPayload(Deep) body: z.infer<typeof Deep.request>): unknown {
+    return nestedArrays(body.levels);
   }
 }
 
@@ -87,6 +97,7 @@ describe('service runtime over real NATS and Postgres', () => {
       /switchyard_rpc_requests_total\{subject="planner\.health\.check",outcome="ok",service="planner"\} [1-9]/,
     );
     expect(metrics).toContain('switchyard_http_requests_total');
+    expect(service.metricsUrl).toBe(service.url);
   });
 
   it('carries identity in headers, never from the body', async () => {
@@ -124,6 +135,68 @@ describe('service runtime over real NATS and Postgres', () => {
     await expect(bus.request(Slow.subject, { ms: 'soon' })).rejects.toMatchObject({
       code: 'validation_failed',
       issues: [{ path: 'ms' }],
+    });
+  });
+
+  describe('hostile messages', () => {
+    it('refuses NUL, lone surrogates and over-deep nesting before the schema, naming the path', async () => {
+      for (const text of ['a\u0000b', 'a\ud800', '\udc00']) {
+        await expect(bus.request(Whoami.subject, { ownerId: 'x', note: { text } })).rejects.toMatchObject({
+          code: 'validation_failed',
+          issues: [{ path: 'note.text' }],
+        });
+      }
+      await expect(
+        bus.request(Whoami.subject, { args: nestedArrays(MAX_MESSAGE_DEPTH + 10) }),
+      ).rejects.toMatchObject({
+        code: 'validation_failed',
+        issues: [{ path: `args${'.0'.repeat(MAX_MESSAGE_DEPTH - 1)}` }],
+      });
+      expect(await bus.call(Whoami, { ownerId: 'still-answering' })).toMatchObject({
+        bodyOwnerIgnored: 'still-answering',
+      });
+    });
+
+    it('answers a request that is not JSON with validation_failed, and keeps serving', async () => {
+      const reply = await bus.connection.request(
+        prefix + Whoami.subject,
+        new TextEncoder().encode('{"pattern": "planner.test.whoami", "id": "1", "data": {'),
+        { timeout: 2000 },
+      );
+      expect(decodeJson(reply.data, 'reply')).toMatchObject({ err: { code: 'validation_failed' } });
+      expect(await bus.call(Rpc.health.planner, {})).toMatchObject({ status: 'up' });
+    });
+
+    it('refuses to send a payload too deep to encode: validation_failed, not a transport failure', async () => {
+      await expect(bus.request(Whoami.subject, { args: nestedArrays(200_000) })).rejects.toMatchObject({
+        code: 'validation_failed',
+        message: expect.stringContaining('too deeply'),
+      });
+    });
+
+    it('answers `internal` at once when its own reply cannot be encoded, instead of going silent', async () => {
+      await expect(bus.call(Deep, { levels: 200_000 }, { timeoutMs: 5_000 })).rejects.toMatchObject({
+        code: 'internal',
+      });
+      expect(await bus.call(Deep, { levels: 3 })).toEqual([[[]]]);
+    });
+
+    it('refuses hostile messages on per-entity subjects (Bus.respond) too', async () => {
+      const seen: unknown[] = [];
+      const stop = await bus.respond('planner.test.entity.1', async (payload) => {
+        seen.push(payload);
+        return { ok: true };
+      });
+      try {
+        await expect(bus.request('planner.test.entity.1', { goal: 'x\u0000' })).rejects.toMatchObject({
+          code: 'validation_failed',
+          issues: [{ path: 'goal' }],
+        });
+        expect(await bus.request('planner.test.entity.1', { goal: 'fine' })).toEqual({ ok: true });
+        expect(seen).toEqual([{ goal: 'fine' }]);
+      } finally {
+        stop();
+      }
     });
   });
 

@@ -19,7 +19,7 @@ import { createPrisma, type PrismaClient } from '@switchyard/server-db';
 import { createRedis, type Redis } from '@switchyard/server-queue';
 import { ContextStore, createLogger, Metrics, type Logger } from '@switchyard/server-observability';
 import { HealthService } from './health.service';
-import { ProbesController } from './probes.controller';
+import { MetricsController, ProbesController } from './probes.controller';
 import { RpcHandler, RpcPayload } from './rpc';
 import {
   APP_CONFIG,
@@ -149,7 +149,11 @@ export class ServiceKitModule {
     providers.push(ConnectionCloser);
     return {
       module: ServiceKitModule,
-      controllers: [ProbesController, healthRpcController(config)],
+      controllers: [
+        ProbesController,
+        ...(config.http.metricsPort === undefined ? [MetricsController] : []),
+        healthRpcController(config),
+      ],
       providers,
       exports: [
         APP_CONFIG,
