@@ -18,45 +18,48 @@ import { bootstrap } from '../bootstrap';
 const textOf = (r: ToolResult) =>
   r.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c.json))).join('\n');
 
-/** The real tool-registry service over real NATS: catalog and invocation of the built-in tools. */
-describe('registry tools over NATS', () => {
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'sy-tools-')));
-  const OWNER = '0a0a0a0a-0000-4000-8000-00000000000a';
-  const OTHER = '0b0b0b0b-0000-4000-8000-00000000000b';
-  /** Where the caller's files really are: their own area. */
-  const area = join(ws, 'owners', OWNER);
-  let db: TestDatabase;
-  let service: RunningService;
-  let bus: Bus;
-
+/** A real tool-registry service with its own database, workspace and subject prefix, and a bus to it. */
+function registryUnderTest(label: string, env: (ws: string) => Record<string, string>) {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), `sy-${label}-`)));
+  const handle = { ws } as { ws: string; db: TestDatabase; service: RunningService; bus: Bus };
   beforeAll(async () => {
-    db = await createTestDatabase();
+    handle.db = await createTestDatabase();
     const prefix = uniquePrefix('reg');
-    service = await bootstrap(
+    handle.service = await bootstrap(
       testConfig('tool-registry', {
-        DATABASE_URL: db.url,
+        DATABASE_URL: handle.db.url,
         NATS_SUBJECT_PREFIX: prefix,
         WORKSPACE_DIR: ws,
-        TOOL_OUTPUT_LIMIT_BYTES: '4096',
+        ...env(ws),
       }),
     );
-    bus = await Bus.connect({
+    handle.bus = await Bus.connect({
       servers: ['nats://127.0.0.1:4222'],
       name: 'tools-test',
       subjectPrefix: prefix,
       defaultTimeoutMs: 10_000,
     });
   });
-
   afterAll(async () => {
-    await bus?.close();
-    await service?.close();
-    await db?.drop();
+    await handle.bus?.close();
+    await handle.service?.close();
+    await handle.db?.drop();
     rmSync(ws, { recursive: true, force: true });
   });
+  return handle;
+}
+
+/** The real tool-registry service over real NATS: catalog and invocation of the built-in tools. */
+describe('registry tools over NATS', () => {
+  const registry = registryUnderTest('tools', () => ({ TOOL_OUTPUT_LIMIT_BYTES: '4096' }));
+  const ws = registry.ws;
+  const OWNER = '0a0a0a0a-0000-4000-8000-00000000000a';
+  const OTHER = '0b0b0b0b-0000-4000-8000-00000000000b';
+  /** Where the caller's files really are: their own area. */
+  const area = join(ws, 'owners', OWNER);
 
   const invoke = (tool: string, args: Record<string, unknown>, timeoutMs?: number, ownerId = OWNER) =>
-    bus.call(
+    registry.bus.call(
       Rpc.registry.invoke,
       { tool, arguments: args, ...(timeoutMs ? { timeoutMs } : {}) },
       { ctx: { correlationId: 'c', ownerId, role: 'user' } },
@@ -69,7 +72,7 @@ describe('registry tools over NATS', () => {
     );
 
   it('lists the built-in tools with JSON Schemas, effects and idempotency', async () => {
-    const { tools } = await bus.call(Rpc.registry.catalog, {});
+    const { tools } = await registry.bus.call(Rpc.registry.catalog, {});
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual(
       [
@@ -202,7 +205,7 @@ describe('registry tools over NATS', () => {
   });
 
   it('cancels a running call when any caller publishes its invocation id', async () => {
-    const running = bus.call(Rpc.registry.invoke, {
+    const running = registry.bus.call(Rpc.registry.invoke, {
       tool: 'wait',
       arguments: { ms: 60_000 },
       invocationId: 'cancel-me-1',
@@ -211,7 +214,7 @@ describe('registry tools over NATS', () => {
     let settled = false;
     void running.finally(() => (settled = true));
     while (!settled) {
-      bus.publish(TOOL_CANCEL_SUBJECT, { invocationId: 'cancel-me-1' });
+      registry.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId: 'cancel-me-1' });
       await new Promise((r) => setTimeout(r, 100));
     }
     const r = await running;
@@ -225,47 +228,20 @@ describe('registry tools over NATS', () => {
   });
 
   it('reports the command sandbox in its health', async () => {
-    const h = await bus.call(Rpc.health['tool-registry'], {});
+    const h = await registry.bus.call(Rpc.health['tool-registry'], {});
     expect(h.features?.['commandSandbox']).toMatchObject({ status: 'available' });
   });
 });
 
 /** The same service on a host that cannot sandbox (simulated: no bwrap where configured). */
 describe('registry tools without a command sandbox', () => {
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'sy-nosbx-')));
-  let db: TestDatabase;
-  let service: RunningService;
-  let bus: Bus;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    const prefix = uniquePrefix('reg');
-    service = await bootstrap(
-      testConfig('tool-registry', {
-        DATABASE_URL: db.url,
-        NATS_SUBJECT_PREFIX: prefix,
-        WORKSPACE_DIR: ws,
-        COMMAND_SANDBOX_BIN: join(ws, 'bwrap-is-not-here'),
-      }),
-    );
-    bus = await Bus.connect({
-      servers: ['nats://127.0.0.1:4222'],
-      name: 'tools-test',
-      subjectPrefix: prefix,
-      defaultTimeoutMs: 10_000,
-    });
-  });
-
-  afterAll(async () => {
-    await bus?.close();
-    await service?.close();
-    await db?.drop();
-    rmSync(ws, { recursive: true, force: true });
-  });
+  const registry = registryUnderTest('nosbx', (ws) => ({
+    COMMAND_SANDBOX_BIN: join(ws, 'bwrap-is-not-here'),
+  }));
 
   it('refuses execute_command to users with the reason and how to enable it; health says so', async () => {
     await expect(
-      bus.call(
+      registry.bus.call(
         Rpc.registry.invoke,
         { tool: 'execute_command', arguments: { command: 'ls' } },
         { ctx: { correlationId: 'c', ownerId: '0c0c0c0c-0000-4000-8000-00000000000c', role: 'user' } },
@@ -274,7 +250,7 @@ describe('registry tools without a command sandbox', () => {
       code: 'forbidden',
       message: expect.stringMatching(/^execute_command is unavailable: .*install bubblewrap/),
     });
-    const h = await bus.call(Rpc.health['tool-registry'], {});
+    const h = await registry.bus.call(Rpc.health['tool-registry'], {});
     expect(h.status).toBe('up');
     expect(h.features?.['commandSandbox']).toMatchObject({
       status: 'unavailable',
