@@ -1,4 +1,6 @@
+import type { CapabilityMode, PermissionMode, StepApproval } from '@switchyard/contracts';
 import fc from 'fast-check';
+import { decideToolCall, type HookVerdict } from './decide';
 import { evaluateRules, matchesCall } from './evaluate';
 import type { ToolCall } from './matchers';
 import { parseRules, type Rule, type RuleList, type RuleScope } from './rules';
@@ -210,6 +212,49 @@ describe('properties: segmentation', () => {
         expect(evaluateRules(exec(text), rules).decision).toBe('deny');
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+const gateConfigArb = fc.record({
+  permissionMode: fc.constantFrom<PermissionMode>('ask', 'approve-for-me', 'full-access'),
+  stepApproval: fc.constantFrom<StepApproval>('none', 'non-read', 'all'),
+  capabilityMode: fc.constantFrom<CapabilityMode>('read-write', 'read-only'),
+  unattended: fc.boolean(),
+});
+
+const hooksArb = fc.array(
+  fc.oneof(
+    fc.constant<HookVerdict>({ hook: 'pass', verdict: 'pass' }),
+    fc.constant<HookVerdict>({ hook: 'open', verdict: 'failed', reason: 'timed out', failClosed: false }),
+  ),
+  { maxLength: 2 },
+);
+
+describe('properties: decideToolCall', () => {
+  it('never asks in an unattended run, and never loosens what the rules alone decide', () => {
+    fc.assert(
+      fc.property(
+        callArb,
+        rulesArb,
+        gateConfigArb,
+        hooksArb,
+        fc.boolean(),
+        (call, rules, cfg, hooks, requiresApproval) => {
+          const d = decideToolCall({ call, step: { id: 's', requiresApproval }, config: cfg, rules, hooks });
+          if (cfg.unattended) expect(d.decision).not.toBe('ask');
+          const ruled = evaluateRules(call, rules).decision;
+          if (ruled === 'deny') expect(d.decision).toBe('deny');
+          if (ruled === 'ask')
+            expect(d.decision).toBe(
+              cfg.unattended || (cfg.capabilityMode === 'read-only' && call.effect !== 'read')
+                ? 'deny'
+                : 'ask',
+            );
+          if (d.decision === 'allow') expect(['allow', 'none']).toContain(ruled);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });
