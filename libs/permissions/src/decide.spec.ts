@@ -196,26 +196,27 @@ describe('decideToolCall', () => {
   });
 
   describe('the dangerous-command floor', () => {
-    it('asks in approve-for-me, naming the entry, and refuses unattended', () => {
-      expect(
-        decide(command('git push origin main'), { config: { permissionMode: 'approve-for-me' } }),
-      ).toEqual({
-        decision: 'ask',
-        reason:
-          '"git push origin main" hits the dangerous-command floor entry "git push"; approve-for-me asks for it',
-      });
-      expect(
-        decide(command('sudo ls'), { config: { permissionMode: 'approve-for-me', unattended: true } })
-          .decision,
-      ).toBe('deny');
-    });
+    it.each(['ask', 'approve-for-me', 'full-access'] as const)(
+      'asks in %s mode, naming the entry',
+      (permissionMode) => {
+        expect(decide(command('git push origin main'), { config: { permissionMode } })).toEqual({
+          decision: 'ask',
+          reason:
+            'segment "git push origin main" hits the dangerous-command floor entry "git push", which asks for approval in every permission mode',
+          floor: 'git push',
+        });
+      },
+    );
 
-    it('voids an allow rule in every mode', () => {
-      for (const permissionMode of ['ask', 'approve-for-me', 'full-access'] as const)
-        expect(
-          decide(command('rm -rf build'), { config: { permissionMode }, rules: { allow: ['Command(rm:*)'] } })
-            .decision,
-        ).toBe('ask');
+    it('refuses a floor command in an unattended full-access run', () => {
+      expect(
+        decide(command('sudo ls'), { config: { permissionMode: 'full-access', unattended: true } }),
+      ).toEqual({
+        decision: 'deny',
+        reason:
+          'nobody can answer an approval in this run, and it would ask: segment "sudo ls" hits the dangerous-command floor entry "sudo", which asks for approval in every permission mode',
+        floor: 'sudo',
+      });
     });
 
     it('uses the floor it is given', () => {
@@ -223,7 +224,7 @@ describe('decideToolCall', () => {
       const base = {
         call,
         step: { id: 's' },
-        config: config({ permissionMode: 'approve-for-me' }),
+        config: config({ permissionMode: 'full-access' }),
         rules: [],
         hooks: [],
       };

@@ -2,8 +2,9 @@
  * The permission gate as one pure function. Every tool call of every run, and the evaluate
  * endpoint's dry run, is decided here, in this order:
  *
- *   read-only capability → pre-tool-use hooks → deny rules → ask rules → allow rules → the run's
- *   approval gates (stepApproval, requiresApproval) → permission-mode default
+ *   read-only capability → pre-tool-use hooks → deny rules → ask rules → what the rules cannot be
+ *   checked against → dangerous-command floor → allow rules → the run's approval gates
+ *   (stepApproval, requiresApproval) → permission-mode default
  *
  * An ask in a run nobody can answer (`unattended`) is a denial naming what asked. No I/O: the
  * executor loads the rules, runs the hooks and hands both in as data.
@@ -11,10 +12,8 @@
 
 import type { PermissionDecision, RunConfig } from '@switchyard/contracts';
 import { evaluateRules, type EvaluateOptions } from './evaluate';
-import { DEFAULT_DANGEROUS_COMMANDS, floorHit } from './floor';
-import { COMMAND_TOOL, type ToolCall } from './matchers';
+import type { ToolCall } from './matchers';
 import type { Rule } from './rules';
-import { segmentCommand } from './segment';
 
 /** What one pre-tool-use hook said, in the order the hooks ran. */
 export type HookVerdict =
@@ -40,7 +39,7 @@ export interface ToolCallRequest {
   readonly options?: EvaluateOptions;
 }
 
-/** `decision` with its reason and what decided: a rule or a hook (else the mode). */
+/** `decision` with its reason and what decided: a rule, a hook or a floor entry (else the mode). */
 export type ToolCallDecision = PermissionDecision;
 
 export function decideToolCall(req: ToolCallRequest): ToolCallDecision {
@@ -50,7 +49,10 @@ export function decideToolCall(req: ToolCallRequest): ToolCallDecision {
   if (hooked) return hooked;
 
   const ruled = evaluateRules(req.call, req.rules, req.options);
-  const by = ruled.rule !== undefined ? { rule: ruled.rule } : {};
+  const by = {
+    ...(ruled.rule !== undefined ? { rule: ruled.rule } : {}),
+    ...(ruled.floor !== undefined ? { floor: ruled.floor } : {}),
+  };
   switch (ruled.decision) {
     case 'deny':
       return { decision: 'deny', reason: ruled.reason, ...by };
@@ -111,8 +113,6 @@ function modeDefault(req: ToolCallRequest): ToolCallDecision {
       decision: 'ask',
       reason: `permission mode "ask": ${call.tool} is a ${call.effect} tool`,
     });
-  const floor = config.permissionMode === 'approve-for-me' ? floorAsks(call, req.options) : undefined;
-  if (floor) return askOrDeny(req, { decision: 'ask', reason: floor });
   return {
     decision: 'allow',
     reason:
@@ -120,23 +120,6 @@ function modeDefault(req: ToolCallRequest): ToolCallDecision {
         ? `${call.tool} only reads`
         : `permission mode "${config.permissionMode}" lets ${call.effect} tools run without asking`,
   };
-}
-
-/**
- * approve-for-me runs non-read tools without asking, but not what the dangerous-command floor
- * lists, nor a command the parser cannot analyse (full-access is the explicit way to run those).
- */
-function floorAsks(call: ToolCall, options: EvaluateOptions = {}): string | undefined {
-  if (call.tool !== COMMAND_TOOL) return undefined;
-  const command = typeof call.arguments['command'] === 'string' ? call.arguments['command'] : '';
-  const parsed = segmentCommand(command, options.limits);
-  if (!parsed.ok) return `the command cannot be analysed (${parsed.reason}); approve-for-me asks for it`;
-  for (const segment of parsed.segments) {
-    const hit = floorHit(segment, options.floor ?? DEFAULT_DANGEROUS_COMMANDS);
-    if (hit)
-      return `"${segment.text}" hits the dangerous-command floor entry "${hit}"; approve-for-me asks for it`;
-  }
-  return undefined;
 }
 
 function askOrDeny(req: ToolCallRequest, d: ToolCallDecision): ToolCallDecision {
