@@ -141,6 +141,12 @@ const CORPUS: readonly string[] = [
   'bundle exec rm -rf x',
   "npx -c 'rm -rf x'",
   'nix develop -c rm -rf x',
+  // Builtins that run a command later or change what a name runs.
+  "trap 'rm -rf x' EXIT",
+  "alias ls='rm -rf x'\nls",
+  "export GIT_SSH_COMMAND='rm -rf x'; git fetch",
+  "GIT_SSH_COMMAND='rm -rf x'; export GIT_SSH_COMMAND; git fetch",
+  'hash -p /bin/rm ls; ls -rf x',
 ];
 
 /** Harmless-looking commands outside git: allowed by Tool(execute_command) by design, never by git rules. */
@@ -274,6 +280,8 @@ const UNSEEN: readonly string[] = [
   `NODE_OPTIONS='--require ./rm.js' node app.js`,
   `LD_PRELOAD=./rm.so ls`,
   `PATH=./evil:$PATH ls`,
+  `export PATH=./evil:$PATH; ls`,
+  `enable -f ./evil.so ls; ls`,
   `X=rm; $X -rf x`,
   `$(echo rm) -rf x`,
   '`echo rm` -rf x',

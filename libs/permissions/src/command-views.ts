@@ -197,6 +197,9 @@ const SUBCOMMAND_WRAPPERS: Record<string, { readonly subcommands: readonly strin
   nix: { subcommands: ['develop', 'shell'], commandAfter: ['-c', '--command'], noCommand: true },
 };
 
+/** Builtins whose `NAME=value` arguments set variables for the rest of the script (`export PATH=…`). */
+const DECLARATIONS = new Set(['export', 'declare', 'typeset', 'local', 'readonly']);
+
 /** Shells whose `-c` argument is a command line. */
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'su']);
 
@@ -311,6 +314,15 @@ function deriveViews(v: View, derived: Derived): void {
     if (inline !== undefined) derived.script(inline);
   }
   if (head === 'eval' && rest.length > 0) derived.script(rest.join(' '));
+  // `trap 'cmd' EXIT` runs cmd later; `alias r='cmd'` runs it when a later line says `r`.
+  if (head === 'trap') {
+    const action = rest[0] === '--' ? rest[1] : rest[0];
+    if (action !== undefined && !action.startsWith('-') && rest.length > 1) derived.script(action);
+  }
+  if (head === 'alias')
+    for (const w of rest) if (w.indexOf('=') > 0) derived.script(w.slice(w.indexOf('=') + 1));
+  if (DECLARATIONS.has(head))
+    for (const w of rest) if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) deriveAssignment(w, derived);
   if (head === 'find') findExecViews(v, derived);
 }
 

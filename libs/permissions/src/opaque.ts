@@ -785,6 +785,9 @@ const BEARING: Record<string, Bearing> = {
       return m ? { what: `${m[1] as string}=`, command: m[2] as string } : undefined;
     },
   },
+  // `enable -f lib.so name` loads a builtin from a shared object; `hash -p /bin/rm ls` makes `ls` run rm.
+  enable: { code: ['-f'] },
+  hash: { commands: ['-p'] },
   npm: NPM,
   pnpm: NPM,
   yarn: NPM,
