@@ -1,8 +1,14 @@
+import { builtinModules } from 'node:module';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+
+const TRANSPORTS = ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adapter-pg'].map((name) => ({
+  name,
+  message: 'import it through libs/server/* (bus, queue, db) instead',
+}));
 
 /** Module boundaries by tag. Only test files may import libs/testing. */
 function boundaries({ tests }) {
@@ -86,13 +92,27 @@ export default [
     // Transports and ORMs stay behind libs/server/*: apps and the shared libs may not import them.
     files: ['apps/**/*.ts', 'libs/contracts/**/*.ts', 'tools/**/*.ts', 'libs/testing/**/*.ts'],
     rules: {
+      'no-restricted-imports': ['error', { paths: TRANSPORTS }],
+    },
+  },
+  {
+    // The web client bundles these libraries (the browser validates and decides with the same code),
+    // so they may not import Node built-ins; the boundaries rule's bannedExternalImports misses
+    // `node:` specifiers, hence this rule, proven by tools/lint/module-boundaries.spec.ts.
+    files: ['libs/contracts/**/*.ts', 'libs/plan/**/*.ts', 'libs/permissions/**/*.ts'],
+    ignores: TESTS,
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adapter-pg'].map((name) => ({
-            name,
-            message: 'import it through libs/server/* (bus, queue, db) instead',
-          })),
+          paths: [
+            ...TRANSPORTS,
+            ...builtinModules.map((name) => ({
+              name,
+              message: 'browser-safe libraries cannot use Node built-ins',
+            })),
+          ],
+          patterns: [{ group: ['node:*'], message: 'browser-safe libraries cannot use Node built-ins' }],
         },
       ],
     },

@@ -235,6 +235,43 @@ describe('permission rules and hooks end to end', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('asks for floor commands even in full-access, and refuses them in an unattended run', async () => {
+    const floor = { id: 'f', tool: 'execute_command', arguments: { command: 'rm -f nothing-here.txt' } };
+    const { runId, s } = await run([floor], { permissionMode: 'full-access' });
+    const asked = await s.next('step_approval_requested');
+    expect(asked.data?.data['permission']).toMatchObject({ decision: 'ask', floor: 'rm' });
+    expect((await call('POST', `/api/agent/${runId}/cancel`, alice)).status).toBe(200);
+    await s.next('cancelled');
+
+    const unattended = await run([floor], { permissionMode: 'full-access', unattended: true });
+    await unattended.s.next('error');
+    const failed = event(unattended.s.frames, 'step_failed', 'f');
+    expect(failed?.['permission']).toMatchObject({ decision: 'deny', floor: 'rm' });
+    expect(String(failed?.['error'])).toContain('nobody can answer');
+  });
+
+  it('does not allow what it cannot see into while command rules are in force', async () => {
+    await rules(alice, { deny: ['Command(rm:*)'] });
+    const evaluate = (command: string, unattended = false) =>
+      call('POST', '/api/agent/permissions/evaluate', alice, {
+        tool: 'execute_command',
+        arguments: { command },
+        permissionMode: 'full-access',
+        unattended,
+      });
+    const python = `python3 -c "__import__('os').system('rm -rf x')"`;
+    expect((await evaluate(python)).json).toMatchObject({
+      decision: 'ask',
+      reason: expect.stringContaining('cannot read (python3 -c)'),
+    });
+    expect((await evaluate(python, true)).json['decision']).toBe('deny');
+    expect((await evaluate("git -c core.pager='rm -rf x' log")).json).toMatchObject({
+      decision: 'deny',
+      rule: 'deny: Command(rm:*) (owner)',
+    });
+    expect((await evaluate('python3 script.py')).json['decision']).toBe('allow');
+  });
+
   describe('hooks', () => {
     it('only admins may add command hooks; http hook URLs get the address checks', async () => {
       const cmd = { name: 'gate', event: 'pre_tool_use', type: 'command', command: 'exit 0' };

@@ -37,6 +37,36 @@ const CASES: Case[] = [
     rule: /enforce-module-boundaries/,
   },
   {
+    name: 'the permissions lib importing a node: built-in',
+    file: 'libs/permissions/src/x.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'the plan lib importing a bare Node built-in',
+    file: 'libs/plan/src/x.ts',
+    code: "import { createHash } from 'crypto';\nexport const h = createHash;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'contracts importing a node: built-in',
+    file: 'libs/contracts/src/x.ts',
+    code: "import { join } from 'node:path';\nexport const j = join;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'the permissions lib importing a server lib',
+    file: 'libs/permissions/src/x.ts',
+    code: "import { Bus } from '@switchyard/server-bus';\nexport const b = Bus;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'the permissions lib importing contracts',
+    file: 'libs/permissions/src/x.ts',
+    code: "import type { PermissionMode } from '@switchyard/contracts';\nexport const m: PermissionMode = 'ask';\n",
+    rule: null,
+  },
+  {
     name: 'an app importing nats directly',
     file: 'apps/scheduler/src/x.ts',
     code: "import { connect } from 'nats';\nexport const c = connect;\n",

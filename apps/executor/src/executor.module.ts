@@ -8,6 +8,8 @@ import {
   type PrismaClient,
 } from '@switchyard/server-db';
 import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
+import { HooksService } from './permissions/hooks.service';
+import { PermissionSettingsService } from './permissions/permission-settings.service';
 import { PermissionsHandler } from './permissions/permissions.handler';
 import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
@@ -57,6 +59,8 @@ class RunsPoolCloser implements OnApplicationShutdown {
       useFactory: (prisma: PrismaClient) => new PermissionsRepository(prisma),
       inject: [PRISMA],
     },
+    PermissionSettingsService,
+    HooksService,
     PermissionsService,
     ActiveRuns,
     RunsService,

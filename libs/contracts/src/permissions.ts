@@ -120,6 +120,10 @@ export const PermissionDecision = z.object({
   reason: z.string(),
   rule: z.string().optional().describe('the rule that decided, with its list and scope'),
   hook: z.string().optional().describe('the hook that decided'),
+  floor: z
+    .string()
+    .optional()
+    .describe('the dangerous-command floor entry that made it ask (floor commands ask in every mode)'),
 });
 export type PermissionDecision = z.infer<typeof PermissionDecision>;
 

@@ -139,6 +139,7 @@ describe('evaluateRules', () => {
         decision: 'ask',
         reason:
           'segment "rm -rf /" hits the dangerous-command floor entry "rm", so allow rule Tool(execute_command) (owner) does not apply; asking for approval',
+        floor: 'rm',
       });
       expect(decide(run('ls && curl -s x'), { allow: ['Effect(external)'] }).reason).toMatch(
         /floor entry "curl"/,
@@ -238,7 +239,7 @@ describe('floorHit', () => {
     ['nice -n 5 rm x', 'rm'],
     ['git push origin main', 'git push'],
     ['git -C repo --no-pager push', 'git push'],
-    ['git -C repo -c core.pager=sh log', 'git -c'],
+    ['git -C repo -c core.pager=less log', 'git -c'],
     ['git --config-env=core.pager=P log', 'git --config-env'],
     ['git --exec-path=/tmp status', 'git --exec-path'],
     ['mkfs.ext4 /dev/sda1', 'mkfs.*'],

@@ -1,7 +1,7 @@
 /**
- * The rule step of the permission pipeline:
+ * The rule step of the permission pipeline (decide.ts runs the whole of it):
  *
- *   PreToolUse hooks → deny rules → ask rules → allow rules → permission-mode default
+ *   deny rules → ask rules → what cannot be checked → the floor → allow rules → (mode default)
  *
  * Precedence is by list, never by position: a deny beats an ask beats an allow wherever each was
  * written. `none` means no rule spoke and the caller applies the permission mode's default.
@@ -9,11 +9,16 @@
  * The two sides of a shell command are deliberately asymmetric. Deny and ask rules match if they
  * match any segment, seen through wrappers (`sudo rm` counts as `rm`), because missing a match there
  * lets something through. Allow rules grant only when every segment matches as written, with no
- * assignments, file-writing redirections, run-time expansions or floor commands, because a false
- * match there runs something nobody approved.
+ * assignments, file-writing redirections, run-time expansions, floor commands or opaque code,
+ * because a false match there runs something nobody approved.
+ *
+ * What the gate cannot see into, it does not allow. While command deny or ask rules are in force, a
+ * segment asks when words decided at run time could spell what a rule names (`git $(echo push)`
+ * against `Command(git push)`), and when it runs code the gate cannot read (`python3 -c`, opaque.ts).
+ * A dangerous-command floor hit asks whatever the rules say, short of a deny.
  */
 
-import { commandViews, looseCommandLines, type CommandViews } from './command-views';
+import { commandViews, looseCommandLines, type CommandViews, type View } from './command-views';
 import { DEFAULT_DANGEROUS_COMMANDS, UNANALYSABLE_FLOOR_HIT, floorHitInViews } from './floor';
 import {
   COMMAND_TOOL,
@@ -32,6 +37,8 @@ export interface RuleDecision {
   reason: string;
   /** The deciding rule, e.g. `deny: Command(rm:*) (global)`. */
   rule?: string;
+  /** The dangerous-command floor entry that made it ask, e.g. `git push`. */
+  floor?: string;
 }
 
 export interface EvaluateOptions {
@@ -99,7 +106,100 @@ export function evaluateRules(
       ? { decision: 'allow', reason: `allowed by rule ${label(rule)}`, rule: describeRule(rule) }
       : NO_RULE;
   }
-  return allowCommand(call, analysis.segments, allow, floor);
+  const guards = [...inList('deny'), ...inList('ask')].flatMap((rule) =>
+    rule.matcher.kind === 'command' ? [{ rule, matcher: rule.matcher }] : [],
+  );
+  return (
+    unchecked(analysis.segments, guards) ??
+    floorAsk(call, analysis.segments, allow, floor) ??
+    allowCommand(call, analysis.segments, allow)
+  );
+}
+
+/**
+ * A segment the deny and ask rules could not be checked against: words decided at run time that
+ * could spell what a rule names, or code the gate cannot read while any command rule is in force.
+ */
+function unchecked(
+  segments: readonly AnalysedSegment[],
+  guards: ReadonlyArray<{ rule: Rule; matcher: CommandMatcher }>,
+): RuleDecision | undefined {
+  for (const { rule, matcher } of guards) {
+    for (const { segment, views } of segments) {
+      const view = views.views.find((v) => couldMatch(matcher, v));
+      if (view)
+        return {
+          decision: 'ask',
+          reason: `segment ${quote(segment.text)} has words decided at run time (${quote(view.words.join(' '))}) that could make it what rule ${label(rule)} ${rule.list === 'deny' ? 'denies' : 'asks about'}; asking for approval`,
+        };
+    }
+  }
+  const first = guards[0];
+  if (!first) return undefined;
+  for (const { segment, views } of segments) {
+    if (views.opaque.length === 0) continue;
+    const more = guards.length > 1 ? ` and ${guards.length - 1} more` : '';
+    return {
+      decision: 'ask',
+      reason: `segment ${quote(segment.text)} runs what the gate cannot read (${views.opaque.join(', ')}), so command rules such as ${label(first.rule)}${more} cannot be checked against it; asking for approval`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Whether some run-time values of the view's dynamic words make the matcher match. A dynamic word
+ * may expand to no word or to several, so everything from the first one on is unknown.
+ */
+function couldMatch(matcher: CommandMatcher, view: View): boolean {
+  const first = view.dynamic.indexOf(true);
+  if (first < 0) return false;
+  if (matcher.form === 'prefix') return matcher.words.slice(0, first).every((w, i) => view.words[i] === w);
+  const known = view.words.slice(0, first).join(' ');
+  return globCanExtend(matcher.pattern, first > 0 ? `${known} ` : '');
+}
+
+/** Whether some text starting with `prefix` matches the glob (`*` only, as Command globs use). */
+function globCanExtend(pattern: string, prefix: string): boolean {
+  for (let i = 0; i < prefix.length; i++) {
+    const p = pattern[i];
+    if (p === '*') return true;
+    if (p !== prefix[i]) return false;
+  }
+  return true;
+}
+
+/** The floor asks for a segment whatever the allow rules and the permission mode say. */
+function floorAsk(
+  call: ToolCall,
+  segments: readonly AnalysedSegment[],
+  allow: readonly Rule[],
+  floor: readonly string[],
+): RuleDecision | undefined {
+  for (const { segment, views } of segments) {
+    const hit = floorHitInViews(views, floor);
+    if (hit === undefined) continue;
+    const what =
+      hit === UNANALYSABLE_FLOOR_HIT
+        ? 'runs a nested command that cannot be analysed'
+        : `hits the dangerous-command floor entry "${hit}"`;
+    const rule = coveringRule(call, segment, allow);
+    return {
+      decision: 'ask',
+      reason: rule
+        ? `segment ${quote(segment.text)} ${what}, so allow rule ${label(rule)} does not apply; asking for approval`
+        : `segment ${quote(segment.text)} ${what}, which asks for approval in every permission mode`,
+      floor: hit,
+    };
+  }
+  return undefined;
+}
+
+function coveringRule(call: ToolCall, segment: Segment, allow: readonly Rule[]): Rule | undefined {
+  return (
+    allow.find((r) => r.matcher.kind !== 'command' && matchesWholeCall(r.matcher, call)) ??
+    allow.find((r) => r.matcher.kind === 'command' && matchesCommandWords(r.matcher, segment.words))
+  );
 }
 
 const NO_RULE: RuleDecision = { decision: 'none', reason: 'no permission rule matches this call' };
@@ -139,12 +239,16 @@ function analyseCommand(call: ToolCall, limits: SegmentLimits): CommandAnalysis 
   if (!parsed.ok) return { ok: false, reason: parsed.reason, lines: looseViews(command, limits) };
   return {
     ok: true,
-    segments: parsed.segments.map((segment) => ({ segment, views: commandViews(segment.words, limits) })),
+    segments: parsed.segments.map((segment) => ({ segment, views: commandViews(segment, limits) })),
   };
 }
 
 function looseViews(text: string, limits: SegmentLimits): string[][] {
-  return looseCommandLines(text).flatMap((line) => commandViews(line, limits, { nested: false }).views);
+  return looseCommandLines(text).flatMap((line) =>
+    commandViews({ words: line, env: [], dynamicWords: [], piped: false }, limits, {
+      nested: false,
+    }).views.map((v) => [...v.words]),
+  );
 }
 
 /** The deny/ask side: any segment, any view, and a rough scan of anything that could not be parsed. */
@@ -158,9 +262,9 @@ function commandHit(
     return line && { text: line.join(' '), view: line, analysed: false };
   }
   for (const { segment, views } of analysis.segments) {
-    const view = views.views.find((v) => matchesCommandWords(matcher, v));
-    if (view) return { text: segment.text, view, analysed: true };
-    for (const text of views.opaque) {
+    const view = views.views.find((v) => matchesCommandWords(matcher, v.words));
+    if (view) return { text: segment.text, view: view.words, analysed: true };
+    for (const text of views.unparsed) {
       const line = looseViews(text, limits).find((l) => matchesCommandWords(matcher, l));
       if (line) return { text: segment.text, view: line, analysed: true };
     }
@@ -173,7 +277,6 @@ function allowCommand(
   call: ToolCall,
   segments: readonly AnalysedSegment[],
   allow: readonly Rule[],
-  floor: readonly string[],
 ): RuleDecision {
   // Tool(execute_command) or Effect(external) cover every segment, but the checks below still apply.
   const whole = allow.find((r) => r.matcher.kind !== 'command' && matchesWholeCall(r.matcher, call));
@@ -182,33 +285,25 @@ function allowCommand(
       ? { decision: 'allow', reason: `allowed by rule ${label(whole)}`, rule: describeRule(whole) }
       : NO_RULE;
   }
-  const cover = segments.map(
-    ({ segment }) =>
-      whole ??
-      allow.find((r) => r.matcher.kind === 'command' && matchesCommandWords(r.matcher, segment.words)),
-  );
-  const missing = cover.findIndex((r) => r === undefined);
+  const matching = segments.map(({ segment }) => coveringRule(call, segment, allow));
+  // An opaque segment never satisfies an allow rule: the rule was written for the words, not the code.
+  const opaque = segments.findIndex(({ views }, i) => views.opaque.length > 0 && matching[i] !== undefined);
+  if (opaque >= 0) {
+    const { segment, views } = segments[opaque] as AnalysedSegment;
+    return {
+      decision: 'none',
+      reason: `allow rule ${label(matching[opaque] as Rule)} does not apply: segment ${quote(segment.text)} runs what the gate cannot read (${views.opaque.join(', ')})`,
+    };
+  }
+  const missing = matching.findIndex((r) => r === undefined);
   if (missing >= 0) {
-    if (!cover.some(Boolean)) return NO_RULE;
+    if (!matching.some(Boolean)) return NO_RULE;
     return {
       decision: 'none',
       reason: `no allow rule matches segment ${quote((segments[missing] as AnalysedSegment).segment.text)}; a chain is allowed only when every segment matches an allow rule`,
     };
   }
-  const rules = cover as Rule[];
-
-  for (const [i, { segment, views }] of segments.entries()) {
-    const hit = floorHitInViews(views, floor);
-    if (hit === undefined) continue;
-    const what =
-      hit === UNANALYSABLE_FLOOR_HIT
-        ? 'runs a nested command that cannot be analysed'
-        : `hits the dangerous-command floor entry "${hit}"`;
-    return {
-      decision: 'ask',
-      reason: `segment ${quote(segment.text)} ${what}, so allow rule ${label(rules[i] as Rule)} does not apply; asking for approval`,
-    };
-  }
+  const rules = matching as Rule[];
 
   for (const [i, { segment }] of segments.entries()) {
     const problem = voidingProblem(segment);

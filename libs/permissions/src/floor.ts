@@ -1,13 +1,15 @@
 /**
- * The dangerous-command floor: commands that no allow rule can grant. A call that an allow rule
- * would otherwise cover asks instead, so a broad rule (`Command(git:*)`, `Tool(execute_command)`)
- * cannot silently authorise `git push`, `rm -rf` or `curl … | sh`.
+ * The dangerous-command floor: commands that always ask. Neither an allow rule nor a permission mode
+ * (`full-access` included) runs them without approval, and an unattended run refuses them, so a
+ * broad rule (`Command(git:*)`, `Tool(execute_command)`) or mode cannot silently authorise
+ * `git push`, `rm -rf` or `curl … | sh`. Only a deny rule, a hook or the run's capability decides
+ * before it.
  *
  * Entries are word prefixes matched against every view of a segment (`sudo rm`, `/bin/rm`,
  * `bash -c 'rm …'` all hit `rm`); a `*` inside an entry word globs within that word (`mkfs.*`).
- * The floor is a safety net, not a sandbox: interpreters (`python`, `node`, `awk`, `make`) and
- * argument-level effects (`git log --output=FILE`) are not modelled, so granting them stays a
- * deliberate choice of the person writing the rule.
+ * The floor is a safety net, not a sandbox: program text in other languages (`python3 -c`) is
+ * handled as opaque (opaque.ts), and argument-level effects (`git log --output=FILE`) and programs
+ * that act on files they are given (`make`, a script) are not modelled.
  */
 
 import { commandViews, type CommandViews } from './command-views';
@@ -19,6 +21,7 @@ export const DEFAULT_DANGEROUS_COMMANDS: readonly string[] = [
   'sudo',
   'su',
   'doas',
+  'run0',
   'pkexec',
   'runuser',
   'chroot',
@@ -124,19 +127,19 @@ export function floorHit(
   floor: readonly string[],
   limits: SegmentLimits = DEFAULT_SEGMENT_LIMITS,
 ): string | undefined {
-  return floorHitInViews(commandViews(segment.words, limits), floor);
+  return floorHitInViews(commandViews(segment, limits), floor);
 }
 
 /** `floorHit` for views already computed (the evaluator needs them for deny and ask rules too). */
 export function floorHitInViews(
-  { views, opaque }: CommandViews,
+  { views, unparsed }: CommandViews,
   floor: readonly string[],
 ): string | undefined {
   for (const entry of floor) {
     const words = entry.trim().split(/\s+/).filter(Boolean);
-    if (words.length > 0 && views.some((v) => startsWithWords(v, words))) return entry;
+    if (words.length > 0 && views.some((v) => startsWithWords(v.words, words))) return entry;
   }
-  return opaque.length > 0 ? UNANALYSABLE_FLOOR_HIT : undefined;
+  return unparsed.length > 0 ? UNANALYSABLE_FLOOR_HIT : undefined;
 }
 
 function startsWithWords(view: readonly string[], prefix: readonly string[]): boolean {

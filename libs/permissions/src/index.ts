@@ -1,8 +1,16 @@
 /**
  * Permission rules for tool calls: parsing the allow/ask/deny lists a person writes, splitting shell
- * commands into the segments they run, and deciding a call. Pure TypeScript with no Node imports, so
- * the settings page validates rules with the same code the executor enforces them with.
+ * commands into the segments they run, and deciding a call (`decideToolCall`). Pure TypeScript with
+ * no Node imports, so the settings page validates rules with the same code the executor enforces
+ * them with.
  */
+export {
+  capabilityRefusal,
+  decideToolCall,
+  type HookVerdict,
+  type ToolCallDecision,
+  type ToolCallRequest,
+} from './decide';
 export { DEFAULT_DANGEROUS_COMMANDS, UNANALYSABLE_FLOOR_HIT, floorHit } from './floor';
 export { evaluateRules, matchesCall, type EvaluateOptions, type RuleDecision } from './evaluate';
 export {

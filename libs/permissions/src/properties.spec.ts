@@ -1,4 +1,6 @@
+import type { CapabilityMode, PermissionMode, StepApproval } from '@switchyard/contracts';
 import fc from 'fast-check';
+import { decideToolCall, type HookVerdict } from './decide';
 import { evaluateRules, matchesCall } from './evaluate';
 import type { ToolCall } from './matchers';
 import { parseRules, type Rule, type RuleList, type RuleScope } from './rules';
@@ -182,7 +184,7 @@ const chainArb = fc.record({
 });
 
 describe('properties: segmentation', () => {
-  it('allows a chain iff every segment is covered by an allow rule and none is on the floor', () => {
+  it('allows a chain iff every segment is covered by an allow rule and none is on the floor, which always asks', () => {
     fc.assert(
       fc.property(chainArb, fc.subarray([...ALLOW], { minLength: 1 }), ({ first, rest }, allow) => {
         const commands = [first, ...rest.map((r) => r.command)];
@@ -195,7 +197,7 @@ describe('properties: segmentation', () => {
         const covered = commands.every((c) => allow.some((a) => a.covers(c.words)));
         const floor = commands.some((c) => c.floor);
         const d = evaluateRules(exec(text), rules);
-        expect(d.decision).toBe(covered ? (floor ? 'ask' : 'allow') : 'none');
+        expect(d.decision).toBe(floor ? 'ask' : covered ? 'allow' : 'none');
       }),
       { numRuns: 1000 },
     );
@@ -210,6 +212,161 @@ describe('properties: segmentation', () => {
         expect(evaluateRules(exec(text), rules).decision).toBe('deny');
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+/** Simple commands that run code the gate cannot read, and ordinary ones that it can. */
+const OPAQUE_COMMANDS = [
+  `python3 -c "print(1)"`,
+  `node -e "process.exit(0)"`,
+  `perl -ne 'print' f`,
+  `ruby -e 'puts 1'`,
+  `awk 'BEGIN{system("date")}'`,
+  `sed '1e date' f`,
+  'git -c core.pager=less log',
+  'GIT_SSH_COMMAND="ssh -i k" git fetch',
+  'tar -xf a.tar --to-command=cat',
+  'echo x | python3',
+  'python3 $ARGS',
+] as const;
+const PLAIN_COMMANDS = [
+  'git status',
+  'ls -la',
+  'python3 script.py',
+  "awk '{print $1}' f",
+  'npm test',
+] as const;
+
+const ALLOW_POOL = [
+  'Tool(execute_command)',
+  'Effect(external)',
+  'Command(python3:*)',
+  'Command(node:*)',
+  'Command(perl:*)',
+  'Command(ruby:*)',
+  'Command(awk:*)',
+  'Command(sed:*)',
+  'Command(git:*)',
+  'Command(tar:*)',
+  'Command(echo:*)',
+  'Command(ls:*)',
+  'Command(npm:*)',
+];
+const GUARD_POOL = ['Command(rm:*)', 'Command(curl:*)', 'Command(git push)', 'Command(python3 -c:*)'];
+
+const mixedChainArb = fc.array(
+  fc.record({
+    command: fc.oneof(fc.constantFrom(...OPAQUE_COMMANDS), fc.constantFrom(...PLAIN_COMMANDS)),
+    op: fc.constantFrom('&&', ';', '||', '\n'),
+  }),
+  { minLength: 1, maxLength: 5 },
+);
+
+const chainText = (chain: ReadonlyArray<{ command: string; op: string }>) =>
+  chain.map((c, i) => (i === 0 ? c.command : `${c.op} ${c.command}`)).join(' ');
+
+describe('properties: what the gate cannot see into', () => {
+  it('never lets an allow rule grant a chain with an opaque segment, and asks for it once command deny or ask rules exist', () => {
+    fc.assert(
+      fc.property(
+        mixedChainArb,
+        fc.subarray(ALLOW_POOL, { minLength: 1 }),
+        fc.subarray(GUARD_POOL),
+        fc.constantFrom<RuleList>('deny', 'ask'),
+        (chain, allow, guards, list) => {
+          const opaque = chain.some((c) => (OPAQUE_COMMANDS as readonly string[]).includes(c.command));
+          const call = exec(chainText(chain));
+          const rules = [...parse(allow, 'allow', 'owner'), ...parse(guards, list, 'global')];
+          // Without the floor, so what is tested is opacity, not `git -c` or `curl` on the floor.
+          const d = evaluateRules(call, rules, { floor: [] });
+          if (opaque) expect(d.decision).not.toBe('allow');
+          if (opaque && guards.length > 0) expect(['ask', 'deny']).toContain(d.decision);
+          // Not vacuous: the same rules do grant plain chains.
+          if (!opaque && guards.length === 0 && allow.includes('Tool(execute_command)'))
+            expect(d.decision).toBe('allow');
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+const FLOOR_COMMANDS = [
+  'sudo ls',
+  'kill -9 1',
+  'git push --force',
+  'rm -f x',
+  'curl -s https://example.com',
+  'npm publish',
+  'nice rm x',
+  'bash -c "ls"',
+] as const;
+
+const gateConfigArb = fc.record({
+  permissionMode: fc.constantFrom<PermissionMode>('ask', 'approve-for-me', 'full-access'),
+  stepApproval: fc.constantFrom<StepApproval>('none', 'non-read', 'all'),
+  capabilityMode: fc.constantFrom<CapabilityMode>('read-write', 'read-only'),
+  unattended: fc.boolean(),
+});
+
+const hooksArb = fc.array(
+  fc.oneof(
+    fc.constant<HookVerdict>({ hook: 'pass', verdict: 'pass' }),
+    fc.constant<HookVerdict>({ hook: 'open', verdict: 'failed', reason: 'timed out', failClosed: false }),
+  ),
+  { maxLength: 2 },
+);
+
+describe('properties: decideToolCall', () => {
+  it('never decides allow for a floor command, in any mode, whatever the allow rules, hooks or approvals', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...FLOOR_COMMANDS),
+        fc.constantFrom(...PLAIN_COMMANDS, ''),
+        fc.subarray([...RULE_POOL.filter((r) => !r.startsWith('Command(rm')), ...ALLOW_POOL]),
+        gateConfigArb,
+        hooksArb,
+        fc.boolean(),
+        (floorCommand, other, allow, cfg, hooks, requiresApproval) => {
+          const call = exec(other ? `${other} && ${floorCommand}` : floorCommand);
+          const d = decideToolCall({
+            call,
+            step: { id: 's', requiresApproval },
+            config: cfg,
+            rules: parse(allow, 'allow', 'owner'),
+            hooks,
+          });
+          expect(d.decision).toBe(cfg.unattended || cfg.capabilityMode === 'read-only' ? 'deny' : 'ask');
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never asks in an unattended run, and never loosens what the rules alone decide', () => {
+    fc.assert(
+      fc.property(
+        callArb,
+        rulesArb,
+        gateConfigArb,
+        hooksArb,
+        fc.boolean(),
+        (call, rules, cfg, hooks, requiresApproval) => {
+          const d = decideToolCall({ call, step: { id: 's', requiresApproval }, config: cfg, rules, hooks });
+          if (cfg.unattended) expect(d.decision).not.toBe('ask');
+          const ruled = evaluateRules(call, rules).decision;
+          if (ruled === 'deny') expect(d.decision).toBe('deny');
+          if (ruled === 'ask')
+            expect(d.decision).toBe(
+              cfg.unattended || (cfg.capabilityMode === 'read-only' && call.effect !== 'read')
+                ? 'deny'
+                : 'ask',
+            );
+          if (d.decision === 'allow') expect(['allow', 'none']).toContain(ruled);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

@@ -24,6 +24,8 @@ describe('segmentCommand', () => {
           env: [],
           redirects: [],
           dynamic: false,
+          dynamicWords: [false, false, false],
+          piped: false,
           text: 'git   status\t--short',
         },
       ]);
@@ -207,6 +209,8 @@ describe('segmentCommand', () => {
           '2>&-',
         ],
         dynamic: false,
+        dynamicWords: [false],
+        piped: false,
         text: 'cmd >out 2>&1 2> err >>log <in &>all &>>all2 >|clob 1>&2 3<>rw <&0 2>&-',
       });
     });

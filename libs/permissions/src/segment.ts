@@ -19,6 +19,16 @@ export interface Segment {
   redirects: string[];
   /** Contains a parameter expansion, substitution, glob, brace expansion or `$'…'` string: some word's value is decided only at run time. */
   dynamic: boolean;
+  /**
+   * Per word: its value is decided only at run time (an expansion, a substitution, a glob, a brace
+   * list). `$'…'` strings are decoded exactly, so they alone do not make a word dynamic here.
+   */
+  dynamicWords: boolean[];
+  /**
+   * Standard input comes from a pipe or a process substitution, so a program that reads its code
+   * from standard input (`… | python3`) gets code written on the command line.
+   */
+  piped: boolean;
   /** The segment's source text. */
   text: string;
 }
@@ -75,6 +85,8 @@ interface Parser {
   depth: number;
   readonly limits: SegmentLimits;
   readonly out: Segment[];
+  /** The command being parsed reads a pipe (it follows `|`, or its group or substitution does). */
+  piped: boolean;
 }
 
 interface Word {
@@ -83,6 +95,8 @@ interface Word {
   dynamic: boolean;
   /** Some part was quoted or escaped: a quoted word is never a reserved word or an assignment. */
   quoted: boolean;
+  /** Its value is decided at run time (`dynamic` minus exactly decoded `$'…'` strings). */
+  runtime: boolean;
 }
 
 export function segmentCommand(command: string, limits: Partial<SegmentLimits> = {}): SegmentResult {
@@ -95,7 +109,7 @@ export function segmentCommand(command: string, limits: Partial<SegmentLimits> =
   if (command.includes('\0')) return { ok: false, reason: 'the command contains a NUL character' };
   const out: Segment[] = [];
   try {
-    parseSource(command, 0, l, out);
+    parseSource(command, 0, l, out, false);
   } catch (e) {
     if (e instanceof ShellSyntaxError) return { ok: false, reason: e.message };
     throw e;
@@ -103,8 +117,14 @@ export function segmentCommand(command: string, limits: Partial<SegmentLimits> =
   return { ok: true, segments: out };
 }
 
-function parseSource(src: string, depth: number, limits: SegmentLimits, out: Segment[]): void {
-  parseList({ src, pos: 0, depth, limits, out }, null);
+function parseSource(
+  src: string,
+  depth: number,
+  limits: SegmentLimits,
+  out: Segment[],
+  piped: boolean,
+): void {
+  parseList({ src, pos: 0, depth, limits, out, piped }, null);
 }
 
 function enter(p: Parser): void {
@@ -220,6 +240,7 @@ function parsePipeline(p: Parser): void {
     p.pos++;
     skipBlanks(p);
   }
+  const inherited = p.piped;
   for (;;) {
     parseCommand(p);
     skipBlanks(p);
@@ -228,8 +249,10 @@ function parsePipeline(p: Parser): void {
       p.pos += op.length;
       requireCommandNext(p, op);
       skipBlanks(p);
+      p.piped = true;
       continue;
     }
+    p.piped = inherited;
     return;
   }
 }
@@ -241,7 +264,7 @@ function parseCommand(p: Parser): void {
   if (atWord(p, '{')) return parseGroup(p, '}');
 
   const start = p.pos;
-  const seg: Segment = { words: [], env: [], redirects: [], dynamic: false, text: '' };
+  const seg = newSegment(p.piped);
   for (;;) {
     skipBlanks(p);
     skipComment(p);
@@ -270,11 +293,16 @@ function parseCommand(p: Parser): void {
       if (word.value === '}') fail('unbalanced "}": nothing opened it');
     }
     seg.words.push(word.value);
+    seg.dynamicWords.push(word.runtime);
   }
   if (seg.words.length === 0 && seg.env.length === 0 && seg.redirects.length === 0)
     fail(`expected a command at ${describeAt(p)}`);
   seg.text = src.slice(start, p.pos).trim();
   pushSegment(p, seg);
+}
+
+function newSegment(piped: boolean): Segment {
+  return { words: [], env: [], redirects: [], dynamic: false, dynamicWords: [], piped, text: '' };
 }
 
 function pushSegment(p: Parser, seg: Segment): void {
@@ -293,7 +321,7 @@ function parseGroup(p: Parser, closer: ')' | '}'): void {
   parseList(p, closer);
   p.depth--;
   if (p.out.length === first) fail(`empty ${closer === ')' ? '( )' : '{ }'} group`);
-  const outer: Segment = { words: [], env: [], redirects: [], dynamic: false, text: '' };
+  const outer = newSegment(false);
   for (;;) {
     skipBlanks(p);
     if (!parseRedirect(p, outer)) break;
@@ -305,6 +333,7 @@ function parseGroup(p: Parser, closer: ')' | '}'): void {
   for (const seg of p.out.slice(first)) {
     seg.redirects.push(...outer.redirects);
     seg.dynamic ||= outer.dynamic;
+    seg.piped ||= outer.piped;
   }
 }
 
@@ -326,6 +355,8 @@ function parseRedirect(p: Parser, seg: Segment): boolean {
   if (target.raw === '') fail(`the redirection "${fd}${op}" has no target`);
   seg.redirects.push(`${fd}${op}${target.value}`);
   seg.dynamic ||= target.dynamic;
+  // `python3 < <(echo 'code')` reads its program from a process, like a pipe.
+  if ((fd === '' || fd === '0') && op === '<' && target.raw.startsWith('<(')) seg.piped = true;
   return true;
 }
 
@@ -335,6 +366,7 @@ function parseWord(p: Parser): Word {
   const start = p.pos;
   let value = '';
   let dynamic = false;
+  let runtime = false;
   let quoted = false;
   let bracket = false;
   let braceOpen = false;
@@ -343,7 +375,7 @@ function parseWord(p: Parser): Word {
     const c = src[p.pos] as string;
     if ((c === '<' || c === '>') && src[p.pos + 1] === '(') {
       value += parseSubstitution(p, 2);
-      dynamic = true;
+      dynamic = runtime = true;
       continue;
     }
     if (WORD_END.has(c)) break;
@@ -369,6 +401,7 @@ function parseWord(p: Parser): Word {
       const q = parseDoubleQuoted(p);
       value += q.value;
       dynamic ||= q.dynamic;
+      runtime ||= q.dynamic;
       quoted = true;
       continue;
     }
@@ -376,25 +409,26 @@ function parseWord(p: Parser): Word {
       const d = parseDollar(p, false);
       value += d.value;
       dynamic ||= d.dynamic;
+      runtime ||= d.runtime;
       quoted ||= d.quoted;
       continue;
     }
     if (c === '`') {
       value += parseBackticks(p, false);
-      dynamic = true;
+      dynamic = runtime = true;
       continue;
     }
     // Globs and brace expansion turn one written word into other words (`git {push,status}`).
-    if (c === '*' || c === '?') dynamic = true;
+    if (c === '*' || c === '?') dynamic = runtime = true;
     if (c === '[') bracket = true;
-    if (c === ']' && bracket) dynamic = true;
+    if (c === ']' && bracket) dynamic = runtime = true;
     if (c === '{') braceOpen = true;
     if (braceOpen && (c === ',' || (c === '.' && src[p.pos + 1] === '.'))) braceList = true;
-    if (c === '}' && braceList) dynamic = true;
+    if (c === '}' && braceList) dynamic = runtime = true;
     value += c;
     p.pos++;
   }
-  return { value, raw: src.slice(start, p.pos), dynamic, quoted };
+  return { value, raw: src.slice(start, p.pos), dynamic, quoted, runtime };
 }
 
 function parseDoubleQuoted(p: Parser): { value: string; dynamic: boolean } {
@@ -439,30 +473,45 @@ function parseDoubleQuoted(p: Parser): { value: string; dynamic: boolean } {
   }
 }
 
+interface Dollar {
+  value: string;
+  dynamic: boolean;
+  /** Decided at run time: everything dynamic except a `$'…'` string, which is decoded exactly. */
+  runtime: boolean;
+  quoted: boolean;
+}
+
 /** `$…` in any form. The value of an expansion is its source text; the caller marks it dynamic. */
-function parseDollar(p: Parser, inDouble: boolean): { value: string; dynamic: boolean; quoted: boolean } {
+function parseDollar(p: Parser, inDouble: boolean): Dollar {
   const { src } = p;
   const n = src[p.pos + 1];
-  if (n === '(') return { value: parseSubstitution(p, 2), dynamic: true, quoted: false };
-  if (n === '{') return { value: parseParameter(p, inDouble), dynamic: true, quoted: false };
-  if (!inDouble && n === "'") return { value: parseAnsiC(p), dynamic: true, quoted: true };
+  const expansion = (value: string, quoted = false): Dollar => ({
+    value,
+    dynamic: true,
+    runtime: true,
+    quoted,
+  });
+  if (n === '(') return expansion(parseSubstitution(p, 2));
+  if (n === '{') return expansion(parseParameter(p, inDouble));
+  if (!inDouble && n === "'") return { value: parseAnsiC(p), dynamic: true, runtime: false, quoted: true };
+  // `$"…"` is translated through the locale's message catalog: its value is not the text written.
   if (!inDouble && n === '"') {
     p.pos++;
-    return { value: parseDoubleQuoted(p).value, dynamic: true, quoted: true };
+    return expansion(parseDoubleQuoted(p).value, true);
   }
   if (n !== undefined && /[A-Za-z_]/.test(n)) {
     let end = p.pos + 2;
     while (end < src.length && /[A-Za-z0-9_]/.test(src[end] as string)) end++;
     const value = src.slice(p.pos, end);
     p.pos = end;
-    return { value, dynamic: true, quoted: false };
+    return expansion(value);
   }
   if (n !== undefined && /[0-9@*#?$!-]/.test(n)) {
     p.pos += 2;
-    return { value: `$${n}`, dynamic: true, quoted: false };
+    return expansion(`$${n}`);
   }
   p.pos++;
-  return { value: '$', dynamic: false, quoted: false };
+  return { value: '$', dynamic: false, runtime: false, quoted: false };
 }
 
 /** `$( … )`, `<( … )` or `>( … )` (`open` is the length of the opener): the content is a list of its own. */
@@ -538,7 +587,7 @@ function parseBackticks(p: Parser, inDouble: boolean): string {
     p.pos++;
   }
   enter(p);
-  parseSource(inner, p.depth, p.limits, p.out);
+  parseSource(inner, p.depth, p.limits, p.out, p.piped);
   p.depth--;
   return src.slice(start, p.pos);
 }

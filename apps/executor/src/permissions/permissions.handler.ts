@@ -13,6 +13,8 @@ import {
 import type { Bus } from '@switchyard/server-bus';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS, Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import { HooksService } from './hooks.service';
+import { PermissionSettingsService } from './permission-settings.service';
 import { PermissionsService } from './permissions.service';
 
 /** `executor.permissions.*` and `executor.hooks.*`: the caller's rules and hooks, and the dry run. */
@@ -20,6 +22,8 @@ import { PermissionsService } from './permissions.service';
 export class PermissionsHandler {
   constructor(
     private readonly permissions: PermissionsService,
+    private readonly settings: PermissionSettingsService,
+    private readonly hooks: HooksService,
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
@@ -28,7 +32,7 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.permissionsGet) q: RpcRequest<typeof Rpc.executor.permissionsGet>,
     @Caller() ctx: CallContext,
   ): Promise<PermissionSettings> {
-    return this.permissions.settings(q.scope ?? 'owner', ctx);
+    return this.settings.settings(q.scope ?? 'owner', ctx);
   }
 
   @RpcHandler(Rpc.executor.permissionsPut)
@@ -36,9 +40,9 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.permissionsPut) req: RpcRequest<typeof Rpc.executor.permissionsPut>,
     @Caller() ctx: CallContext,
   ): Promise<PermissionSettings> {
-    return this.permissions.replace(
+    return this.settings.replace(
       req.scope ?? 'owner',
-      req.rules as Parameters<PermissionsService['replace']>[1],
+      req.rules as Parameters<PermissionSettingsService['replace']>[1],
       ctx,
     );
   }
@@ -56,7 +60,7 @@ export class PermissionsHandler {
     return this.permissions.decide({
       ownerId,
       call: { tool: tool.name, effect: tool.effect, arguments: body.arguments },
-      step: { id: 'evaluate', tool: tool.name, arguments: body.arguments, dependsOn: [], description: '' },
+      step: { id: 'evaluate' },
       config: {
         permissionMode: body.permissionMode ?? 'ask',
         stepApproval: 'none',
@@ -69,12 +73,12 @@ export class PermissionsHandler {
 
   @RpcHandler(Rpc.executor.hookList)
   async list(@RpcPayload(Rpc.executor.hookList) _: unknown, @Caller() ctx: CallContext): Promise<HookList> {
-    return { items: await this.permissions.hooks(ctx) };
+    return { items: await this.hooks.list(ctx) };
   }
 
   @RpcHandler(Rpc.executor.hookCreate)
   create(@RpcPayload(Rpc.executor.hookCreate) body: HookBody, @Caller() ctx: CallContext): Promise<Hook> {
-    return this.permissions.createHook(body, ctx);
+    return this.hooks.create(body, ctx);
   }
 
   @RpcHandler(Rpc.executor.hookUpdate)
@@ -82,7 +86,7 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.hookUpdate) req: RpcRequest<typeof Rpc.executor.hookUpdate>,
     @Caller() ctx: CallContext,
   ): Promise<Hook> {
-    return this.permissions.updateHook(req.id, req.body as HookBody, ctx);
+    return this.hooks.update(req.id, req.body as HookBody, ctx);
   }
 
   @RpcHandler(Rpc.executor.hookDelete)
@@ -90,6 +94,6 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.hookDelete) req: RpcRequest<typeof Rpc.executor.hookDelete>,
     @Caller() ctx: CallContext,
   ): Promise<Hook> {
-    return this.permissions.deleteHook(req.id, ctx);
+    return this.hooks.delete(req.id, ctx);
   }
 }

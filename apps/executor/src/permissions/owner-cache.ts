@@ -1,0 +1,51 @@
+import { PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged } from '@switchyard/contracts';
+import type { Bus } from '@switchyard/server-bus';
+import { GLOBAL_SCOPE } from '@switchyard/server-db';
+
+/** How long rules and hooks are trusted without a change event (a lost broadcast heals by then). */
+export const PERMISSIONS_CACHE_MS = 5_000;
+
+/**
+ * Per-owner copies of what the gate needs, so a decision needs no round trip. A change of an owner's
+ * rules or hooks drops that owner's copy, a change of the global scope drops every copy, on every
+ * replica through `events.executor.permissions.changed`.
+ */
+export class OwnerCache<T> {
+  private readonly entries = new Map<string, { readonly value: T; readonly at: number }>();
+
+  constructor(private readonly ttlMs = PERMISSIONS_CACHE_MS) {}
+
+  /** The owner's copy if it is recent enough to decide with. */
+  fresh(ownerId: string): T | undefined {
+    const entry = this.entries.get(ownerId);
+    return entry && Date.now() - entry.at <= this.ttlMs ? entry.value : undefined;
+  }
+
+  /** The owner's copy however old (observing hooks fire with what the run started with). */
+  any(ownerId: string): T | undefined {
+    return this.entries.get(ownerId)?.value;
+  }
+
+  set(ownerId: string, value: T): void {
+    this.entries.set(ownerId, { value, at: Date.now() });
+  }
+
+  /** `scope`: an owner id, or GLOBAL_SCOPE for everyone. */
+  drop(scope: string): void {
+    if (scope === GLOBAL_SCOPE) this.entries.clear();
+    else this.entries.delete(scope);
+  }
+
+  /** Drops copies when any replica announces a change; returns the unsubscribe. */
+  follow(bus: Bus): () => void {
+    return bus.subscribe(PERMISSIONS_CHANGED_SUBJECT, (payload) => {
+      const msg = PermissionsChanged.safeParse(payload);
+      if (msg.success) this.drop(msg.data.scope);
+    });
+  }
+}
+
+/** Tells every replica (this one included) that `scope`'s rules or hooks changed. */
+export function announceChange(bus: Bus, scope: string): void {
+  bus.publish(PERMISSIONS_CHANGED_SUBJECT, { scope });
+}
