@@ -53,7 +53,7 @@ describe('background tasks end to end', () => {
         const t = await task(id, token);
         return ['completed', 'failed', 'cancelled', 'interrupted'].includes(t.state) ? t : undefined;
       },
-      30_000,
+      60_000,
       100,
     );
 
@@ -186,14 +186,15 @@ describe('background tasks end to end', () => {
     const running = [];
     for (const id of ids) if ((await task(id)).state === 'running') running.push(id);
     const victim = running[0] as string;
-    await waitFor(async () => (await task(victim)).runId !== null, 10_000, 100);
+    await waitFor(async () => (await task(victim)).runId !== null, 30_000, 100);
     expect((await call('POST', `/api/agent/tasks/${victim}/kill`, alice)).status).toBe(200);
     expect((await finished(victim)).state).toBe('cancelled');
     for (const id of ids) await call('POST', `/api/agent/tasks/${id}/kill`, alice);
   }, 90_000);
 
   it('loses no accepted task when Redis loses everything mid-load', async () => {
-    const wf = await publish(1_000);
+    // Long enough that the window "some running, some queued" stays open on a busy machine.
+    const wf = await publish(3_000);
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) {
       const res = await call('POST', '/api/agent/tasks', alice, {
@@ -210,7 +211,7 @@ describe('background tasks end to end', () => {
         const c = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
         return Number(c['running']) >= 4 && Number(c['queued']) >= 4;
       },
-      10_000,
+      60_000,
       20,
     );
     const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-flush' });
@@ -220,7 +221,7 @@ describe('background tasks end to end', () => {
     const ends = await Promise.all(ids.map((id) => finished(id)));
     expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'completed'));
     expect(ends.map((t) => t.output)).toEqual(ids.map((_, i) => ({ tag: `f${i}` })));
-  }, 90_000);
+  }, 180_000);
 
   it('a model submits a workflow with task_submit_workflow and waits for it with task_output', async () => {
     const wf = await publish(200);
@@ -367,7 +368,7 @@ describe('background tasks end to end', () => {
     }
     await waitFor(
       async () => Number((await call('GET', '/api/agent/tasks/capacity', alice)).json['running']) >= 1,
-      10_000,
+      30_000,
       50,
     );
     await stack.stopService('scheduler', 'SIGKILL');
