@@ -237,6 +237,7 @@ describe('registry tools over NATS', () => {
 describe('registry tools without a command sandbox', () => {
   const registry = registryUnderTest('nosbx', (ws) => ({
     COMMAND_SANDBOX_BIN: join(ws, 'bwrap-is-not-here'),
+    LOG_LEVEL: 'error', // its warning about the missing sandbox is expected here
   }));
 
   it('refuses execute_command to users with the reason and how to enable it; health says so', async () => {
