@@ -10,6 +10,9 @@ const TRANSPORTS = ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adap
   message: 'import it through libs/server/* (bus, queue, db) instead',
 }));
 
+/** The benchmark's peer engines: devDependencies of bench/ only, never part of an app or a library. */
+const BENCH_PEERS = ['@dbos-inc/*', '@langchain/langgraph', '@langchain/langgraph-*'];
+
 /** Module boundaries by tag. Only test files may import libs/testing. */
 function boundaries({ tests }) {
   const t = tests ? ['type:testing'] : [];
@@ -51,12 +54,21 @@ function boundaries({ tests }) {
         sourceTag: 'type:testing',
         onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:testing'],
       },
-      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+      {
+        sourceTag: 'scope:shared',
+        onlyDependOnLibsWithTags: ['scope:shared'],
+        bannedExternalImports: BENCH_PEERS,
+      },
       ...['gateway', 'planner', 'executor', 'tool-registry', 'scheduler', 'web'].map((scope) => ({
         sourceTag: `scope:${scope}`,
         onlyDependOnLibsWithTags: ['scope:shared', `scope:${scope}`],
+        bannedExternalImports: BENCH_PEERS,
       })),
-      { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:shared'] },
+      {
+        sourceTag: 'scope:cli',
+        onlyDependOnLibsWithTags: ['scope:shared'],
+        bannedExternalImports: BENCH_PEERS,
+      },
       { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared'] },
     ],
   };

@@ -1,14 +1,16 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { connect, JSONCodec } from 'nats';
 import { Client } from 'pg';
 import { runEventsSubject } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import { createScratchDatabase } from '@switchyard/server-db';
+import { createScratchDatabase, type ScratchDatabase } from '@switchyard/server-db';
 import { api, openStream, Stack, type SseStream } from '@switchyard/testing';
+import { CpuTally } from './cpu';
+import { PeerProcess, type PassSize } from './peers/peer-process';
 
 /*
  * npm run bench -- runs
@@ -16,17 +18,66 @@ import { api, openStream, Stack, type SseStream } from '@switchyard/testing';
  * request that starts the run to the SSE `complete` frame. Gateway, executor and tool-registry run as
  * separate processes. In the same run, the floor: per step one raw nats.js request/reply plus one raw
  * `pg` INSERT (what a step needs at the least: a hop to the tool and a durable record).
+ * And the raw floor alone: one committed INSERT per step.
  *   sequential: chains of 50 steps (plans hold at most 64), two back to back = 100 steps; and the
  *               marginal cost of a step (chain of 50 vs chain of 1).
  *   parallel:   100 steps (2 runs × 50 independent steps) and 1,000 steps (20 runs × 50) at once.
+ *   peers:      DBOS Transact and LangGraph.js (bench/peers/), each in a child process of this one with
+ *               a scratch database of its own, same step counts; their rounds interleave with
+ *               Switchyard's, so all share one window of this (shared, noisy) machine.
+ *   cpu:        per step, for each process: the services, this process (the HTTP/SSE client), each
+ *               peer's process, and the Postgres backends of each system's own database (NATS is
+ *               shared with the machine's other users, so it is left out).
  *   sse:        the delay the gateway's relay adds over a raw NATS subscriber to the same events (p50),
  *               and the gateway's memory per idle open stream with 2,000 streams open.
  */
 
 const NATS_URL = 'nats://127.0.0.1:4222';
+const PG_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = 5;
 const CHAIN = 50;
+/** Runs of CHAIN independent steps started together: 1,000 steps. */
+const FANS = 20;
 const IDLE_STREAMS = 2_000;
+
+const ROOT = join(__dirname, '..', '..');
+
+interface Peer {
+  readonly id: string;
+  readonly name: string;
+  /** Compiled module under dist/bench/peers/. */
+  readonly script: string;
+  readonly packages: readonly string[];
+  readonly settings: string;
+  readonly parallelShape: string;
+}
+
+const PEERS: readonly Peer[] = [
+  {
+    id: 'dbos',
+    name: 'DBOS Transact',
+    script: 'dbos.peer.js',
+    packages: ['@dbos-inc/dbos-sdk'],
+    settings:
+      'in process; default settings: each DBOS.runStep output committed before the workflow goes on (logLevel warn)',
+    parallelShape: `${FANS} workflows at once, each starting its ${CHAIN} DBOS.runStep calls at once (Promise.all)`,
+  },
+  {
+    id: 'langgraph',
+    name: 'LangGraph.js',
+    script: 'langgraph.peer.js',
+    packages: ['@langchain/langgraph', '@langchain/langgraph-checkpoint-postgres'],
+    settings: `in process; StateGraph, PostgresSaver, durability "sync", recursionLimit steps + 10`,
+    parallelShape: `${FANS} graphs invoked at once, each a fan-out of ${CHAIN} nodes from START (one super-step)`,
+  },
+];
+
+/** Installed version of a package (some, like DBOS, do not export their package.json). */
+function versionOf(pkg: string): string {
+  const json: unknown = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8'));
+  const version = json && typeof json === 'object' && 'version' in json ? json.version : undefined;
+  return `${pkg} ${typeof version === 'string' ? version : '?'}`;
+}
 
 const noop = (id: string, dependsOn: string[] = []) => ({
   id,
@@ -87,7 +138,8 @@ function rssKiB(pid: number): number {
 }
 
 export async function runRunsBench(outDir: string): Promise<Record<string, unknown>> {
-  const db = await createScratchDatabase('postgresql://postgres@127.0.0.1:5432/postgres', { label: 'bench' });
+  const loadAtStart = loadavg();
+  const db = await createScratchDatabase(PG_SERVER, { label: 'bench' });
   const prefix = `benchruns${process.pid}.`;
   const admin = `bench_${randomBytes(24).toString('base64url')}`;
   const stack = await Stack.start(
@@ -103,6 +155,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     ['gateway', 'executor', 'tool-registry'],
   );
   const streams: SseStream[] = [];
+  const peers: Array<{ peer: Peer; db: ScratchDatabase; proc?: PeerProcess }> = [];
   const pgc = new Client({ connectionString: db.url });
   const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
   const bus = await Bus.connect({
@@ -149,8 +202,65 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     // Warm up every path (JIT, pools, catalog).
     for (let i = 0; i < 3; i++) await timeRuns([chain(CHAIN), fan(CHAIN)], CHAIN);
 
-    // ── floor: raw NATS request + raw pg insert per step ──
+    // ── peers: each in a child process, on a database of its own, warmed up the same way ──
+    for (const peer of PEERS)
+      peers.push({
+        peer,
+        db: await createScratchDatabase(PG_SERVER, { label: `bench_${peer.id}`, migrate: false }),
+      });
+    for (const p of peers)
+      p.proc = await PeerProcess.start(join(__dirname, 'peers', p.peer.script), p.db.url);
+    const running = peers.map((p) => {
+      if (!p.proc) throw new Error(`${p.peer.name} did not start`);
+      return { ...p, proc: p.proc };
+    });
+    const chainsPass: PassSize = { shape: 'chain', steps: CHAIN, runs: 2, together: false };
+    const fansPass: PassSize = { shape: 'fan', steps: CHAIN, runs: FANS, together: true };
+    for (let i = 0; i < 3; i++)
+      for (const { proc } of running) {
+        await proc.pass(chainsPass);
+        await proc.pass(fansPass);
+      }
+
     await pgc.connect();
+    /** The Postgres backends serving `database` (pooled, so they live through a measured span). */
+    const backendsOf = async (database: string): Promise<number[]> =>
+      (
+        await pgc.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [database],
+        )
+      ).rows.map((r) => r.pid);
+    const pidOf = (name: 'gateway' | 'executor' | 'tool-registry'): number => {
+      const pid = stack.services.get(name)?.child.pid;
+      if (pid === undefined) throw new Error(`the stack has no ${name} process`);
+      return pid;
+    };
+    const switchyardProcesses = async () => ({
+      gateway: [pidOf('gateway')],
+      executor: [pidOf('executor')],
+      'tool-registry': [pidOf('tool-registry')],
+      benchClient: [process.pid],
+      postgres: await backendsOf(db.name),
+    });
+    const peerProcesses = async (p: (typeof running)[number]) => ({
+      [p.peer.id]: [p.proc.pid],
+      postgres: await backendsOf(p.db.name),
+    });
+    const cpu = {
+      sequential: new CpuTally(),
+      parallel: new CpuTally(),
+      peers: new Map(
+        running.map((p) => [p.peer.id, { sequential: new CpuTally(), parallel: new CpuTally() }]),
+      ),
+    };
+    const peerTallies = (id: string) => {
+      const t = cpu.peers.get(id);
+      if (!t) throw new Error(`no CPU tally for ${id}`);
+      return t;
+    };
+
+    // ── floor: raw NATS request + raw pg insert per step ──
     await pgc.query(
       'CREATE TABLE bench_floor (run_id uuid, seq int, type text, data jsonb, PRIMARY KEY (run_id, seq))',
     );
@@ -172,10 +282,20 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       ]);
     };
     const floorPerStep: number[] = [];
+    const insertFloorPerStep: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const t0 = performance.now();
+      let t0 = performance.now();
       for (let i = 0; i < 100; i++) await floorStep();
       floorPerStep.push((performance.now() - t0) / 100);
+      t0 = performance.now();
+      for (let i = 0; i < 100; i++)
+        await pgc.query('INSERT INTO bench_floor VALUES ($1, $2, $3, $4)', [
+          floorRun,
+          ++floorSeq,
+          'step_complete',
+          '{"result":null}',
+        ]);
+      insertFloorPerStep.push((performance.now() - t0) / 100);
     }
     sub.unsubscribe();
 
@@ -183,30 +303,72 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     const seq100: number[] = [];
     const chain1: number[] = [];
     const chain50: number[] = [];
+    const peerSeq100 = new Map<string, number[]>(running.map((p) => [p.peer.id, []]));
     for (let r = 0; r < ROUNDS; r++) {
       chain1.push(await timeRuns([chain(1)], 1));
       chain50.push(await timeRuns([chain(CHAIN)], 1));
-      const t0 = performance.now();
-      await timeRuns([chain(CHAIN)], 1);
-      await timeRuns([chain(CHAIN)], 1);
-      seq100.push(performance.now() - t0);
+      await cpu.sequential.during(await switchyardProcesses(), async () => {
+        const t0 = performance.now();
+        await timeRuns([chain(CHAIN)], 1);
+        await timeRuns([chain(CHAIN)], 1);
+        seq100.push(performance.now() - t0);
+      });
+      for (const p of running) {
+        const ms = await peerTallies(p.peer.id).sequential.during(await peerProcesses(p), () =>
+          p.proc.pass(chainsPass),
+        );
+        peerSeq100.get(p.peer.id)?.push(ms);
+      }
     }
     const perStepEndToEnd = median(seq100) / 100;
     const marginalPerStep = (median(chain50) - median(chain1)) / (CHAIN - 1);
     const floor = median(floorPerStep);
+    const insertFloor = median(insertFloorPerStep);
 
     // ── parallel ──
     const par100: number[] = [];
     const par1000: number[] = [];
+    const peerPar1000 = new Map<string, number[]>(running.map((p) => [p.peer.id, []]));
     for (let r = 0; r < ROUNDS; r++) {
       par100.push(await timeRuns([fan(CHAIN), fan(CHAIN)], CHAIN));
       par1000.push(
-        await timeRuns(
-          Array.from({ length: 20 }, () => fan(CHAIN)),
-          CHAIN,
+        await cpu.parallel.during(await switchyardProcesses(), () =>
+          timeRuns(
+            Array.from({ length: FANS }, () => fan(CHAIN)),
+            CHAIN,
+          ),
         ),
       );
+      for (const p of running) {
+        const ms = await peerTallies(p.peer.id).parallel.during(await peerProcesses(p), () =>
+          p.proc.pass(fansPass),
+        );
+        peerPar1000.get(p.peer.id)?.push(ms);
+      }
     }
+    const peerFigures = running.map((p) => {
+      const sequentialPerStepMs = median(peerSeq100.get(p.peer.id) ?? []) / 100;
+      const parallel1000Ms = median(peerPar1000.get(p.peer.id) ?? []);
+      const tallies = peerTallies(p.peer.id);
+      return {
+        id: p.peer.id,
+        name: p.peer.name,
+        settings: `${p.peer.packages.map(versionOf).join(', ')}; ${p.peer.settings}`,
+        sequentialPerStepMs: r3(sequentialPerStepMs),
+        parallel1000Ms: r3(parallel1000Ms),
+        parallelShape: p.peer.parallelShape,
+        sequentialRatioToInsertFloor: r3(sequentialPerStepMs / insertFloor),
+        cpuMsPerStep: {
+          sequential: tallies.sequential.msPer(100 * ROUNDS),
+          parallel: tallies.parallel.msPer(FANS * CHAIN * ROUNDS),
+        },
+      };
+    });
+    const dbos = peerFigures.find((p) => p.id === 'dbos');
+    if (!dbos) throw new Error('DBOS Transact is the sequential goal’s yardstick and did not run');
+    /** Switchyard's figure over each peer's: above 1, Switchyard is slower. */
+    const ratioToPeers = (ours: number, theirs: (p: (typeof peerFigures)[number]) => number) =>
+      Object.fromEntries(peerFigures.map((p) => [p.id, r3(ours / theirs(p))]));
 
     // ── SSE relay latency: SSE frame arrival vs a raw NATS subscriber to the same run ──
     const added: number[] = [];
@@ -281,13 +443,25 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     const result = {
       benchmark: 'runs',
       at: new Date().toISOString(),
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        node: process.version,
+        loadAvgAtStart: loadAtStart.map(r3),
+        loadAvgAtEnd: loadavg().map(r3),
+      },
       method: {
         rounds: ROUNDS,
         statistic: 'median of rounds',
         step: 'wait {ms:0} through registry.tools.invoke',
         path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes',
         floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
+        insertFloor: 'per step: one raw pg INSERT (autocommit), sequential',
+        peers:
+          'each in a child process of the bench with a scratch database of its own, timing its own passes in process; ' +
+          `sequential: 2 workflows of ${CHAIN} no-op steps back to back; parallel: ${FANS} × ${CHAIN}; ` +
+          'one peer pass after each Switchyard pass of the same size',
+        cpu: 'utime + stime from /proc (10 ms ticks) over the timed spans; postgres = backends of that system’s database',
       },
       sequential: {
         steps100Ms: r3(median(seq100)),
@@ -295,17 +469,24 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         marginalPerStepMs: r3(marginalPerStep),
         floorPerStepMs: r3(floor),
         ratioToFloor: r3(marginalPerStep / floor),
-        goal: '≤ 3 ms per sequential step end to end',
-        goalMet: perStepEndToEnd <= 3,
+        insertFloorPerStepMs: r3(insertFloor),
+        ratioToInsertFloor: r3(perStepEndToEnd / insertFloor),
+        ratioToPeers: ratioToPeers(perStepEndToEnd, (p) => p.sequentialPerStepMs),
+        cpuMsPerStep: cpu.sequential.msPer(100 * ROUNDS),
+        goal: 'a sequential step end to end (HTTP → SSE complete) no slower than DBOS Transact’s in-process step in the same run',
+        goalMet: perStepEndToEnd <= dbos.sequentialPerStepMs,
       },
       parallel: {
         steps100Ms: r3(median(par100)),
         steps1000Ms: r3(median(par1000)),
         steps1000PerStepMs: r3(median(par1000) / 1000),
         ratioToSequentialFloor: r3(median(par1000) / (1000 * floor)),
-        goal: '1,000 parallel steps ≤ 1 s',
-        goalMet: median(par1000) <= 1_000,
+        ratioToPeers: ratioToPeers(median(par1000), (p) => p.parallel1000Ms),
+        cpuMsPerStep: cpu.parallel.msPer(FANS * CHAIN * ROUNDS),
+        goal: '1,000 parallel steps ≤ 0.2 s',
+        goalMet: median(par1000) <= 200,
       },
+      peers: peerFigures,
       sse: {
         relayAddedP50Ms: r3(pct(added, 0.5)),
         relayAddedP99Ms: r3(pct(added, 0.99)),
@@ -327,6 +508,10 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     return result;
   } finally {
     streams.forEach((s) => s.close());
+    for (const p of peers) {
+      await p.proc?.stop();
+      await p.db.drop();
+    }
     await pgc.end().catch(() => undefined);
     await nc.close();
     await bus.close();

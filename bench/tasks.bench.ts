@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
 import { api, Stack } from '@switchyard/testing';
+import { machineBusyTicks, processTicks, ticksByCommand } from './cpu';
 
 /*
  * npm run bench -- tasks
@@ -185,33 +186,7 @@ interface CpuMark {
 
 /** Postgres (every backend), Redis and NATS: shared with whatever else runs on the machine. */
 const SERVERS = new Set(['postgres', 'redis-server', 'nats-server']);
-
-function processTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime, stime
-}
-
-function serverTicks(): Map<number, { comm: string; ticks: number }> {
-  const out = new Map<number, { comm: string; ticks: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      if (SERVERS.has(comm)) out.set(Number(entry), { comm, ticks: processTicks(Number(entry)) });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function machineBusyTicks(): number {
-  const [, ...ticks] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
-  const n = ticks.map(Number);
-  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
-  return total - (n[3] ?? 0) - (n[4] ?? 0); // minus idle, iowait
-}
+const serverTicks = () => ticksByCommand(SERVERS);
 
 function cpuMark(stack: Stack): CpuMark {
   return {

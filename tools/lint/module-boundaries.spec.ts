@@ -97,6 +97,36 @@ const CASES: Case[] = [
     rule: null,
   },
   {
+    name: 'an app importing a benchmark peer (DBOS Transact)',
+    file: 'apps/executor/src/x.ts',
+    code: "import { DBOS } from '@dbos-inc/dbos-sdk';\nexport const d = DBOS;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'a server lib importing a benchmark peer (LangGraph checkpointer)',
+    file: 'libs/server/db/src/x.ts',
+    code: "import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';\nexport const s = PostgresSaver;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'an app test importing a benchmark peer (LangGraph)',
+    file: 'apps/planner/src/x.spec.ts',
+    code: "import { StateGraph } from '@langchain/langgraph';\nexport const g = StateGraph;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'the benchmark importing its peers',
+    file: 'bench/peers/x.ts',
+    code: "import { DBOS } from '@dbos-inc/dbos-sdk';\nimport { StateGraph } from '@langchain/langgraph';\nexport const both = [DBOS, StateGraph];\n",
+    rule: null,
+  },
+  {
+    name: 'an app importing LangChain core (not a peer)',
+    file: 'apps/planner/src/x.ts',
+    code: "import { AIMessage } from '@langchain/core/messages';\nexport const m = AIMessage;\n",
+    rule: null,
+  },
+  {
     name: 'a test file importing the testing lib',
     file: 'apps/planner/src/x.int-spec.ts',
     code: "import { waitFor } from '@switchyard/testing';\nexport const w = waitFor;\n",
