@@ -101,21 +101,22 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
       if (cancel || this.killed.delete(taskId))
         await driver.cancel('the task was killed').catch(() => undefined);
       const end = await driver.settled;
-      const state =
+      await this.report(
         end.type === 'complete'
-          ? 'completed'
-          : end.type === 'error'
-            ? 'failed'
-            : end.status === 'cancelled'
-              ? 'cancelled'
-              : 'interrupted';
-      await this.report({
-        id: taskId,
-        state,
-        runId: driver.runId,
-        output: end.type === 'complete' ? (end.data['result'] ?? null) : undefined,
-        error: state === 'completed' ? null : String(end.data['message'] ?? state),
-      });
+          ? {
+              id: taskId,
+              state: 'completed',
+              runId: driver.runId,
+              output: end.data.result ?? null,
+              error: null,
+            }
+          : {
+              id: taskId,
+              state: end.type === 'error' ? 'failed' : end.type,
+              runId: driver.runId,
+              error: end.data.message,
+            },
+      );
     } finally {
       this.running.delete(taskId);
     }
