@@ -1,8 +1,17 @@
+import { builtinModules } from 'node:module';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
+
+/**
+ * Libraries a browser bundle imports (the web client validates and compiles plans with the same code
+ * as the server). The boundaries rule's `bannedExternalImports: ['node:*']` does not catch `node:fs`,
+ * so these are banned by name: every Node built-in, with or without `node:`, and server-only packages.
+ */
+const BROWSER_SAFE = ['libs/contracts/src/**/*.ts', 'libs/plan/src/**/*.ts', 'libs/permissions/src/**/*.ts'];
+const NOT_IN_BROWSER = 'libraries imported by the browser may not use Node built-ins or server-only packages';
 
 /** Module boundaries by tag. Only test files may import libs/testing. */
 function boundaries({ tests }) {
@@ -93,6 +102,34 @@ export default [
             name,
             message: 'import it through libs/server/* (bus, queue, db) instead',
           })),
+        },
+      ],
+    },
+  },
+  {
+    files: BROWSER_SAFE,
+    ignores: TESTS,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...builtinModules, 'nats', 'ioredis', 'bullmq', 'pg', 'pino', 'express'].map((name) => ({
+            name,
+            message: NOT_IN_BROWSER,
+          })),
+          patterns: [
+            {
+              group: [
+                'node:*',
+                '@nestjs/*',
+                '@prisma/*',
+                '@langchain/*',
+                '@switchyard/server-*',
+                '@switchyard/testing',
+              ],
+              message: NOT_IN_BROWSER,
+            },
+          ],
         },
       ],
     },
