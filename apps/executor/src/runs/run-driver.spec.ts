@@ -110,8 +110,8 @@ async function drive({ plan, answers, gate = allow, log = new MemoryLog() }: Dri
       if (next instanceof AppError) throw next;
       return next;
     },
-    publish: () => undefined,
-    subscribe: () => () => undefined,
+    emit: () => undefined,
+    on: () => () => undefined,
   } as unknown as Bus;
   const logger = createLogger({
     service: 'test',

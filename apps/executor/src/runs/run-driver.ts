@@ -1,9 +1,7 @@
 import {
   AppError,
-  planTokensSubject,
-  PlanTokens,
+  Events,
   Rpc,
-  TOOL_CANCEL_SUBJECT,
   type AgentPlan,
   type ErrorCode,
   type PermissionDecision,
@@ -163,14 +161,13 @@ export class RunDriver {
       buffered = '';
       writer.emit('plan_token', { text, attempt }).catch(() => undefined);
     };
-    const unsubscribe = bus.subscribe(planTokensSubject(runId), (payload) => {
-      const parsed = PlanTokens.safeParse(payload);
-      if (!parsed.success || parsed.data.runId !== runId) return;
-      if (parsed.data.attempt !== attempt) {
+    const unsubscribe = bus.on(Events.planTokens(runId), (tokens) => {
+      if (tokens.runId !== runId) return;
+      if (tokens.attempt !== attempt) {
         flushTokens();
-        attempt = parsed.data.attempt;
+        attempt = tokens.attempt;
       }
-      buffered += parsed.data.text;
+      buffered += tokens.text;
       timer ??= setTimeout(flushTokens, 25);
     });
     try {
@@ -719,7 +716,7 @@ export class RunDriver {
       gate.refuse(reason);
     }
     for (const invocationId of this.invocations.values())
-      this.init.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId });
+      this.init.bus.emit(Events.toolCancel, { invocationId });
   }
 
   private async fail(failure: RunFailed): Promise<void> {

@@ -36,7 +36,7 @@ function repoOf(log: MemoryLog): RunsRepository {
 }
 
 const published: RunEvent[] = [];
-const bus = { publish: (_s: string, e: RunEvent) => published.push(e) } as unknown as Bus;
+const bus = { emit: (_c: unknown, e: RunEvent) => published.push(e) } as unknown as Bus;
 const token = (text: string) => ({ text, attempt: 1 });
 
 describe('RunWriter', () => {

@@ -1,8 +1,8 @@
 import {
   AppError,
   describeIssues,
+  Events,
   RunEventBody,
-  runEventsSubject,
   toFieldIssues,
   type RunEvent,
   type RunEventData,
@@ -70,7 +70,8 @@ export class RunWriter {
 
   /** Publishes events stored elsewhere (the run's first events, written with its row). */
   publish(events: readonly RunEvent[]): void {
-    for (const e of events) this.bus.publish(runEventsSubject(this.runId), e);
+    const live = Events.run(this.runId);
+    for (const e of events) this.bus.emit(live, e);
   }
 
   /**

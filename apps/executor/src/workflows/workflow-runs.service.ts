@@ -1,10 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
   AppError,
-  CancelInvocation,
   describeIssues,
+  Events,
   Rpc,
-  TOOL_CANCEL_SUBJECT,
   type RpcRequest,
   type RunCreated,
   type RunWorkflowBody,
@@ -43,14 +42,12 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.unsubscribe = this.bus.subscribe(TOOL_CANCEL_SUBJECT, (payload) => {
-      const msg = CancelInvocation.safeParse(payload);
-      if (!msg.success) return;
+    this.unsubscribe = this.bus.on(Events.toolCancel, (msg) =>
       this.byInvocation
-        .get(msg.data.invocationId)
+        .get(msg.invocationId)
         ?.cancel('the tool call running this workflow was cancelled')
-        .catch(() => undefined);
-    });
+        .catch(() => undefined),
+    );
   }
 
   onModuleDestroy(): void {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { RunEvent, runEventsSubject } from '@switchyard/contracts';
+import { Events, type RunEvent } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
@@ -34,10 +34,9 @@ export class RunFeed implements OnModuleDestroy {
     let entry = this.runs.get(runId);
     if (!entry) {
       const listeners = new Set<Listener>();
-      const unsubscribe = this.bus.subscribe(runEventsSubject(runId), (payload) => {
-        const parsed = RunEvent.safeParse(payload);
-        if (!parsed.success || parsed.data.runId !== runId) return;
-        for (const l of listeners) l(parsed.data);
+      const unsubscribe = this.bus.on(Events.run(runId), (event) => {
+        if (event.runId !== runId) return;
+        for (const l of listeners) l(event);
       });
       entry = { listeners, unsubscribe, ready: this.bus.flush() };
       this.runs.set(runId, entry);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { runEventsSubject, type RunEventBody } from '@switchyard/contracts';
+import { Events, runEventsSubject, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import {
   createPrisma,
@@ -72,7 +72,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
 
   /** Stores events, then publishes them live, as the executor does. */
   async function emit(runId: string, ...list: RunEventBody[]) {
-    for (const e of await events.append(runId, list)) bus.publish(runEventsSubject(runId), e);
+    for (const e of await events.append(runId, list)) bus.emit(Events.run(runId), e);
   }
 
   const url = (runId: string, extra = '') => `${gateway.url}/api/agent/stream?runId=${runId}${extra}`;
@@ -104,7 +104,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     await waitFor(() => s.frames.length === 2, 5_000, 20);
     // Stored but never published (a lost NATS message), then a later one that is published.
     await events.append(run, [tokenEvent('5')]);
-    // A live message that is not a run event is dropped at the edge.
+    // A live message that is not a run event (sent around the catalog) is dropped at the edge.
     bus.publish(runEventsSubject(run), { runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' });
     await emit(run, tokenEvent('6'));
     await waitFor(() => s.frames.length === 4, 5_000, 20);

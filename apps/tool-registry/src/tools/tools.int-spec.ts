@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Rpc, TOOL_CANCEL_SUBJECT, type ToolResult } from '@switchyard/contracts';
+import { Events, Rpc, type ToolResult } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
@@ -173,7 +173,7 @@ describe('registry tools over NATS', () => {
       invocationId: 'cancel-me-1',
     });
     await new Promise((r) => setTimeout(r, 200));
-    bus.publish(TOOL_CANCEL_SUBJECT, { invocationId: 'cancel-me-1' });
+    bus.emit(Events.toolCancel, { invocationId: 'cancel-me-1' });
     const r = await running;
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe('wait was cancelled by the caller');
