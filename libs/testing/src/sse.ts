@@ -7,7 +7,7 @@ import {
 } from '@switchyard/contracts';
 
 export interface SseFrame<E extends RunEvent = RunEvent> {
-  /** performance.now() when the frame was parsed. */
+  /** performance.now() when the frame arrived (before it is checked). */
   receivedAt: number;
   id: number;
   event: E['type'];
@@ -81,6 +81,7 @@ export async function openStream(url: string, headers: Record<string, string> = 
         buffer += decoder.decode(chunk, { stream: true });
         let i;
         while ((i = buffer.indexOf('\n\n')) >= 0) {
+          const receivedAt = performance.now();
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
           let id: string | undefined;
@@ -101,7 +102,7 @@ export async function openStream(url: string, headers: Record<string, string> = 
             controller.abort();
             throw invalid;
           }
-          frames.push({ receivedAt: performance.now(), id: parsed.seq, event: parsed.type, data: parsed });
+          frames.push({ receivedAt, id: parsed.seq, event: parsed.type, data: parsed });
           listeners.forEach((l) => l());
         }
       }
