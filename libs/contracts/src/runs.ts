@@ -207,7 +207,7 @@ export function planTokensSubject(runId: string): string {
   return `planner.draft.${runId}.tokens`;
 }
 
-export const PlanTokens = z.object({ runId: z.string(), attempt: z.number().int(), text: z.string() });
+export const PlanTokens = z.object({ runId: z.string(), attempt: z.number().int().min(1), text: z.string() });
 export type PlanTokens = z.infer<typeof PlanTokens>;
 
 export const DraftPlanRequest = z.object({

@@ -157,7 +157,8 @@ export class RunDriver {
     const flushTokens = () => {
       timer = undefined;
       if (!buffered || this.closed) return;
-      const text = buffered;
+      // Tokens are a live view (the plan travels in the reply): what the log cannot store is shown as U+FFFD.
+      const text = storableText(buffered);
       buffered = '';
       writer.emit('plan_token', { text, attempt }).catch(() => undefined);
     };
