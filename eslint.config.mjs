@@ -10,6 +10,8 @@ const TRANSPORTS = ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adap
   message: 'import it through libs/server/* (bus, queue, db) instead',
 }));
 
+const NOT_IN_BROWSER = 'libraries imported by the browser may not use Node built-ins or server-only packages';
+
 /** The benchmark's peer engines: devDependencies of bench/ only, never part of an app or a library. */
 const BENCH_PEERS = ['@dbos-inc/*', '@langchain/langgraph', '@langchain/langgraph-*'];
 
@@ -109,9 +111,10 @@ export default [
   },
   {
     // The web client bundles these libraries (the browser validates and decides with the same code),
-    // so they may not import Node built-ins; the boundaries rule's bannedExternalImports misses
-    // `node:` specifiers, hence this rule, proven by tools/lint/module-boundaries.spec.ts.
-    files: ['libs/contracts/**/*.ts', 'libs/plan/**/*.ts', 'libs/permissions/**/*.ts'],
+    // so they may not import Node built-ins or server-only packages; the boundaries rule's
+    // bannedExternalImports misses `node:` specifiers, hence this rule, proven by
+    // tools/lint/module-boundaries.spec.ts.
+    files: ['libs/contracts/src/**/*.ts', 'libs/plan/src/**/*.ts', 'libs/permissions/src/**/*.ts'],
     ignores: TESTS,
     rules: {
       'no-restricted-imports': [
@@ -119,12 +122,24 @@ export default [
         {
           paths: [
             ...TRANSPORTS,
-            ...builtinModules.map((name) => ({
+            ...[...builtinModules, 'pg', 'pino', 'express'].map((name) => ({
               name,
-              message: 'browser-safe libraries cannot use Node built-ins',
+              message: NOT_IN_BROWSER,
             })),
           ],
-          patterns: [{ group: ['node:*'], message: 'browser-safe libraries cannot use Node built-ins' }],
+          patterns: [
+            {
+              group: [
+                'node:*',
+                '@nestjs/*',
+                '@prisma/*',
+                '@langchain/*',
+                '@switchyard/server-*',
+                '@switchyard/testing',
+              ],
+              message: NOT_IN_BROWSER,
+            },
+          ],
         },
       ],
     },

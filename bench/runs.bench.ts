@@ -5,7 +5,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { connect, JSONCodec } from 'nats';
 import { Client } from 'pg';
-import { runEventsSubject } from '@switchyard/contracts';
+import { Events } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import { createScratchDatabase, type ScratchDatabase } from '@switchyard/server-db';
 import { api, openStream, Stack, type SseStream } from '@switchyard/testing';
@@ -383,8 +383,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       });
       const runId = res.json['runId'] as string;
       const viaNats = new Map<number, number>();
-      const unsubscribe = bus.subscribe(runEventsSubject(runId), (e) => {
-        viaNats.set((e as { seq: number }).seq, performance.now());
+      const unsubscribe = bus.on(Events.run(runId), (e) => {
+        viaNats.set(e.seq, performance.now());
       });
       const s = await follow(runId);
       const gate = await s.next('plan_approval_requested');

@@ -12,6 +12,7 @@ import {
   uniquePrefix,
   waitFor,
   type ApiResponse,
+  stepFrames,
   type SseFrame,
   type SseStream,
   type TestDatabase,
@@ -56,8 +57,13 @@ describe('permission rules and hooks end to end', () => {
     streams.push(s);
     return { runId: res.json['runId'] as string, s };
   };
-  const event = (frames: SseFrame[], type: string, stepId: string) =>
-    frames.find((f) => f.event === type && f.data?.data['stepId'] === stepId)?.data?.data;
+  const started = (frames: readonly SseFrame[], stepId: string) =>
+    stepFrames(frames, 'step_start', stepId)[0]?.data.data;
+  /** The step's failure (not a cancellation). */
+  const failure = (frames: readonly SseFrame[], stepId: string) => {
+    const failed = stepFrames(frames, 'step_failed', stepId)[0]?.data.data;
+    return failed && !failed.cancelled ? failed : undefined;
+  };
   const write = (id: string, name: string) => ({
     id,
     tool: 'write_file',
@@ -142,10 +148,11 @@ describe('permission rules and hooks end to end', () => {
     await rules(alice, { deny: ['Tool(write_file)'], allow: ['Tool(write_file)'] });
     const { s } = await run([write('w', 'denied.txt')], { permissionMode: 'full-access' });
     await s.next('error');
-    const failed = event(s.frames, 'step_failed', 'w');
-    expect(String(failed?.['error'])).toContain('Tool(write_file)');
-    expect(failed?.['permission']).toMatchObject({ decision: 'deny', rule: expect.stringContaining('deny') });
-    expect(event(s.frames, 'step_start', 'w')).toBeUndefined();
+    const failed = failure(s.frames, 'w');
+    expect(failed?.code).toBe('forbidden');
+    expect(String(failed?.error)).toContain('Tool(write_file)');
+    expect(failed?.permission).toMatchObject({ decision: 'deny', rule: expect.stringContaining('deny') });
+    expect(started(s.frames, 'w')).toBeUndefined();
     expect(existsSync(join(aliceArea, 'denied.txt'))).toBe(false);
   });
 
@@ -153,7 +160,7 @@ describe('permission rules and hooks end to end', () => {
     await rules(alice, { ask: ['Tool(wait)'] });
     const { runId, s } = await run([wait('a')], { permissionMode: 'full-access' });
     const asked = await s.next('step_approval_requested');
-    expect(asked.data?.data['permission']).toMatchObject({
+    expect(asked.data.data.permission).toMatchObject({
       decision: 'ask',
       rule: expect.stringContaining('Tool(wait)'),
     });
@@ -166,7 +173,7 @@ describe('permission rules and hooks end to end', () => {
     const { s } = await run([write('w', 'allowed.txt')], { permissionMode: 'ask' });
     await s.next('complete');
     expect(s.frames.some((f) => f.event === 'step_approval_requested')).toBe(false);
-    expect(event(s.frames, 'step_start', 'w')?.['permission']).toMatchObject({ decision: 'allow' });
+    expect(started(s.frames, 'w')?.permission).toMatchObject({ decision: 'allow' });
     expect(existsSync(join(aliceArea, 'allowed.txt'))).toBe(true);
   });
 
@@ -174,9 +181,10 @@ describe('permission rules and hooks end to end', () => {
     await rules(alice, { ask: ['Tool(wait)'] });
     const { s } = await run([wait('a')], { permissionMode: 'full-access', unattended: true });
     await s.next('error');
-    const failed = event(s.frames, 'step_failed', 'a');
-    expect(String(failed?.['error'])).toContain('nobody can answer');
-    expect(String(failed?.['error'])).toContain('Tool(wait)');
+    const failed = failure(s.frames, 'a');
+    expect(failed?.code).toBe('forbidden');
+    expect(String(failed?.error)).toContain('nobody can answer');
+    expect(String(failed?.error)).toContain('Tool(wait)');
   });
 
   it("never applies another owner's rules", async () => {
@@ -245,9 +253,10 @@ describe('permission rules and hooks end to end', () => {
 
     const unattended = await run([floor], { permissionMode: 'full-access', unattended: true });
     await unattended.s.next('error');
-    const failed = event(unattended.s.frames, 'step_failed', 'f');
-    expect(failed?.['permission']).toMatchObject({ decision: 'deny', floor: 'rm' });
-    expect(String(failed?.['error'])).toContain('nobody can answer');
+    const failed = failure(unattended.s.frames, 'f');
+    expect(failed?.code).toBe('forbidden');
+    expect(failed?.permission).toMatchObject({ decision: 'deny', floor: 'rm' });
+    expect(String(failed?.error)).toContain('nobody can answer');
   });
 
   it('does not allow what it cannot see into while command rules are in force', async () => {
@@ -313,9 +322,9 @@ describe('permission rules and hooks end to end', () => {
       expect(created.status).toBe(201);
       const { s } = await run([wait('fine'), write('w', 'frozen.txt')], { permissionMode: 'full-access' });
       await s.next('error');
-      expect(event(s.frames, 'step_complete', 'fine')).toBeDefined(); // the matcher left wait alone
-      const failed = event(s.frames, 'step_failed', 'w');
-      expect(failed?.['permission']).toMatchObject({
+      expect(stepFrames(s.frames, 'step_complete', 'fine')[0]).toBeDefined(); // the matcher left wait alone
+      const failed = failure(s.frames, 'w');
+      expect(failed?.permission).toMatchObject({
         decision: 'deny',
         hook: 'no-writes',
         reason: 'writes are frozen',
@@ -332,7 +341,7 @@ describe('permission rules and hooks end to end', () => {
       await rules(alice, { deny: ['Tool(wait)'] });
       const second = await run([wait('a')], { permissionMode: 'full-access' });
       await second.s.next('error');
-      expect(event(second.s.frames, 'step_failed', 'a')?.['permission']).toMatchObject({
+      expect(failure(second.s.frames, 'a')?.permission).toMatchObject({
         decision: 'deny',
         rule: expect.any(String),
       });
@@ -345,7 +354,7 @@ describe('permission rules and hooks end to end', () => {
       expect(deny.status).toBe(201);
       const first = await run([wait('a')], { permissionMode: 'full-access' });
       await first.s.next('error');
-      expect(event(first.s.frames, 'step_failed', 'a')?.['permission']).toMatchObject({
+      expect(failure(first.s.frames, 'a')?.permission).toMatchObject({
         hook: 'http-deny',
         reason: 'the http hook says no',
       });
@@ -363,7 +372,7 @@ describe('permission rules and hooks end to end', () => {
       });
       const closed = await run([wait('c')], { permissionMode: 'full-access' });
       await closed.s.next('error');
-      expect(String(event(closed.s.frames, 'step_failed', 'c')?.['error'])).toContain('fail-closed');
+      expect(String(failure(closed.s.frames, 'c')?.error)).toContain('fail-closed');
     });
 
     it('post_tool_use and run_complete hooks observe finished calls and runs', async () => {

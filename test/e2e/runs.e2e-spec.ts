@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RunDetail } from '@switchyard/contracts';
 import {
   api,
   createTestDatabase,
@@ -11,8 +12,10 @@ import {
   uniquePrefix,
   waitFor,
   type ApiResponse,
+  stepFrames,
   type SseFrame,
   type SseStream,
+  type StepEventType,
   type TestDatabase,
 } from '@switchyard/testing';
 
@@ -59,22 +62,10 @@ describe('agent runs end to end', () => {
   const detail = async (runId: string, token = alice) => {
     const res = await call('GET', `/api/agent/runs/${runId}`, token);
     expect(res.status).toBe(200);
-    return res.json as {
-      status: string;
-      plan: { steps: Step[] } | null;
-      executions: Array<{
-        stepId: string;
-        status: string;
-        result: unknown;
-        reused: boolean;
-        error: string | null;
-      }>;
-      events: Array<{ seq: number; type: string; data: Record<string, unknown> }>;
-    };
+    return RunDetail.parse(res.json);
   };
-  const ofType = (frames: SseFrame[], type: string) => frames.filter((f) => f.event === type);
-  const stepEvent = (frames: SseFrame[], type: string, stepId: string) =>
-    frames.find((f) => f.event === type && f.data?.data['stepId'] === stepId);
+  const stepEvent = <T extends StepEventType>(frames: readonly SseFrame[], type: T, stepId: string) =>
+    stepFrames(frames, type, stepId)[0];
   const runCount = async (token = alice) =>
     ((await call('GET', '/api/agent/runs?limit=200', token)).json['items'] as unknown[]).length;
 
@@ -128,13 +119,13 @@ describe('agent runs end to end', () => {
     const runId = await start({ goal: 'wait twice in parallel, then report a' });
     const s = await stream(runId);
     await s.next('plan_approval_requested');
-    const tokens = ofType(s.frames, 'plan_token');
+    const tokens = s.all('plan_token');
     expect(tokens.length).toBeGreaterThan(1);
-    expect(tokens.map((f) => f.data?.data['text']).join('')).toBe(content);
-    expect((await s.next('plan_ready')).data?.data['plan']).toEqual(
+    expect(tokens.map((f) => f.data.data.text).join('')).toBe(content);
+    expect((await s.next('plan_ready')).data.data.plan).toEqual(
       expect.objectContaining({ steps: expect.any(Array) }),
     );
-    expect(ofType(s.frames, 'step_start')).toHaveLength(0); // nothing runs before approval
+    expect(s.all('step_start')).toHaveLength(0); // nothing runs before approval
     expect((await detail(runId)).status).toBe('awaiting_plan_approval');
     // The prompt carried the catalog (tools are described, not bound) and the goal.
     const request = llm.requests[llm.requests.length - 1];
@@ -144,11 +135,11 @@ describe('agent runs end to end', () => {
     const approved = await call('POST', `/api/agent/${runId}/approve`, alice);
     expect(approved.status).toBe(200);
     const done = await s.next('complete');
-    expect(done.data?.data['result']).toBe(1); // exact placeholder kept the number type
+    expect(done.data.data.result).toBe(1); // exact placeholder kept the number type
     await s.reading;
     expect(s.ended()).toBe(true);
 
-    const seqOf = (type: string, id: string) => stepEvent(s.frames, type, id)?.id ?? NaN;
+    const seqOf = (type: StepEventType, id: string) => stepEvent(s.frames, type, id)?.id ?? NaN;
     // a and b both started before either finished: they ran at the same time.
     expect(Math.max(seqOf('step_start', 'a'), seqOf('step_start', 'b'))).toBeLessThan(
       Math.min(seqOf('step_complete', 'a'), seqOf('step_complete', 'b')),
@@ -196,7 +187,7 @@ describe('agent runs end to end', () => {
     });
     const s = await stream(runId);
     const done = await s.next('complete');
-    expect(done.data?.data['result']).toEqual({
+    expect(done.data.data.result).toEqual({
       last: 7,
       text: 'v=7 name=ada flag=true',
       list: [1, 2],
@@ -213,8 +204,8 @@ describe('agent runs end to end', () => {
     });
     const s = await stream(runId);
     const error = await s.next('error');
-    expect(String(error.data?.data['message'])).toContain('node.s0.result.missing does not exist');
-    expect(String(stepEvent(s.frames, 'step_failed', 's1')?.data?.data['error'])).toContain('missing');
+    expect(String(error.data.data.message)).toContain('node.s0.result.missing does not exist');
+    expect(String(stepEvent(s.frames, 'step_failed', 's1')?.data.data.error)).toContain('missing');
     expect(stepEvent(s.frames, 'step_start', 's1')).toBeUndefined(); // the tool was never called
     expect((await detail(runId)).status).toBe('failed');
   });
@@ -235,7 +226,7 @@ describe('agent runs end to end', () => {
     });
     expect(ok.status).toBe(200);
     const done = await s.next('complete');
-    expect(done.data?.data['result']).toBe('edited!');
+    expect(done.data.data.result).toBe('edited!');
     expect(stepEvent(s.frames, 'step_start', 'x')).toBeUndefined();
     expect((await detail(runId)).plan?.steps.map((x) => x['id'])).toEqual(['y', 'z']);
   });
@@ -291,12 +282,60 @@ describe('agent runs end to end', () => {
     });
     const s = await stream(runId);
     await s.next('complete');
-    const retries = s.frames.filter((f) => f.event === 'step_retry' && f.data?.data['stepId'] === 'reader');
+    const retries = stepFrames(s.frames, 'step_retry', 'reader');
     expect(retries.length).toBeGreaterThanOrEqual(1);
-    expect(retries.map((f) => f.data?.data['delayMs'])).toEqual(retries.map((_, i) => 150 * 2 ** i));
-    const starts = s.frames.filter((f) => f.event === 'step_start' && f.data?.data['stepId'] === 'reader');
-    expect(starts.map((f) => f.data?.data['attempt'])).toEqual(starts.map((_, i) => i + 1));
-    expect(stepEvent(s.frames, 'step_complete', 'reader')?.data?.data['result']).toContain('here');
+    expect(retries.map((f) => f.data.data.delayMs)).toEqual(retries.map((_, i) => 150 * 2 ** i));
+    const starts = stepFrames(s.frames, 'step_start', 'reader');
+    expect(starts.map((f) => f.data.data.attempt)).toEqual(starts.map((_, i) => i + 1));
+    expect(stepEvent(s.frames, 'step_complete', 'reader')?.data.data.result).toContain('here');
+  });
+
+  it('does not retry a refusal: one attempt, and its code reaches step_failed, the run error and the history', async () => {
+    const runId = await start({
+      config: noReview,
+      workflow: {
+        steps: [
+          {
+            id: 'outside',
+            tool: 'read_file',
+            arguments: { filePath: '/etc/hostname' },
+            retry: { attempts: 5, backoffMs: 50 },
+          },
+        ],
+      },
+    });
+    const s = await stream(runId);
+    const error = await s.next('error');
+    expect(s.all('step_retry')).toEqual([]);
+    expect(stepFrames(s.frames, 'step_start', 'outside')).toHaveLength(1);
+    expect(stepEvent(s.frames, 'step_failed', 'outside')?.data.data).toMatchObject({
+      cancelled: false,
+      code: 'forbidden',
+      attempt: 1,
+    });
+    expect(error.data.data).toMatchObject({ code: 'forbidden', stepId: 'outside' });
+    expect((await detail(runId)).executions).toEqual([
+      expect.objectContaining({ stepId: 'outside', status: 'failed', code: 'forbidden', attempt: 1 }),
+    ]);
+  });
+
+  it('stores a tool output holding NUL bytes losslessly, as JSON text flagged encoded, and the run completes', async () => {
+    const runId = await start({
+      config: noReview,
+      workflow: {
+        steps: [{ id: 'proc', tool: 'execute_command', arguments: { command: 'cat /proc/self/cmdline' } }],
+      },
+    });
+    const s = await stream(runId);
+    const done = await s.next('complete');
+    const kept = stepEvent(s.frames, 'step_complete', 'proc')?.data.data;
+    expect(kept).toMatchObject({ encoded: 'json', truncated: false, sandboxed: true });
+    const output = JSON.parse(String(kept?.result)) as string;
+    expect(output).toContain('cat\u0000/proc/self/cmdline\u0000');
+    expect(done.data.data).toMatchObject({ encoded: ['proc'] });
+    const d = await detail(runId);
+    expect(d.status).toBe('completed');
+    expect(d.executions[0]?.result).toBe(output); // the history gives the bytes back
   });
 
   it('refuses a forged plan asking retries of a tool that is not retry-safe, before anything runs', async () => {
@@ -340,11 +379,11 @@ describe('agent runs end to end', () => {
     const s = await stream(runId);
     await s.next('complete');
     const d = await detail(runId);
-    const kept = d.executions.find((x) => x.stepId === 'big') as { truncated?: boolean; result: unknown };
-    expect(kept.truncated).toBe(true);
-    expect(String(kept.result)).toHaveLength(64 * 1024);
+    const kept = d.executions.find((x) => x.stepId === 'big');
+    expect(kept?.truncated).toBe(true);
+    expect(String(kept?.result)).toHaveLength(64 * 1024);
     expect(readFileSync(join(aliceArea, 'big.txt'), 'utf8')).toBe(big); // the next step got all of it
-    expect(stepEvent(s.frames, 'step_start', 'save')?.data?.data['argumentsTruncated']).toBe(true);
+    expect(stepEvent(s.frames, 'step_start', 'save')?.data.data.argumentsTruncated).toBe(true);
   });
 
   it('releases one step gate by stepId, the other stays closed; cancel at a gate ends the run', async () => {
@@ -359,7 +398,7 @@ describe('agent runs end to end', () => {
     });
     const s = await stream(runId);
     await s.next('step_approval_requested');
-    await waitFor(async () => ofType(s.frames, 'step_approval_requested').length === 2, 5_000);
+    await waitFor(async () => s.all('step_approval_requested').length === 2, 5_000);
     const one = await call('POST', `/api/agent/${runId}/approve?stepId=w1`, alice);
     expect(one.json).toMatchObject({ released: ['w1'], status: 'awaiting_step_approval' });
     await waitFor(async () => existsSync(join(aliceArea, 'g1.txt')), 5_000);
@@ -368,7 +407,7 @@ describe('agent runs end to end', () => {
     expect(cancelled.status).toBe(200);
     await s.next('cancelled');
     expect(existsSync(join(workspace, 'g2.txt'))).toBe(false);
-    expect(stepEvent(s.frames, 'step_failed', 'w2')?.data?.data['cancelled']).toBe(true);
+    expect(stepEvent(s.frames, 'step_failed', 'w2')?.data.data.cancelled).toBe(true);
   });
 
   it('cancels a run waiting at the plan gate', async () => {
@@ -394,8 +433,8 @@ describe('agent runs end to end', () => {
     await s.next('cancelled', 10_000);
     await s.reading;
     expect(Date.now() - startedAt).toBeLessThan(5_000); // the call was aborted, not waited out (30 s)
-    expect(ofType(s.frames, 'complete')).toHaveLength(0);
-    expect(stepEvent(s.frames, 'step_failed', 'long')?.data?.data['cancelled']).toBe(true);
+    expect(s.all('complete')).toHaveLength(0);
+    expect(stepEvent(s.frames, 'step_failed', 'long')?.data.data.cancelled).toBe(true);
     expect(stepEvent(s.frames, 'step_start', 'after')).toBeUndefined();
     expect((await detail(runId)).status).toBe('cancelled');
     expect((await call('POST', `/api/agent/${runId}/cancel`, alice)).status).toBe(409);
@@ -440,7 +479,7 @@ describe('agent runs end to end', () => {
     await stack.startService('executor');
     const interrupted = await s.next('interrupted', 15_000);
     expect(Date.now() - killedAt).toBeLessThan(1500 + 300 + 5_000);
-    expect(String(interrupted.data?.data['message'])).toContain('lease');
+    expect(String(interrupted.data.data.message)).toContain('lease');
     expect((await detail(runId)).status).toBe('interrupted');
 
     const resumed = await call('POST', `/api/agent/runs/${runId}/resume`, alice);
@@ -448,7 +487,7 @@ describe('agent runs end to end', () => {
     expect(resumed.json['runId']).toBe(runId);
     const after = await stream(runId, alice, interrupted.id);
     const review = await after.next('plan_approval_requested');
-    expect(review.data?.data['reusedSteps']).toEqual(['done']);
+    expect(review.data.data.reusedSteps).toEqual(['done']);
     // Shorten the slow step at the review gate; the completed step stays as it was.
     const edited = await call('POST', `/api/agent/${runId}/approve`, alice, {
       steps: [
@@ -459,9 +498,9 @@ describe('agent runs end to end', () => {
     });
     expect(edited.status).toBe(200);
     const done = await after.next('complete');
-    expect(done.data?.data['result']).toBe('kept');
+    expect(done.data.data.result).toBe('kept');
     const d = await detail(runId);
-    expect(d.events.filter((e) => e.type === 'step_start' && e.data['stepId'] === 'done')).toHaveLength(1);
+    expect(d.events.filter((e) => e.type === 'step_start' && e.data.stepId === 'done')).toHaveLength(1);
     expect(d.executions.find((x) => x.stepId === 'done')).toMatchObject({
       status: 'completed',
       reused: true,
@@ -477,7 +516,7 @@ describe('agent runs end to end', () => {
     expect(await stack.stopService('executor')).toBe(0);
     const interrupted = await s.next('interrupted', 10_000);
     expect(Date.now() - stoppedAt).toBeLessThan(5_000);
-    expect(String(interrupted.data?.data['message'])).toContain('shut down');
+    expect(String(interrupted.data.data.message)).toContain('shut down');
     await stack.startService('executor');
   }, 60_000);
 
@@ -497,17 +536,17 @@ describe('agent runs end to end', () => {
     await f.next('plan_approval_requested');
     await call('POST', `/api/agent/${forkId}/approve`, alice);
     await f.next('complete');
-    expect(ofType(f.frames, 'step_start')).toHaveLength(2); // nothing reused by a fork
+    expect(f.all('step_start')).toHaveLength(2); // nothing reused by a fork
 
     const rewound = await call('POST', `/api/agent/runs/${source}/rewind`, alice, { keepSteps: 1 });
     expect(rewound.status).toBe(200);
     const rewindId = rewound.json['runId'] as string;
     const r = await stream(rewindId);
     const review = await r.next('plan_approval_requested');
-    expect(review.data?.data['reusedSteps']).toEqual(['one']);
+    expect(review.data.data.reusedSteps).toEqual(['one']);
     await call('POST', `/api/agent/${rewindId}/approve`, alice);
     await r.next('complete');
-    expect(ofType(r.frames, 'step_start')).toHaveLength(0);
+    expect(r.all('step_start')).toHaveLength(0);
     const d = await detail(rewindId);
     expect(d.plan?.steps).toHaveLength(1);
     expect(d.executions).toEqual([
@@ -535,7 +574,7 @@ describe('agent runs end to end', () => {
     const ids = res.json['runIds'] as string[];
     expect(new Set(ids).size).toBe(8);
     const results = await Promise.all(
-      ids.map(async (id) => (await (await stream(id)).next('complete')).data?.data['result']),
+      ids.map(async (id) => (await (await stream(id)).next('complete')).data.data.result),
     );
     expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
 
@@ -647,10 +686,10 @@ describe('agent runs end to end', () => {
     const runId = await start({ goal: 'plan badly' });
     const s = await stream(runId);
     const error = await s.next('error', 20_000);
-    expect(error.data?.data['issues']).toContainEqual(
+    expect(error.data.data.issues).toContainEqual(
       expect.objectContaining({ path: '$.steps[0].tool', code: 'unknown_tool' }),
     );
-    expect(error.data?.data['attempts']).toBe(3);
+    expect(error.data.data.attempts).toBe(3);
     const retry = llm.requests[llm.requests.length - 1];
     expect(JSON.stringify(retry?.messages)).toContain('does_not_exist');
     expect(stepEvent(s.frames, 'step_start', 'a')).toBeUndefined();

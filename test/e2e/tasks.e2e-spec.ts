@@ -253,7 +253,7 @@ describe('background tasks end to end', () => {
     });
     const done = await s.next('complete', 30_000);
     s.close();
-    const results = done.data?.data['results'] as Record<string, Record<string, unknown>>;
+    const results = done.data.data.results as Record<string, Record<string, unknown>>;
     expect(results['wait']).toMatchObject({
       state: 'completed',
       priority: 'normal',

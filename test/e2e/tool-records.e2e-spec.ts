@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Rpc } from '@switchyard/contracts';
-import { agentTools } from '@switchyard/server-agents';
 import { Bus } from '@switchyard/server-bus';
 import { api, createTestDatabase, Stack, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 
@@ -259,7 +258,6 @@ describe('tool records API', () => {
     let readFileId: number;
     let writeFileId: number;
     let disabledId: number;
-    let waitId: number;
 
     beforeAll(async () => {
       other = (await call('POST', '/api/tokens', admin, { owner: 'otto' })).json['token'] as string;
@@ -269,7 +267,6 @@ describe('tool records API', () => {
       }>;
       readFileId = builtins.find((b) => b.name === 'read_file')?.id as number;
       writeFileId = builtins.find((b) => b.name === 'write_file')?.id as number;
-      waitId = builtins.find((b) => b.name === 'wait')?.id as number;
       disabledId = (await call('POST', '/mcp/tool', admin, local({ status: 'DISABLED' }))).json[
         'id'
       ] as number;
@@ -335,44 +332,6 @@ describe('tool records API', () => {
       expect((r.json['errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual(
         ['body.mcpToolIds.0', 'body.modelSettings.temperature', 'body.name'].sort(),
       );
-    });
-
-    it("gives the planner an agent's tools as LangChain tools that run through the registry", async () => {
-      const created = await call('POST', '/api/agents', user, {
-        name: 'waiter',
-        mcpToolIds: [waitId, readFileId],
-      });
-      const bus = await Bus.connect({
-        servers: ['nats://127.0.0.1:4222'],
-        name: 'lc',
-        subjectPrefix: stack.env['NATS_SUBJECT_PREFIX'] ?? '',
-        defaultTimeoutMs: 10_000,
-      });
-      try {
-        const me = (await call('GET', '/api/me', user)).json['owner'] as { id: string };
-        const ctx = { correlationId: 'lc-test', ownerId: me.id, role: 'user' as const };
-        const { tools } = await agentTools(bus, created.json['id'] as number, ctx);
-        expect(tools.map((t) => t.name)).toEqual(['wait', 'read_file']);
-        const wait = tools[0];
-        expect(await wait?.invoke({ ms: 1, value: { ok: true } })).toBe('{"ok":true}');
-        await expect(wait?.invoke({ ms: 'soon' })).rejects.toThrow(/did not match expected schema/);
-        // A guard's refusal reaches the model as a result it can act on.
-        const read = await tools[1]?.invoke({ filePath: '/etc/passwd' });
-        expect(read).toMatch(/^ERROR: path "\/etc\/passwd" is refused: outside the workspace/);
-        // Another owner's agent is not reachable with this owner's identity.
-        await expect(
-          agentTools(bus, created.json['id'] as number, {
-            ...ctx,
-            ownerId: '00000000-0000-4000-8000-000000000000',
-          }),
-        ).rejects.toMatchObject({ code: 'not_found' });
-        // A call without an owner is missing an identity, which is a missing permission.
-        await expect(
-          agentTools(bus, created.json['id'] as number, { correlationId: 'lc-anonymous' }),
-        ).rejects.toMatchObject({ code: 'forbidden' });
-      } finally {
-        await bus.close();
-      }
     });
 
     it('assembles by record names and all enabled over the registry RPC', async () => {

@@ -10,7 +10,7 @@ import {
   Stack,
   uniquePrefix,
   type ApiResponse,
-  type SseFrame,
+  stepFrames,
   type SseStream,
   type TestDatabase,
 } from '@switchyard/testing';
@@ -73,10 +73,6 @@ describe('workflows end to end', () => {
     ((await call('GET', '/api/agent/tools', token)).json as unknown as Array<{ name: string }>).map(
       (t) => t.name,
     );
-  const event = (frames: SseFrame[], type: string, stepId: string) =>
-    frames
-      .filter((f) => f.event === type && f.data?.data['stepId'] === stepId)
-      .map((f) => f.data?.data ?? {});
 
   /** Runs a workflow by hand in full-access mode and approves its plan. */
   const runApproved = async (id: string) => {
@@ -168,7 +164,7 @@ describe('workflows end to end', () => {
     const s1 = await follow(byHand.json['runId'] as string);
     await s1.next('plan_approval_requested'); // the normal approval policy
     await call('POST', `/api/agent/${String(byHand.json['runId'])}/approve`, alice);
-    expect((await s1.next('complete')).data?.data['result']).toEqual({ greeting: 'hello ada', n: 3 });
+    expect((await s1.next('complete')).data.data.result).toEqual({ greeting: 'hello ada', n: 3 });
     expect(
       (await call('POST', `/api/workflows/${wf.id}/run`, bob, { inputs: { name: 'x', count: 1 } })).status,
     ).toBe(404);
@@ -186,7 +182,7 @@ describe('workflows end to end', () => {
     expect(goal.status).toBe(200);
     const s2 = await follow(goal.json['runId'] as string);
     const done = await s2.next('complete', 30_000);
-    expect(done.data?.data['result']).toMatchObject({ result: { greeting: 'hello model', n: 7 } });
+    expect(done.data.data.result).toMatchObject({ result: { greeting: 'hello model', n: 7 } });
 
     // Editing the draft does not change what the tool runs.
     const edited = await call('PUT', `/api/workflows/${wf.id}`, alice, {
@@ -342,9 +338,9 @@ describe('workflows end to end', () => {
     });
     expect(res.status).toBe(201);
     const s = await runApproved(String(res.json['id']));
-    expect((await s.next('complete')).data?.data['result']).toBe(2);
-    expect(event(s.frames, 'step_start', 'p')).toEqual([]);
-    expect(event(s.frames, 'step_complete', 'p')).toEqual([
+    expect((await s.next('complete')).data.data.result).toBe(2);
+    expect(stepFrames(s.frames, 'step_start', 'p').map((f) => f.data.data)).toEqual([]);
+    expect(stepFrames(s.frames, 'step_complete', 'p').map((f) => f.data.data)).toEqual([
       expect.objectContaining({ pinned: true, result: { rows: 2 } }),
     ]);
   });
@@ -374,11 +370,15 @@ describe('workflows end to end', () => {
     expect(res.status).toBe(201);
     const s = await runApproved(String(res.json['id']));
     await s.next('complete');
-    expect(event(s.frames, 'step_retry', 'read').map((e) => [e['attempt'], e['delayMs']])).toEqual([
-      [1, 500],
-      [2, 1000],
+    expect(
+      stepFrames(s.frames, 'step_retry', 'read')
+        .map((f) => f.data.data)
+        .map((e) => [e.attempt, e.code, e.delayMs]),
+    ).toEqual([
+      [1, 'tool_failed', 500],
+      [2, 'tool_failed', 1000],
     ]);
-    expect(event(s.frames, 'step_complete', 'read')).toEqual([
+    expect(stepFrames(s.frames, 'step_complete', 'read').map((f) => f.data.data)).toEqual([
       expect.objectContaining({ attempt: 3, result: expect.stringContaining('at last') }),
     ]);
   });

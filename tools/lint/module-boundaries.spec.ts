@@ -132,6 +132,54 @@ const CASES: Case[] = [
     code: "import { waitFor } from '@switchyard/testing';\nexport const w = waitFor;\n",
     rule: null,
   },
+  {
+    name: 'contracts importing node:fs (bannedExternalImports alone lets it through)',
+    file: 'libs/contracts/src/x.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'plan importing a bare Node built-in',
+    file: 'libs/plan/src/x.ts',
+    code: "import { join } from 'path';\nexport const j = join;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'permissions importing node:crypto',
+    file: 'libs/permissions/src/x.ts',
+    code: "import { createHash } from 'node:crypto';\nexport const h = createHash;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'plan importing fs/promises',
+    file: 'libs/plan/src/x.ts',
+    code: "import { readFile } from 'fs/promises';\nexport const r = readFile;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'plan importing a server lib',
+    file: 'libs/plan/src/x.ts',
+    code: "import { RunsRepository } from '@switchyard/server-db';\nexport const r = RunsRepository;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'permissions importing Nest',
+    file: 'libs/permissions/src/x.ts',
+    code: "import { Injectable } from '@nestjs/common';\nexport const i = Injectable;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'a browser-safe lib importing zod, ajv and contracts',
+    file: 'libs/plan/src/x.ts',
+    code: "import { z } from 'zod';\nimport Ajv from 'ajv';\nimport { AgentPlan } from '@switchyard/contracts';\nexport const all = [z, Ajv, AgentPlan];\n",
+    rule: null,
+  },
+  {
+    name: 'a test of a browser-safe lib using Node',
+    file: 'libs/plan/src/x.spec.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
+    rule: null,
+  },
 ];
 
 /**

@@ -12,7 +12,7 @@ import {
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
-import { StreamQuery } from './run-events';
+import { RunDetail, RunEvent, StreamQuery } from './run-events';
 import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
   CreateWorkflowBody,
@@ -44,7 +44,6 @@ import {
   BatchBody,
   RewindBody,
   RunControlReply,
-  RunDetail,
   RunIdParam,
   RunListQuery,
   RunPage,
@@ -109,7 +108,7 @@ export interface RouteDef {
     | { readonly permission: Permission }
     | { readonly anyOf: readonly Permission[] }
     | 'authenticated';
-  /** Media type of a successful response; JSON unless said. */
+  /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
   readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream';
   /** The SSE stream is the one route that also accepts `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
@@ -583,7 +582,7 @@ export const Routes = {
     auth: { permission: 'agent:run:list' },
     queryToken: true,
     query: StreamQuery,
-    response: z.string(),
+    response: RunEvent,
     produces: 'text/event-stream',
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found'],
   }),

@@ -11,6 +11,7 @@ export * from './mcp-tools';
 export * from './agents';
 export * from './plan';
 export * from './run-events';
+export * from './events';
 export * from './runs';
 export * from './permissions';
 export * from './workflows';

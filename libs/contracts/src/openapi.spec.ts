@@ -1,5 +1,6 @@
 import { Routes } from './http';
 import { buildOpenApi } from './openapi';
+import { RunEventBody } from './run-events';
 import { PERMISSIONS, ROLE_PERMISSIONS, roleAllows } from './identity';
 
 describe('OpenAPI document', () => {
@@ -57,6 +58,28 @@ describe('OpenAPI document', () => {
       'role',
     ]);
     expect(body.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
+  it('describes the run stream frame by frame from the event catalog', () => {
+    const sse = doc.paths['/api/agent/stream']?.['get']?.responses['200']?.content['text/event-stream'] as {
+      schema: { type: string };
+      itemSchema: {
+        properties: {
+          data: {
+            contentSchema: {
+              oneOf: Array<{ properties: { type: { const: string }; data: { required?: string[] } } }>;
+            };
+          };
+        };
+      };
+    };
+    expect(sse.schema.type).toBe('string');
+    const frames = sse.itemSchema.properties.data.contentSchema.oneOf;
+    expect(frames.map((f) => f.properties.type.const).sort()).toEqual(
+      RunEventBody.options.map((o) => o.shape.type.value).sort(),
+    );
+    const error = frames.find((f) => f.properties.type.const === 'error');
+    expect(error?.properties.data.required).toEqual(expect.arrayContaining(['message', 'code']));
   });
 
   it('marks public routes as needing no token', () => {

@@ -25,6 +25,33 @@ function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'query'): 
   }));
 }
 
+/**
+ * An SSE response: the body is text, and each frame carries one JSON value of `frame` as its data.
+ * `itemSchema` is how OpenAPI 3.2 describes the frames of a sequential media type; 3.1 tools that do
+ * not know it still see a string.
+ */
+function eventStreamOf(frame: z.ZodType): JsonSchema {
+  return {
+    schema: {
+      type: 'string',
+      description: 'server-sent events: `id: <seq>`, `event: <type>`, `data: <the event as JSON>` per frame',
+    },
+    itemSchema: {
+      type: 'object',
+      required: ['id', 'event', 'data'],
+      properties: {
+        id: { type: 'string', description: "the event's sequence number (send it back as Last-Event-ID)" },
+        event: { type: 'string', description: "the event's type" },
+        data: {
+          type: 'string',
+          contentMediaType: 'application/json',
+          contentSchema: schemaOf(frame, 'output'),
+        },
+      },
+    },
+  };
+}
+
 /** Builds the OpenAPI 3.1 document from the route table: the schemas the gateway validates with. */
 export function buildOpenApi(
   routes: Record<string, RouteDef>,
@@ -36,7 +63,12 @@ export function buildOpenApi(
     const responses: Record<string, JsonSchema> = {
       [String(r.status ?? 200)]: {
         description: 'success',
-        content: { [r.produces ?? 'application/json']: { schema: schemaOf(r.response, 'output') } },
+        content: {
+          [r.produces ?? 'application/json']:
+            r.produces === 'text/event-stream'
+              ? eventStreamOf(r.response)
+              : { schema: schemaOf(r.response, 'output') },
+        },
       },
     };
     const codes = new Set(r.errors);

@@ -25,7 +25,6 @@ import {
   DraftPlanResult,
   RewindBody,
   RunControlReply,
-  RunDetail,
   RunIdParam,
   RunListQuery,
   RunPage,
@@ -33,6 +32,7 @@ import {
   StartedRun,
   StartRunBody,
 } from './runs';
+import { RunDetail } from './run-events';
 import {
   EvaluateBody,
   Hook,

@@ -1,26 +1,258 @@
 import { z } from 'zod';
+import { ErrorCode } from './errors';
+import { PermissionDecision } from './permissions';
+import { AgentPlan, PlanIssue } from './plan';
+import { RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
+import { ToolEffect } from './tools';
+
+/**
+ * The run event catalog: every event a run writes to its audit log (and the SSE stream relays), one
+ * schema per type. Wire-stable and kept for ever: add optional fields, never change a field's
+ * meaning. The writer parses each event against its schema before storing it.
+ */
+
+const StepRef = { stepId: z.string(), tool: z.string() };
+
+/**
+ * How a stored value (a result, a step's arguments) stands for the real one. Postgres cannot store
+ * NUL characters or unpaired UTF-16 surrogates in JSON; a value holding one is kept as its JSON text
+ * instead (`JSON.parse` gives it back exactly) and marked `encoded: 'json'`.
+ */
+export const ValueEncoding = z.literal('json');
+export type ValueEncoding = z.infer<typeof ValueEncoding>;
+
+export const RunCreated = z.object({
+  goal: z.string(),
+  config: RunConfig,
+  source: z.enum(['goal', 'workflow']),
+  sourceRunId: z.string().uuid().optional(),
+  batchId: z.string().uuid().optional(),
+  forkedFrom: z.string().uuid().optional(),
+  rewoundFrom: z.string().uuid().optional(),
+  keepSteps: z.number().int().min(0).optional(),
+  workflowId: z.string().uuid().optional(),
+  version: z.number().int().nullable().optional().describe('the workflow version; null: its draft'),
+  taskId: z.string().uuid().optional(),
+  asTool: z.literal(true).optional().describe('a workflow run as one tool call of another run'),
+});
+export type RunCreated = z.infer<typeof RunCreated>;
+
+export const PlanningStarted = z.object({});
+export type PlanningStarted = z.infer<typeof PlanningStarted>;
+
+export const PlanToken = z.object({
+  text: z.string(),
+  attempt: z.number().int().min(1).describe('the draft attempt these tokens belong to'),
+});
+export type PlanToken = z.infer<typeof PlanToken>;
+
+export const PlanReady = z.object({
+  plan: AgentPlan,
+  attempts: z.number().int().min(1).optional().describe('drafts the planner needed'),
+  edited: z.literal(true).optional().describe('an edited plan adopted at a gate'),
+});
+export type PlanReady = z.infer<typeof PlanReady>;
+
+export const PlanApprovalRequested = z.object({
+  gate: z.literal('plan'),
+  steps: z.number().int().min(1),
+  nonReadSteps: z.array(z.string()),
+  reusedSteps: z.array(z.string()).describe('completed earlier; not run again'),
+  resumed: z.literal(true).optional(),
+});
+export type PlanApprovalRequested = z.infer<typeof PlanApprovalRequested>;
+
+export const PlanApproved = z.discriminatedUnion('edited', [
+  z.object({ edited: z.literal(false) }),
+  z.object({ edited: z.literal(true), plan: AgentPlan }),
+]);
+export type PlanApproved = z.infer<typeof PlanApproved>;
+
+export const RunStarted = z.object({
+  steps: z.number().int().min(1),
+  reused: z.number().int().min(0).describe('steps taken over from an earlier run'),
+});
+export type RunStarted = z.infer<typeof RunStarted>;
+
+const ShownArguments = {
+  arguments: z.unknown().describe('resolved arguments as stored (see argumentsTruncated/argumentsEncoded)'),
+  argumentsTruncated: z.literal(true).optional().describe('arguments is the first part of their JSON text'),
+  argumentsEncoded: ValueEncoding.optional(),
+};
+
+export const StepStarted = z.object({
+  ...StepRef,
+  effect: ToolEffect,
+  attempt: z.number().int().min(1),
+  description: z.string(),
+  ...ShownArguments,
+  permission: PermissionDecision,
+});
+export type StepStarted = z.infer<typeof StepStarted>;
+
+export const StepApprovalRequested = z.object({
+  gate: z.literal('step'),
+  ...StepRef,
+  effect: ToolEffect,
+  ...ShownArguments,
+  reason: z.string(),
+  permission: PermissionDecision,
+});
+export type StepApprovalRequested = z.infer<typeof StepApprovalRequested>;
+
+export const StepApproved = z.object({ stepId: z.string() });
+export type StepApproved = z.infer<typeof StepApproved>;
+
+export const StepRetry = z.object({
+  ...StepRef,
+  attempt: z.number().int().min(1).describe('the attempt that failed'),
+  code: ErrorCode,
+  error: z.string(),
+  delayMs: z.number().int().min(0),
+});
+export type StepRetry = z.infer<typeof StepRetry>;
+
+export const StepCompleted = z.object({
+  ...StepRef,
+  attempt: z.number().int().min(0).describe('0: reused or pinned, the tool was not called'),
+  result: z.unknown(),
+  truncated: z.boolean().describe('result is the first part of its JSON text (or the tool cut its output)'),
+  encoded: ValueEncoding.optional(),
+  durationMs: z.number().min(0).optional(),
+  sandboxed: z.boolean().optional().describe('execute_command: whether it ran inside the command sandbox'),
+  reused: z.literal(true).optional(),
+  pinned: z.literal(true).optional(),
+});
+export type StepCompleted = z.infer<typeof StepCompleted>;
+
+const StepFailure = {
+  ...StepRef,
+  attempt: z.number().int().min(0).describe('0: ended before its tool was called'),
+  error: z.string(),
+};
+
+/** A step ended without a result: it failed (with the error's code) or the run was cancelled. */
+export const StepFailed = z.discriminatedUnion('cancelled', [
+  z.object({
+    ...StepFailure,
+    cancelled: z.literal(false),
+    code: ErrorCode.describe(
+      'tool_failed: the tool reported it; forbidden: permissions or a guard refused the call; validation_failed: bad arguments or references; not_found: no such tool; timeout, unavailable: transient',
+    ),
+    permission: PermissionDecision.optional().describe('the decision that refused the call'),
+    sandboxed: z.boolean().optional().describe('execute_command: whether it ran inside the command sandbox'),
+  }),
+  z.object({ ...StepFailure, cancelled: z.literal(true) }),
+]);
+export type StepFailed = z.infer<typeof StepFailed>;
+
+export const CancelRequested = z.object({ message: z.string() });
+export type CancelRequested = z.infer<typeof CancelRequested>;
+
+export const RunResumed = z.object({ from: RunStatus, reusedSteps: z.array(z.string()) });
+export type RunResumed = z.infer<typeof RunResumed>;
+
+export const RunCancelled = z.object({ message: z.string() });
+export type RunCancelled = z.infer<typeof RunCancelled>;
+
+export const RunInterrupted = z.object({ message: z.string() });
+export type RunInterrupted = z.infer<typeof RunInterrupted>;
+
+export const RunCompleted = z.object({
+  summary: z.string(),
+  result: z.unknown().describe("the only final step's result, or `results` when several steps are final"),
+  results: z
+    .record(z.string(), z.unknown())
+    .describe('the result of each final step (no step depends on it)'),
+  truncated: z.array(z.string()).optional().describe('steps whose result here is the first part of its JSON'),
+  encoded: z
+    .array(z.string())
+    .optional()
+    .describe("steps whose result here is its JSON text (ValueEncoding 'json')"),
+});
+export type RunCompleted = z.infer<typeof RunCompleted>;
+
+export const RunFailed = z.object({
+  message: z.string(),
+  code: ErrorCode,
+  stepId: z.string().optional().describe('the step whose failure ended the run'),
+  issues: z.array(PlanIssue).optional().describe('why a drafted plan was refused'),
+  attempts: z.number().int().min(1).optional(),
+});
+export type RunFailed = z.infer<typeof RunFailed>;
+
+function body<T extends string, D extends z.ZodType>(type: T, data: D) {
+  return z.object({ type: z.literal(type), data });
+}
+
+/** An event as it is emitted: its type and payload, before the log numbers it. */
+export const RunEventBody = z.discriminatedUnion('type', [
+  body('run_created', RunCreated),
+  body('planning_started', PlanningStarted),
+  body('plan_token', PlanToken),
+  body('plan_ready', PlanReady),
+  body('plan_approval_requested', PlanApprovalRequested),
+  body('plan_approved', PlanApproved),
+  body('run_started', RunStarted),
+  body('step_start', StepStarted),
+  body('step_approval_requested', StepApprovalRequested),
+  body('step_approved', StepApproved),
+  body('step_retry', StepRetry),
+  body('step_complete', StepCompleted),
+  body('step_failed', StepFailed),
+  body('cancel_requested', CancelRequested),
+  body('resumed', RunResumed),
+  body('cancelled', RunCancelled),
+  body('interrupted', RunInterrupted),
+  body('complete', RunCompleted),
+  body('error', RunFailed),
+]);
+export type RunEventBody = z.infer<typeof RunEventBody>;
+
+/** A stored event: numbered 1, 2, 3… per run with no gap, in the order it was written. */
+export const RunEvent = z.intersection(
+  RunEventBody,
+  z.object({ runId: z.string().uuid(), seq: z.number().int().positive(), at: z.string() }),
+);
+export type RunEvent = z.infer<typeof RunEvent>;
+
+export type RunEventType = RunEventBody['type'];
+/** Each event type's stored event (a map, so generic code over event types can still read `data`). */
+type RunEventByType = { [T in RunEventType]: Extract<RunEvent, { type: T }> };
+export type RunEventOf<T extends RunEventType> = RunEventByType[T];
+export type RunEventData<T extends RunEventType> = RunEventByType[T]['data'];
+
+export const TERMINAL_RUN_EVENTS = [
+  'complete',
+  'error',
+  'cancelled',
+  'interrupted',
+] as const satisfies readonly RunEventType[];
+export type TerminalRunEventType = (typeof TERMINAL_RUN_EVENTS)[number];
+/** How a run ended: one of the events after which its stream ends (until it is resumed). */
+export type TerminalRunEvent = Extract<RunEventBody, { type: TerminalRunEventType }>;
+
+/** The events that change a step's execution (folded into `StepExecution`). */
+export const STEP_RUN_EVENTS = [
+  'step_approval_requested',
+  'step_start',
+  'step_retry',
+  'step_complete',
+  'step_failed',
+] as const satisfies readonly RunEventType[];
+export type StepRunEvent = Extract<RunEvent, { type: (typeof STEP_RUN_EVENTS)[number] }>;
+
+const terminal: ReadonlySet<string> = new Set(TERMINAL_RUN_EVENTS);
+export function isTerminalRunEvent<E extends { type: string }>(
+  e: E,
+): e is E & { type: TerminalRunEventType } {
+  return terminal.has(e.type);
+}
 
 /** Where a run's events are published live (after they are stored): `events.run.<runId>`. */
 export function runEventsSubject(runId: string): string {
   return `events.run.${runId}`;
 }
-
-/** Event types after which a run's stream ends. */
-export const TERMINAL_RUN_EVENTS: ReadonlySet<string> = new Set([
-  'complete',
-  'error',
-  'cancelled',
-  'interrupted',
-]);
-
-export const RunEventMessage = z.object({
-  runId: z.string().uuid(),
-  seq: z.number().int().positive(),
-  type: z.string().min(1).max(64),
-  data: z.record(z.string(), z.unknown()),
-  at: z.string(),
-});
-export type RunEventMessage = z.infer<typeof RunEventMessage>;
 
 export const StreamQuery = z.object({
   runId: z.string().uuid(),
@@ -28,3 +260,14 @@ export const StreamQuery = z.object({
   lastEventId: z.coerce.number().int().min(0).optional(),
 });
 export type StreamQuery = z.infer<typeof StreamQuery>;
+
+/** A run with its plan, step executions and the start of its audit log. */
+export const RunDetail = RunSummary.extend({
+  config: z.record(z.string(), z.unknown()),
+  inputs: z.record(z.string(), z.unknown()),
+  plan: AgentPlan.nullable(),
+  executions: z.array(StepExecution),
+  events: z.array(RunEvent).describe('the audit log, oldest first (at most 1,000; the stream has them all)'),
+  eventsTruncated: z.boolean(),
+});
+export type RunDetail = z.infer<typeof RunDetail>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ModelSettings } from './agents';
+import { ErrorCode } from './errors';
 import { PageQuery, pageOf } from './identity';
 import { AgentPlan, PlanIssue } from './plan';
 import { ToolDescriptor } from './tools';
@@ -179,30 +180,12 @@ export const StepExecution = z.object({
   result: z.unknown().optional(),
   truncated: z.boolean(),
   error: z.string().nullable(),
+  code: ErrorCode.nullable().describe('why the last attempt failed'),
   reused: z.boolean().describe('taken over from an earlier run or attempt, not executed again'),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
 });
 export type StepExecution = z.infer<typeof StepExecution>;
-
-export const RunEvent = z.object({
-  runId: z.string().uuid(),
-  seq: z.number().int(),
-  type: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  at: z.string(),
-});
-export type RunEvent = z.infer<typeof RunEvent>;
-
-export const RunDetail = RunSummary.extend({
-  config: z.record(z.string(), z.unknown()),
-  inputs: z.record(z.string(), z.unknown()),
-  plan: AgentPlan.nullable(),
-  executions: z.array(StepExecution),
-  events: z.array(RunEvent).describe('the audit log, oldest first (at most 1,000; the stream has them all)'),
-  eventsTruncated: z.boolean(),
-});
-export type RunDetail = z.infer<typeof RunDetail>;
 
 /** Sent to the replica that owns a run, on its control subject. */
 export const RunControl = z.discriminatedUnion('action', [
@@ -224,7 +207,7 @@ export function planTokensSubject(runId: string): string {
   return `planner.draft.${runId}.tokens`;
 }
 
-export const PlanTokens = z.object({ runId: z.string(), attempt: z.number().int(), text: z.string() });
+export const PlanTokens = z.object({ runId: z.string(), attempt: z.number().int().min(1), text: z.string() });
 export type PlanTokens = z.infer<typeof PlanTokens>;
 
 export const DraftPlanRequest = z.object({
@@ -253,27 +236,3 @@ export const CheckModelRequest = z.object({ model: ModelSettings.optional() });
 export type CheckModelRequest = z.infer<typeof CheckModelRequest>;
 export const CheckModelResult = z.object({ provider: z.string(), model: z.string() });
 export type CheckModelResult = z.infer<typeof CheckModelResult>;
-
-/** Events a run can emit (the seed's taxonomy plus what a client needs for failures and cancels). */
-export const RUN_EVENT_TYPES = [
-  'run_created',
-  'planning_started',
-  'plan_token',
-  'plan_invalid',
-  'plan_ready',
-  'plan_approval_requested',
-  'plan_approved',
-  'step_approval_requested',
-  'step_approved',
-  'step_start',
-  'step_retry',
-  'step_complete',
-  'step_failed',
-  'cancel_requested',
-  'resumed',
-  'complete',
-  'error',
-  'cancelled',
-  'interrupted',
-] as const;
-export type RunEventType = (typeof RUN_EVENT_TYPES)[number];

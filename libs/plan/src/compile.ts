@@ -1,11 +1,4 @@
-import {
-  AgentPlan,
-  FlowGraph,
-  MAX_PLAN_STEPS,
-  PlanStep,
-  type FlowNode,
-  type PlanIssue,
-} from '@switchyard/contracts';
+import { AgentPlan, FlowGraph, MAX_PLAN_STEPS, type FlowNode, type PlanIssue } from '@switchyard/contracts';
 import { jsonPath } from './references';
 
 export type CompileResult =
@@ -30,16 +23,6 @@ function pathOf(base: string, parts: readonly PropertyKey[]): string {
     (acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : jsonPath(acc, String(p))),
     base,
   );
-}
-
-let pinnedAccepted: boolean | undefined;
-/**
- * Pinned results are a graph feature first; a step carries one only once the plan contract has the
- * field, so a graph compiles the same way before and after that change.
- */
-function planStepsAcceptPinned(): boolean {
-  pinnedAccepted ??= PlanStep.safeParse({ id: 'a', tool: 't', pinned: { result: null } }).success;
-  return pinnedAccepted;
 }
 
 /** One cycle among `ids` (each listed with its predecessors), first repeated at the end. */
@@ -181,7 +164,6 @@ export function compileGraph(graph: unknown): CompileResult {
   if (issues.length) return { ok: false, issues };
 
   const position = new Map(order.map(({ node }, i) => [node.id, i]));
-  const withPinned = planStepsAcceptPinned();
   const steps = order.map(({ node }) => {
     const d = node.data;
     return {
@@ -194,7 +176,7 @@ export function compileGraph(graph: unknown): CompileResult {
       description: d.description ?? '',
       ...(d.requiresApproval !== undefined ? { requiresApproval: d.requiresApproval } : {}),
       ...(d.retry !== undefined ? { retry: d.retry } : {}),
-      ...(withPinned && d.pinned !== undefined ? { pinned: d.pinned } : {}),
+      ...(d.pinned !== undefined ? { pinned: d.pinned } : {}),
     };
   });
   const goal = (parsed.data as { goal?: unknown }).goal;

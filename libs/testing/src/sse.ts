@@ -1,25 +1,45 @@
-export interface SseFrame {
-  /** performance.now() when the frame was parsed. */
+import {
+  describeIssues,
+  RunEvent,
+  toFieldIssues,
+  type RunEventOf,
+  type RunEventType,
+} from '@switchyard/contracts';
+
+export interface SseFrame<E extends RunEvent = RunEvent> {
+  /** performance.now() when the frame arrived (before it is checked). */
   receivedAt: number;
-  id?: number;
-  event?: string;
-  data?: { runId: string; seq: number; type: string; data: Record<string, unknown>; at: string };
+  id: number;
+  event: E['type'];
+  /** The frame's data, parsed against the run event catalog. */
+  data: E;
 }
 
 export interface SseStream {
   readonly res: Response;
+  /** Every frame so far, each checked against the catalog (a frame that does not fit fails the stream). */
   readonly frames: SseFrame[];
   readonly comments: string[];
   /** The server ended the stream. */
   ended(): boolean;
   close(): void;
-  /** Settles when the stream ends or is closed. */
+  /** Settles when the stream ends or is closed; rejects if a frame did not fit the catalog. */
   readonly reading: Promise<void>;
   /** Resolves with the first frame of `type` (already received or to come), or rejects after `timeoutMs`. */
-  next(type: string, timeoutMs?: number, after?: number): Promise<SseFrame>;
+  next<T extends RunEventType>(type: T, timeoutMs?: number, after?: number): Promise<SseFrame<RunEventOf<T>>>;
+  /** The frames of `type` so far, in order. */
+  all<T extends RunEventType>(type: T): Array<SseFrame<RunEventOf<T>>>;
 }
 
-/** A minimal SSE client over fetch: frames as they arrive, and whether the server ended the stream. */
+function isOf<T extends RunEventType>(type: T) {
+  return (f: SseFrame): f is SseFrame<RunEventOf<T>> => f.data.type === type;
+}
+
+/**
+ * A minimal SSE client over fetch: frames as they arrive, and whether the server ended the stream.
+ * Every frame must be a run event of the catalog with matching `id` and `event` lines: one that is
+ * not makes `next` and `reading` reject, so every test that streams a run checks the whole stream.
+ */
 export async function openStream(url: string, headers: Record<string, string> = {}): Promise<SseStream> {
   const controller = new AbortController();
   const res = await fetch(url, {
@@ -30,6 +50,28 @@ export async function openStream(url: string, headers: Record<string, string> = 
   const comments: string[] = [];
   const listeners = new Set<() => void>();
   let ended = false;
+  let invalid: Error | undefined;
+  const check = (
+    block: string,
+    id: string | undefined,
+    event: string | undefined,
+    data: string | undefined,
+  ) => {
+    let json: unknown;
+    try {
+      json = data === undefined ? undefined : JSON.parse(data);
+    } catch {
+      throw new Error(`an SSE frame's data is not JSON: ${block}`);
+    }
+    const parsed = RunEvent.safeParse(json);
+    if (!parsed.success)
+      throw new Error(
+        `an SSE frame does not fit the run event catalog (${describeIssues(toFieldIssues(parsed.error))}): ${block.slice(0, 2_000)}`,
+      );
+    if (event !== parsed.data.type || Number(id) !== parsed.data.seq)
+      throw new Error(`an SSE frame's id/event lines disagree with its data: ${block.slice(0, 2_000)}`);
+    return parsed.data;
+  };
   const reading = (async () => {
     if (!res.body) return;
     const decoder = new TextDecoder();
@@ -39,33 +81,48 @@ export async function openStream(url: string, headers: Record<string, string> = 
         buffer += decoder.decode(chunk, { stream: true });
         let i;
         while ((i = buffer.indexOf('\n\n')) >= 0) {
+          const receivedAt = performance.now();
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
-          const frame: SseFrame = { receivedAt: performance.now() };
+          let id: string | undefined;
+          let event: string | undefined;
+          let data: string | undefined;
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) comments.push(line.slice(1).trim());
-            else if (line.startsWith('id: ')) frame.id = Number(line.slice(4));
-            else if (line.startsWith('event: ')) frame.event = line.slice(7);
-            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6)) as SseFrame['data'];
+            else if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('event: ')) event = line.slice(7);
+            else if (line.startsWith('data: ')) data = line.slice(6);
           }
-          if (frame.event) {
-            frames.push(frame);
-            listeners.forEach((l) => l());
+          if (event === undefined) continue;
+          let parsed: RunEvent;
+          try {
+            parsed = check(block, id, event, data);
+          } catch (err) {
+            invalid = err instanceof Error ? err : new Error(String(err));
+            controller.abort();
+            throw invalid;
           }
+          frames.push({ receivedAt, id: parsed.seq, event: parsed.type, data: parsed });
+          listeners.forEach((l) => l());
         }
       }
       ended = true;
     } catch {
-      // aborted by the caller
+      if (invalid) throw invalid;
+      // closed by the caller, or the connection dropped: ended() stays false
     } finally {
       listeners.forEach((l) => l());
     }
   })();
-  const next = (type: string, timeoutMs = 15_000, after = 0) =>
-    new Promise<SseFrame>((resolve, reject) => {
+  reading.catch(() => undefined); // reported through `next` and to whoever awaits `reading`
+  const next = <T extends RunEventType>(type: T, timeoutMs = 15_000, after = 0) =>
+    new Promise<SseFrame<RunEventOf<T>>>((resolve, reject) => {
       const check = () => {
-        const found = frames.find((f) => f.event === type && (f.id ?? 0) > after);
-        if (found) {
+        const found = frames.filter(isOf(type)).find((f) => f.id > after);
+        if (invalid) {
+          done();
+          reject(invalid);
+        } else if (found) {
           done();
           resolve(found);
         } else if (ended) {
@@ -92,5 +149,18 @@ export async function openStream(url: string, headers: Record<string, string> = 
     close: () => controller.abort(),
     reading,
     next,
+    all: (type) => frames.filter(isOf(type)),
   };
+}
+
+/** Event types whose payload names a step. */
+export type StepEventType = Extract<RunEvent, { data: { stepId: string } }>['type'];
+
+/** The frames of `type` about one step, in order. */
+export function stepFrames<T extends StepEventType>(
+  frames: readonly SseFrame[],
+  type: T,
+  stepId: string,
+): Array<SseFrame<RunEventOf<T>>> {
+  return frames.filter((f) => 'stepId' in f.data.data && f.data.data.stepId === stepId).filter(isOf(type));
 }

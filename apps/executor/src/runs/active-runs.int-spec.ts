@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RunConfig, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import {
   createPrisma,
@@ -16,6 +17,11 @@ import {
   type TestDatabase,
 } from '@switchyard/testing';
 import { ActiveRuns, type DrivenRun } from './active-runs';
+
+const created: RunEventBody = {
+  type: 'run_created',
+  data: { goal: 'lease test', config: RunConfig.parse({}), source: 'goal' },
+};
 
 /** Leases per run, on the real Postgres and NATS: a run its driver dropped is not kept alive. */
 describe('ActiveRuns leases', () => {
@@ -84,8 +90,8 @@ describe('ActiveRuns leases', () => {
   it('interrupts a run whose driver dropped it while the replica keeps its other runs alive', async () => {
     const kept = newRun(active.replica);
     const dropped = newRun(active.replica);
-    await repo.create(kept, [{ type: 'run_created' }]);
-    await repo.create(dropped, [{ type: 'run_created' }]);
+    await repo.create(kept, [created]);
+    await repo.create(dropped, [created]);
     await active.register(driven(kept.id));
     await active.register(driven(dropped.id));
     active.onApplicationBootstrap();

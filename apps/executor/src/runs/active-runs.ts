@@ -5,7 +5,13 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { RunControl, runControlSubject, runEventsSubject, type RunControlReply } from '@switchyard/contracts';
+import {
+  Events,
+  RunControl,
+  runControlSubject,
+  type RunControlReply,
+  type RunEvent,
+} from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { RunsRepository } from '@switchyard/server-db';
@@ -104,8 +110,8 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     }
   }
 
-  private publish(events: ReadonlyArray<{ runId: string }>): void {
-    for (const e of events) this.bus.publish(runEventsSubject(e.runId), e);
+  private publish(events: readonly RunEvent[]): void {
+    for (const e of events) this.bus.emit(Events.run(e.runId), e);
   }
 
   /** Graceful stop: in-flight work is abandoned and its runs are reported interrupted right away. */

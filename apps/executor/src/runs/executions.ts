@@ -1,13 +1,5 @@
-import type { AgentPlan, StepExecution } from '@switchyard/contracts';
-import type { StoredRunEvent } from '@switchyard/server-db';
-
-export const STEP_EVENT_TYPES = [
-  'step_approval_requested',
-  'step_start',
-  'step_retry',
-  'step_complete',
-  'step_failed',
-] as const;
+import type { AgentPlan, StepExecution, StepRunEvent } from '@switchyard/contracts';
+import { keptValue } from './step-result';
 
 /** A completed step's outcome that a resumed or rewound run may reuse without running it again. */
 export interface ReusableStep {
@@ -26,21 +18,23 @@ function notStarted(stepId: string, tool: string): StepExecution {
     attempt: 0,
     truncated: false,
     error: null,
+    code: null,
     reused: false,
     startedAt: null,
     finishedAt: null,
   };
 }
 
-/** Each step's latest execution, folded from the run's step events (plan order; unseen steps wait). */
-export function foldExecutions(plan: AgentPlan | null, events: readonly StoredRunEvent[]): StepExecution[] {
+/**
+ * Each step's latest execution, folded from the run's step events (plan order; unseen steps wait).
+ * Results and arguments the log keeps encoded (`encoded: 'json'`) come back decoded.
+ */
+export function foldExecutions(plan: AgentPlan | null, events: readonly StepRunEvent[]): StepExecution[] {
   const byId = new Map<string, StepExecution>();
   for (const step of plan?.steps ?? []) byId.set(step.id, notStarted(step.id, step.tool));
   for (const e of events) {
-    const stepId = typeof e.data['stepId'] === 'string' ? e.data['stepId'] : undefined;
-    if (!stepId) continue;
-    const prev = byId.get(stepId) ?? notStarted(stepId, String(e.data['tool'] ?? ''));
-    const attempt = typeof e.data['attempt'] === 'number' ? e.data['attempt'] : prev.attempt;
+    const { stepId } = e.data;
+    const prev = byId.get(stepId) ?? notStarted(stepId, e.data.tool);
     switch (e.type) {
       case 'step_approval_requested':
         byId.set(stepId, { ...prev, status: 'awaiting_approval' });
@@ -49,35 +43,38 @@ export function foldExecutions(plan: AgentPlan | null, events: readonly StoredRu
         byId.set(stepId, {
           ...prev,
           status: 'running',
-          attempt,
-          arguments: e.data['arguments'],
+          attempt: e.data.attempt,
+          arguments: keptValue({ value: e.data.arguments, encoded: e.data.argumentsEncoded }),
           error: null,
+          code: null,
           reused: false,
           startedAt: e.at,
           finishedAt: null,
         });
         break;
       case 'step_retry':
-        byId.set(stepId, { ...prev, attempt, error: String(e.data['error'] ?? '') });
+        byId.set(stepId, { ...prev, attempt: e.data.attempt, error: e.data.error, code: e.data.code });
         break;
       case 'step_complete':
         byId.set(stepId, {
           ...prev,
           status: 'completed',
-          attempt,
-          result: e.data['result'],
-          truncated: e.data['truncated'] === true,
-          reused: e.data['reused'] === true,
+          attempt: e.data.attempt,
+          result: keptValue({ value: e.data.result, encoded: e.data.encoded }),
+          truncated: e.data.truncated,
+          reused: e.data.reused === true,
           error: null,
+          code: null,
           finishedAt: e.at,
         });
         break;
       case 'step_failed':
         byId.set(stepId, {
           ...prev,
-          status: e.data['cancelled'] === true ? 'cancelled' : 'failed',
-          attempt,
-          error: String(e.data['error'] ?? ''),
+          status: e.data.cancelled ? 'cancelled' : 'failed',
+          attempt: e.data.attempt,
+          error: e.data.error,
+          code: e.data.cancelled ? null : e.data.code,
           finishedAt: e.at,
         });
         break;

@@ -1,23 +1,26 @@
 import {
   AppError,
-  planTokensSubject,
-  PlanTokens,
+  Events,
   Rpc,
-  TOOL_CANCEL_SUBJECT,
   type AgentPlan,
+  type ErrorCode,
   type PermissionDecision,
   type PlanStep,
+  type RunCompleted,
   type RunConfig,
   type RunControlReply,
+  type RunFailed,
   type RunStatus,
+  type TerminalRunEvent,
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
 import { planRefusal, ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
-import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import type { ReusableStep } from './executions';
+import { mayRetry } from './retry-policy';
 import type { RunWriter } from './run-writer';
 import { capResult, resultText, resultValue } from './step-result';
 
@@ -71,11 +74,27 @@ interface Gate {
 }
 
 /** How a run ended on this replica: its final status and terminal event. */
-export interface RunEnd {
-  readonly status: RunStatus;
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-}
+export type RunEnd = TerminalRunEvent & { readonly status: RunStatus };
+
+/** How one tool call ended. */
+/** `sandboxed`: the tool said whether it ran inside the command sandbox (execute_command does). */
+type CallOutcome =
+  | {
+      readonly ok: true;
+      readonly value: unknown;
+      readonly truncated: boolean;
+      readonly durationMs: number;
+      readonly sandboxed?: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly code: ErrorCode;
+      readonly error: string;
+      readonly durationMs: number;
+      readonly sandboxed?: boolean;
+    };
+
+const sandboxFlag = (sandboxed: boolean | undefined) => (sandboxed === undefined ? {} : { sandboxed });
 
 class Cancelled extends Error {
   override readonly name = 'Cancelled';
@@ -112,7 +131,11 @@ export class RunDriver {
   private readonly stepGates = new Map<string, Gate>();
   private planGate: Gate | undefined;
   private readonly abort = new AbortController();
-  private failure: { message: string; data: Record<string, unknown> } | undefined;
+  private failure: RunFailed | undefined;
+  /** Why the run's log stopped taking events (not a lost lease): the run ends with an error. */
+  private logFailure: string | undefined;
+  /** What the writer failed with; every later emit rejects with it. */
+  private writeError: unknown;
   private cancelReason: string | undefined;
   private closed = false;
   private finishing = false;
@@ -149,18 +172,18 @@ export class RunDriver {
     const flushTokens = () => {
       timer = undefined;
       if (!buffered || this.closed) return;
-      const text = buffered;
+      // Tokens are a live view (the plan travels in the reply): what the log cannot store is shown as U+FFFD.
+      const text = storableText(buffered);
       buffered = '';
       writer.emit('plan_token', { text, attempt }).catch(() => undefined);
     };
-    const unsubscribe = bus.subscribe(planTokensSubject(runId), (payload) => {
-      const parsed = PlanTokens.safeParse(payload);
-      if (!parsed.success || parsed.data.runId !== runId) return;
-      if (parsed.data.attempt !== attempt) {
+    const unsubscribe = bus.on(Events.planTokens(runId), (tokens) => {
+      if (tokens.runId !== runId) return;
+      if (tokens.attempt !== attempt) {
         flushTokens();
-        attempt = parsed.data.attempt;
+        attempt = tokens.attempt;
       }
-      buffered += parsed.data.text;
+      buffered += tokens.text;
       timer ??= setTimeout(flushTokens, 25);
     });
     try {
@@ -184,7 +207,12 @@ export class RunDriver {
       flushTokens();
       if (this.closed || this.cancelReason !== undefined) return this.settle();
       if (!result.ok) {
-        await this.fail(result.message, { issues: result.issues, attempts: result.attempts });
+        await this.fail({
+          message: result.message,
+          code: 'validation_failed',
+          issues: result.issues,
+          attempts: result.attempts,
+        });
         return;
       }
       // The planner validated against the same catalog; a read-only run re-checks its own rule.
@@ -194,7 +222,11 @@ export class RunDriver {
         readOnly: this.init.config.capabilityMode === 'read-only',
       });
       if (!checked.ok) {
-        await this.fail('the drafted plan is not valid', { issues: checked.issues });
+        await this.fail({
+          message: 'the drafted plan is not valid',
+          code: 'validation_failed',
+          issues: checked.issues,
+        });
         return;
       }
       await this.planReady(checked.plan, {
@@ -205,8 +237,11 @@ export class RunDriver {
       unsubscribe();
       if (timer) clearTimeout(timer);
       if (this.closed || this.cancelReason !== undefined) return this.settle();
-      const message = err instanceof AppError ? err.message : `planning failed: ${(err as Error).message}`;
-      await this.fail(message, err instanceof AppError ? { code: err.code } : {});
+      await this.fail(
+        err instanceof AppError
+          ? { message: err.message, code: err.code }
+          : { message: `planning failed: ${(err as Error).message}`, code: 'internal' },
+      );
     }
   }
 
@@ -252,13 +287,10 @@ export class RunDriver {
     const edited =
       body !== undefined && body !== null && !(typeof body === 'object' && !Object.keys(body).length);
     if (this.planGate) {
-      if (edited) await this.adoptEdit(body, new Set());
+      const plan = edited ? await this.adoptEdit(body, new Set()) : undefined;
       const gate = this.planGate;
       this.planGate = undefined;
-      await this.init.writer.emit(
-        'plan_approved',
-        edited ? { edited: true, plan: this.plan } : { edited: false },
-      );
+      await this.init.writer.emit('plan_approved', plan ? { edited: true, plan } : { edited: false });
       gate.release();
       return { status: 'running', released: ['plan'] };
     }
@@ -273,8 +305,8 @@ export class RunDriver {
     }
     if (edited) {
       const fixed = new Set([...this.states].filter(([, s]) => s !== 'waiting').map(([id]) => id));
-      await this.adoptEdit(body, fixed);
-      await this.init.writer.emit('plan_approved', { edited: true, plan: this.plan });
+      const plan = await this.adoptEdit(body, fixed);
+      await this.init.writer.emit('plan_approved', { edited: true, plan });
     }
     for (const id of open) {
       const gate = this.stepGates.get(id);
@@ -310,11 +342,34 @@ export class RunDriver {
     });
   }
 
-  /** The writer failed: with a lost lease another replica has the run; otherwise give it up too. */
+  /**
+   * The writer stopped. With a lost lease another replica has the run: give it up. Otherwise the log
+   * refused an event (a bug, or Postgres down): nothing more can be recorded, so in-flight work is
+   * stopped and the run ends with an `error` saying why — not abandoned to be found interrupted.
+   */
   writerFailed(err: unknown): void {
+    this.writeError = err;
+    const leaseLost = err instanceof LeaseLostError;
     this.init.logger.error(
-      { runId: this.runId, err: (err as Error).message, leaseLost: err instanceof LeaseLostError },
-      'run log write failed; abandoning the run on this replica',
+      { runId: this.runId, err: (err as Error).message, leaseLost },
+      leaseLost
+        ? 'run lease lost; giving the run up on this replica'
+        : 'run log write failed; ending the run',
+    );
+    if (leaseLost) return this.abandon();
+    if (this.closed || this.logFailure !== undefined) return;
+    this.logFailure = `the run was stopped: its log could not store an event (${(err as Error).message}); what happened after the last stored event is not recorded`;
+    this.stopEverything(new Cancelled('the run log failed'));
+    // A finish already under way (its own write failed) ends the run itself.
+    void this.finish();
+  }
+
+  /** The driver's own work threw: a failed write is handled already (writerFailed); anything else is a bug. */
+  crashed(err: unknown): void {
+    if (this.writeError !== undefined && err === this.writeError) return;
+    this.init.logger.error(
+      { runId: this.runId, err: (err as Error).message, stack: (err as Error).stack },
+      'run driver failed',
     );
     this.abandon();
   }
@@ -331,13 +386,15 @@ export class RunDriver {
       if (!kept || this.states.get(step.id) !== 'waiting') continue;
       this.states.set(step.id, 'done');
       this.results.set(step.id, kept.result);
+      const shown = capResult(kept.result, this.init.settings.resultLimitBytes);
       reused.push(
         this.init.writer.emit('step_complete', {
           stepId: step.id,
           tool: step.tool,
           attempt: 0,
-          result: kept.result,
-          truncated: kept.truncated,
+          result: shown.value,
+          truncated: kept.truncated || shown.truncated,
+          ...(shown.encoded ? { encoded: shown.encoded } : {}),
           reused: true,
         }),
       );
@@ -400,8 +457,9 @@ export class RunDriver {
     const { writer } = this.init;
     if (step.pinned) return this.servePinned(step);
     const tool = this.tools.get(step.tool);
+    let attempt = 0;
     try {
-      if (!tool) throw new StepError(`no tool named ${step.tool} in the catalog any more`);
+      if (!tool) throw new StepError('not_found', `no tool named ${step.tool} in the catalog any more`);
       let args: Record<string, unknown>;
       try {
         args = resolveArguments(step.arguments, {
@@ -411,20 +469,21 @@ export class RunDriver {
           inputs: this.init.inputs,
         }) as Record<string, unknown>;
       } catch (err) {
-        if (err instanceof ReferenceError) throw new StepError(err.message);
+        if (err instanceof ReferenceError) throw new StepError('validation_failed', err.message);
         throw err;
       }
       const verdict = this.init.gate(step, tool, args);
       const decision = verdict instanceof Promise ? await verdict : verdict;
       if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
       if (decision.decision === 'deny')
-        throw new StepError(`refused: ${decision.reason}`, { permission: decision });
+        throw new StepError('forbidden', `refused: ${decision.reason}`, decision);
       if (decision.decision === 'ask') {
         this.states.set(step.id, 'gated');
         const waiting = new Promise<void>((release, refuse) =>
           this.stepGates.set(step.id, { release, refuse }),
         );
         this.status = 'awaiting_step_approval';
+        const shown = capResult(args, this.init.settings.resultLimitBytes);
         await writer.emit(
           'step_approval_requested',
           {
@@ -432,7 +491,9 @@ export class RunDriver {
             stepId: step.id,
             tool: step.tool,
             effect: tool.effect,
-            arguments: capResult(args, this.init.settings.resultLimitBytes).value,
+            arguments: shown.value,
+            ...(shown.truncated ? { argumentsTruncated: true } : {}),
+            ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
             reason: decision.reason,
             permission: decision,
           },
@@ -445,7 +506,8 @@ export class RunDriver {
         await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
       }
       const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
-      for (let attempt = 1; ; attempt++) {
+      for (;;) {
+        attempt++;
         const outcome = await this.invoke(step, tool, args, attempt, decision);
         if (outcome.ok) {
           const kept = capResult(outcome.value, this.init.settings.resultLimitBytes);
@@ -458,7 +520,9 @@ export class RunDriver {
               attempt,
               result: kept.value,
               truncated: kept.truncated || outcome.truncated,
+              ...(kept.encoded ? { encoded: kept.encoded } : {}),
               durationMs: outcome.durationMs,
+              ...sandboxFlag(outcome.sandboxed),
             })
             .catch(() => undefined);
           this.results.set(step.id, outcome.value);
@@ -472,12 +536,14 @@ export class RunDriver {
           });
           break;
         }
-        if (attempt >= attempts || this.abort.signal.aborted) throw new StepError(outcome.error);
+        if (attempt >= attempts || this.abort.signal.aborted || !mayRetry(tool, outcome.code))
+          throw new StepError(outcome.code, outcome.error, undefined, outcome.sandboxed);
         const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
         await writer.emit('step_retry', {
           stepId: step.id,
           tool: step.tool,
           attempt,
+          code: outcome.code,
           error: outcome.error,
           delayMs,
         });
@@ -486,17 +552,39 @@ export class RunDriver {
     } catch (err) {
       this.stepGates.delete(step.id);
       const cancelled = err instanceof Cancelled || this.abort.signal.aborted;
-      const message = err instanceof Error ? err.message : String(err);
+      const failure =
+        err instanceof StepError
+          ? err
+          : new StepError('internal', storableText(err instanceof Error ? err.message : String(err)));
+      if (!cancelled && !(err instanceof StepError))
+        this.init.logger.error(
+          { runId: this.runId, stepId: step.id, err: (err as Error).message, stack: (err as Error).stack },
+          'step failed with an unexpected error',
+        );
       this.states.set(step.id, cancelled ? 'cancelled' : 'failed');
       if (!this.closed) {
         await writer
-          .emit('step_failed', {
-            stepId: step.id,
-            tool: step.tool,
-            error: cancelled ? `cancelled: ${this.cancelReason ?? message}` : message,
-            ...(cancelled ? { cancelled: true } : {}),
-            ...(err instanceof StepError ? err.data : {}),
-          })
+          .emit(
+            'step_failed',
+            cancelled
+              ? {
+                  stepId: step.id,
+                  tool: step.tool,
+                  attempt,
+                  error: `cancelled: ${this.cancelReason ?? failure.message}`,
+                  cancelled: true,
+                }
+              : {
+                  stepId: step.id,
+                  tool: step.tool,
+                  attempt,
+                  cancelled: false,
+                  code: failure.code,
+                  error: failure.message,
+                  ...(failure.permission ? { permission: failure.permission } : {}),
+                  ...sandboxFlag(failure.sandboxed),
+                },
+          )
           .catch(() => undefined);
       }
       if (!cancelled && tool)
@@ -504,12 +592,13 @@ export class RunDriver {
           runId: this.runId,
           stepId: step.id,
           call: { tool: step.tool, effect: tool.effect, arguments: step.arguments },
-          error: message,
+          error: failure.message,
         });
       if (!cancelled && this.failure === undefined) {
         this.failure = {
-          message: `step ${step.id} (${step.tool}) failed: ${message}`,
-          data: { stepId: step.id },
+          message: `step ${step.id} (${step.tool}) failed: ${failure.message}`,
+          code: failure.code,
+          stepId: step.id,
         };
         // Nothing new starts; steps waiting at a gate will not run.
         for (const [id, gate] of [...this.stepGates]) {
@@ -533,6 +622,7 @@ export class RunDriver {
         attempt: 0,
         result: kept.value,
         truncated: kept.truncated,
+        ...(kept.encoded ? { encoded: kept.encoded } : {}),
         pinned: true,
       })
       .catch(() => undefined);
@@ -547,10 +637,7 @@ export class RunDriver {
     args: Record<string, unknown>,
     attempt: number,
     decision: PermissionDecision,
-  ): Promise<
-    | { ok: true; value: unknown; truncated: boolean; durationMs: number }
-    | { ok: false; error: string; durationMs: number }
-  > {
+  ): Promise<CallOutcome> {
     const { writer, bus, ctx, config } = this.init;
     if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
     const invocationId = `${this.runId}:${step.id}:${attempt}`;
@@ -566,6 +653,7 @@ export class RunDriver {
       description: step.description,
       arguments: shown.value,
       ...(shown.truncated ? { argumentsTruncated: true } : {}),
+      ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
       permission: decision,
     });
     if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
@@ -586,20 +674,28 @@ export class RunDriver {
       );
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-      if (result.isError) return { ok: false, error: resultText(result), durationMs };
-      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs };
+      const sandbox = sandboxFlag(result.sandboxed);
+      if (result.isError)
+        return { ok: false, code: 'tool_failed', error: resultText(result), durationMs, ...sandbox };
+      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs, ...sandbox };
     } catch (err) {
       if (err instanceof Cancelled || this.abort.signal.aborted)
         throw new Cancelled(this.cancelReason ?? 'cancelled');
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      return { ok: false, error: err instanceof Error ? err.message : String(err), durationMs };
+      const code = err instanceof AppError ? err.code : 'internal';
+      return {
+        ok: false,
+        code,
+        error: storableText(err instanceof Error ? err.message : String(err)),
+        durationMs,
+      };
     } finally {
       this.invocations.delete(step.id);
     }
   }
 
   /** Validates an edited plan and adopts it; steps in `fixed` (already started) must not change. */
-  private async adoptEdit(body: unknown, fixed: ReadonlySet<string>): Promise<void> {
+  private async adoptEdit(body: unknown, fixed: ReadonlySet<string>): Promise<AgentPlan> {
     this.tools = await this.init.catalog();
     const checked = validatePlan(body, {
       tools: this.tools,
@@ -623,6 +719,7 @@ export class RunDriver {
         this.states.set(step.id, 'waiting');
     this.plan = checked.plan;
     await this.init.writer.emit('plan_ready', { plan: checked.plan, edited: true }, { plan: checked.plan });
+    return checked.plan;
   }
 
   // ── endings ─────────────────────────────────────────────────────────────────────────────────
@@ -639,70 +736,96 @@ export class RunDriver {
       gate.refuse(reason);
     }
     for (const invocationId of this.invocations.values())
-      this.init.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId });
+      this.init.bus.emit(Events.toolCancel, { invocationId });
   }
 
-  private async fail(message: string, data: Record<string, unknown>): Promise<void> {
-    this.failure = { message, data };
+  private async fail(failure: RunFailed): Promise<void> {
+    this.failure = failure;
     await this.finish();
   }
 
+  /** Writes the run's terminal event (with the row's final state) and closes it on this replica. */
   private async finish(): Promise<void> {
     if (this.closed || this.finishing) return;
     this.finishing = true;
-    const { writer } = this.init;
-    let type: string;
-    let data: Record<string, unknown>;
-    let update: RunUpdate;
+    if (this.logFailure === undefined) {
+      const { end, update } = this.ending();
+      try {
+        await this.init.writer.emit(end.type, end.data, { ...update, finished: true, release: true });
+        return this.close(end);
+      } catch {
+        if (this.closed) return; // the lease was lost: the run was given up
+        // The log refused the terminal event: writerFailed has said why.
+      }
+    }
+    this.status = 'failed';
+    try {
+      const data = await this.init.writer.close(this.logFailure ?? 'the run log failed');
+      this.close({ type: 'error', data });
+    } catch (err) {
+      this.init.logger.error(
+        { runId: this.runId, err: (err as Error).message },
+        'could not record the end of a run; it is marked interrupted once its lease runs out',
+      );
+      this.abandon();
+    }
+  }
+
+  /** The terminal event the run's state calls for, and the row change that goes with it. */
+  private ending(): { end: TerminalRunEvent; update: RunUpdate } {
     if (this.cancelReason !== undefined) {
       this.status = 'cancelled';
-      type = 'cancelled';
-      data = { message: this.cancelReason };
-      update = { status: 'cancelled', error: this.cancelReason };
-    } else if (this.failure !== undefined) {
+      return {
+        end: { type: 'cancelled', data: { message: this.cancelReason } },
+        update: { status: 'cancelled', error: this.cancelReason },
+      };
+    }
+    if (this.failure !== undefined) {
       this.status = 'failed';
-      type = 'error';
-      data = { message: this.failure.message, ...this.failure.data };
-      update = { status: 'failed', error: this.failure.message };
-    } else {
-      const plan = this.plan as AgentPlan;
-      const needed = new Set(plan.steps.flatMap((s) => s.dependsOn));
-      const sinks = plan.steps.filter((s) => !needed.has(s.id));
-      const results = Object.fromEntries(
-        sinks.map((s) => [
-          s.id,
-          capResult(this.results.get(s.id), this.init.settings.resultLimitBytes).value,
-        ]),
-      );
-      const summary = `completed ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'}: ${[
-        ...new Set(plan.steps.map((s) => s.tool)),
-      ].join(', ')}`;
-      this.status = 'completed';
-      type = 'complete';
-      data = { summary, result: sinks.length === 1 ? results[sinks[0]?.id as string] : results, results };
-      update = { status: 'completed', summary, error: null };
+      const data = { ...this.failure, message: storableText(this.failure.message) };
+      return { end: { type: 'error', data }, update: { status: 'failed', error: data.message } };
     }
-    try {
-      await writer.emit(type, data, { ...update, finished: true, release: true });
-    } catch (err) {
-      this.init.logger.warn(
-        { runId: this.runId, err: (err as Error).message },
-        'could not record the end of a run',
-      );
-    }
+    const plan = this.plan as AgentPlan;
+    const needed = new Set(plan.steps.flatMap((s) => s.dependsOn));
+    const sinks = plan.steps
+      .filter((s) => !needed.has(s.id))
+      .map((s) => ({
+        id: s.id,
+        kept: capResult(this.results.get(s.id), this.init.settings.resultLimitBytes),
+      }));
+    const results = Object.fromEntries(sinks.map((s) => [s.id, s.kept.value]));
+    const truncated = sinks.filter((s) => s.kept.truncated).map((s) => s.id);
+    const encoded = sinks.filter((s) => s.kept.encoded).map((s) => s.id);
+    const summary = `completed ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'}: ${[
+      ...new Set(plan.steps.map((s) => s.tool)),
+    ].join(', ')}`;
+    const data: RunCompleted = {
+      summary,
+      result: sinks.length === 1 ? sinks[0]?.kept.value : results,
+      results,
+      ...(truncated.length ? { truncated } : {}),
+      ...(encoded.length ? { encoded } : {}),
+    };
+    this.status = 'completed';
+    return { end: { type: 'complete', data }, update: { status: 'completed', summary, error: null } };
+  }
+
+  private close(end: TerminalRunEvent): void {
     this.closed = true;
     this.init.onClosed(this.runId);
-    this.settledWith?.({ status: this.status, type, data });
-    if (type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...data });
-    else if (type === 'error') this.init.observe('run_error', { runId: this.runId, ...data });
+    this.settledWith?.({ ...end, status: this.status });
+    if (end.type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...end.data });
+    else if (end.type === 'error') this.init.observe('run_error', { runId: this.runId, ...end.data });
   }
 }
 
-/** A step failed for a reason the run reports as is (not a bug). */
+/** A step failed for a reason the run reports as is, with its code (not a bug). */
 class StepError extends Error {
   constructor(
+    readonly code: ErrorCode,
     message: string,
-    readonly data: Record<string, unknown> = {},
+    readonly permission?: PermissionDecision,
+    readonly sandboxed?: boolean,
   ) {
     super(message);
   }

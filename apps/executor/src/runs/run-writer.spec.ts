@@ -1,34 +1,43 @@
+import type { RunEvent, RunEventBody, RunEventType } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import {
-  LeaseLostError,
-  type NewRunEvent,
-  type RunsRepository,
-  type RunUpdate,
-  type StoredRunEvent,
-} from '@switchyard/server-db';
+import { LeaseLostError, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
 import { RunWriter } from './run-writer';
 
 /** A log in memory standing in for Postgres: records each write's batch. */
 class MemoryLog {
-  readonly writes: Array<{ types: string[]; update: RunUpdate | undefined }> = [];
+  readonly writes: Array<{ types: RunEventType[]; update: RunUpdate | undefined }> = [];
+  readonly failed: string[] = [];
   seq = 0;
+  /** Refuses every append with this. */
   fail: Error | undefined;
+  hold = true;
   release: (() => void) | undefined;
 
   async append(
     runId: string,
-    events: readonly NewRunEvent[],
+    events: readonly RunEventBody[],
     opts: { update?: RunUpdate } = {},
-  ): Promise<StoredRunEvent[]> {
+  ): Promise<RunEvent[]> {
     this.writes.push({ types: events.map((e) => e.type), update: opts.update });
     if (this.fail) throw this.fail;
-    if (this.writes.length === 1) await new Promise<void>((r) => (this.release = r)); // hold the first write
-    return events.map((e) => ({ runId, seq: ++this.seq, type: e.type, data: e.data ?? {}, at: '' }));
+    if (this.hold && this.writes.length === 1) await new Promise<void>((r) => (this.release = r));
+    return events.map((e) => ({ ...e, runId, seq: ++this.seq, at: '' }));
+  }
+
+  async failRun(runId: string, replica: string, message: string): Promise<RunEvent[]> {
+    this.failed.push(message);
+    if (replica !== 'replica') return [];
+    return [{ type: 'error', data: { message, code: 'internal' }, runId, seq: ++this.seq, at: '' }];
   }
 }
 
-const published: unknown[] = [];
-const bus = { publish: (_s: string, e: unknown) => published.push(e) } as unknown as Bus;
+function repoOf(log: MemoryLog): RunsRepository {
+  return { append: log.append.bind(log), fail: log.failRun.bind(log) } as unknown as RunsRepository;
+}
+
+const published: RunEvent[] = [];
+const bus = { emit: (_c: unknown, e: RunEvent) => published.push(e) } as unknown as Bus;
+const token = (text: string) => ({ text, attempt: 1 });
 
 describe('RunWriter', () => {
   beforeEach(() => published.splice(0));
@@ -36,20 +45,24 @@ describe('RunWriter', () => {
   it('writes what is emitted in one turn together, and what comes during a write in the next one, in order', async () => {
     const log = new MemoryLog();
     const failures: unknown[] = [];
-    const w = new RunWriter(log as unknown as RunsRepository, bus, 'run', 'replica', (e) => failures.push(e));
-    const a = w.emit('a');
-    const b = w.emit('b', {}, { status: 'running' });
+    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    const a = w.emit('plan_token', token('a'));
+    const b = w.emit('planning_started', {}, { status: 'running' });
     await new Promise((r) => setImmediate(r));
-    const c = w.emit('c', {}, { summary: 'x' });
-    const d = w.emit('d', {}, { status: 'completed' });
+    const c = w.emit('plan_token', token('c'), { summary: 'x' });
+    const d = w.emit('cancelled', { message: 'd' }, { status: 'cancelled' });
     log.release?.();
-    const stored = await Promise.all([a, b, c, d]);
-    expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    await Promise.all([a, b, c, d]);
     expect(log.writes).toEqual([
-      { types: ['a', 'b'], update: { status: 'running' } },
-      { types: ['c', 'd'], update: { summary: 'x', status: 'completed' } },
+      { types: ['plan_token', 'planning_started'], update: { status: 'running' } },
+      { types: ['plan_token', 'cancelled'], update: { summary: 'x', status: 'cancelled' } },
     ]);
-    expect(published.map((e) => (e as StoredRunEvent).type)).toEqual(['a', 'b', 'c', 'd']);
+    expect(published.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'plan_token'],
+      [2, 'planning_started'],
+      [3, 'plan_token'],
+      [4, 'cancelled'],
+    ]);
     expect(failures).toEqual([]);
   });
 
@@ -57,10 +70,56 @@ describe('RunWriter', () => {
     const log = new MemoryLog();
     log.fail = new LeaseLostError('gone');
     const failures: unknown[] = [];
-    const w = new RunWriter(log as unknown as RunsRepository, bus, 'run', 'replica', (e) => failures.push(e));
-    await expect(w.emit('a')).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(w.emit('b')).rejects.toBeInstanceOf(LeaseLostError);
+    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    await expect(w.emit('plan_token', token('a'))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(w.emit('plan_token', token('b'))).rejects.toBeInstanceOf(LeaseLostError);
     expect(failures).toHaveLength(1);
     expect(published).toEqual([]);
+  });
+
+  it('refuses an event that does not fit the catalog, and stops like a failed write', async () => {
+    const log = new MemoryLog();
+    log.hold = false;
+    const failures: unknown[] = [];
+    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    const before = w.emit('plan_token', token('kept'));
+    // What a caller outside the type system could send: an attempt of 0 is not in the catalog.
+    const bad = w.emit('plan_token', { text: 'x', attempt: 0 });
+    await expect(bad).rejects.toThrow(
+      /^a plan_token event does not fit the run event catalog: data\.attempt: /,
+    );
+    await expect(bad).rejects.toMatchObject({ code: 'internal' });
+    await expect(before).rejects.toMatchObject({ code: 'internal' });
+    await expect(w.emit('plan_token', token('later'))).rejects.toMatchObject({ code: 'internal' });
+    expect(failures).toHaveLength(1);
+    expect(log.writes).toEqual([]);
+  });
+
+  it('closes a stopped run with an error event, falling back to the plain statement when the log refuses it', async () => {
+    const log = new MemoryLog();
+    log.hold = false;
+    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', () => undefined);
+    expect(await w.close('the log refused \u0000 an event')).toEqual({
+      message: 'the log refused \ufffd an event',
+      code: 'internal',
+    });
+    expect(log.writes).toEqual([
+      {
+        types: ['error'],
+        update: { status: 'failed', error: 'the log refused \ufffd an event', finished: true, release: true },
+      },
+    ]);
+    expect(log.failed).toEqual([]);
+
+    log.fail = new Error('invalid input syntax for type json');
+    expect(await w.close('again')).toEqual({ message: 'again', code: 'internal' });
+    expect(log.failed).toEqual(['again']);
+    expect(published.map((e) => e.type)).toEqual(['error', 'error']);
+
+    const other = new RunWriter(repoOf(log), bus, 'run', 'replica-2', () => undefined);
+    await expect(other.close('not mine')).rejects.toBeInstanceOf(LeaseLostError);
+    log.fail = new LeaseLostError('gone');
+    await expect(w.close('lost')).rejects.toBeInstanceOf(LeaseLostError);
+    expect(log.failed).toEqual(['again', 'not mine']);
   });
 });

@@ -7,6 +7,9 @@ import {
   RESUMABLE_RUN_STATUSES,
   Rpc,
   RunConfig,
+  RunEventBody,
+  STEP_RUN_EVENTS,
+  type RunCreated,
   type BatchBody,
   type RunControlReply,
   type RunDetail,
@@ -19,16 +22,19 @@ import {
 import { planRefusal, validatePlan } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { RunsRepository, type NewRunEvent, type RunRow } from '@switchyard/server-db';
+import { RunsRepository, type RunRow } from '@switchyard/server-db';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
 import { ActiveRuns } from './active-runs';
-import { foldExecutions, reusableSteps, STEP_EVENT_TYPES, type ReusableStep } from './executions';
+import { foldExecutions, reusableSteps, type ReusableStep } from './executions';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './run-writer';
 
 const HISTORY_EVENTS = 1_000;
+
+/** Where a run comes from, as its run_created event says. */
+type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
 
 /** What a new run starts from, once its input has been checked. */
 interface Launch {
@@ -41,7 +47,7 @@ interface Launch {
   readonly sourceRunId?: string;
   readonly batchId?: string;
   readonly reusable?: ReadonlyMap<string, ReusableStep>;
-  readonly created: Record<string, unknown>;
+  readonly created: RunOrigin;
 }
 
 /** Whose runs the caller may see: an admin sees every run (null), anyone else their own. */
@@ -118,7 +124,7 @@ export class RunsService {
       readonly inputs: Record<string, unknown>;
       readonly files?: readonly string[];
       readonly config: Partial<RunConfig>;
-      readonly source: Record<string, unknown>;
+      readonly source: Omit<RunOrigin, 'source'>;
     },
     ctx: CallContext,
   ): Promise<RunDriver> {
@@ -186,16 +192,16 @@ export class RunsService {
     await this.permissions.warm(ownerOf(ctx));
     await this.active.register(driver);
     try {
-      const first: NewRunEvent[] = [
-        {
+      const first: RunEventBody[] = [
+        RunEventBody.parse({
           type: 'run_created',
           data: {
             goal: l.goal,
             config: l.config,
             ...(l.sourceRunId ? { sourceRunId: l.sourceRunId } : {}),
             ...l.created,
-          },
-        },
+          } satisfies RunCreated,
+        }),
       ];
       if (!l.plan) first.push({ type: 'planning_started', data: {} });
       const stored = await this.repo.create(
@@ -223,15 +229,12 @@ export class RunsService {
     const plan = l.plan;
     const review = l.sourceRunId !== undefined || l.config.planApproval;
     this.kick(driver, () => (plan ? driver.planReady(plan, { review }) : driver.draft()));
-    this.logger.info({ runId, source: l.created['source'], steps: plan?.steps.length }, 'run started');
+    this.logger.info({ runId, source: l.created.source, steps: plan?.steps.length }, 'run started');
     return driver;
   }
 
   private kick(driver: RunDriver, work: () => Promise<void>): void {
-    void work().catch((err: Error) => {
-      this.logger.error({ runId: driver.runId, err: err.message, stack: err.stack }, 'run driver failed');
-      driver.abandon();
-    });
+    void work().catch((err: unknown) => driver.crashed(err));
   }
 
   private writerFor(runId: string): RunWriter {
@@ -348,7 +351,7 @@ export class RunsService {
     const run = await this.repo.getVisible(runId, visibleTo(ctx));
     const [events, stepEvents] = await Promise.all([
       this.repo.events(runId, HISTORY_EVENTS + 1),
-      this.repo.eventsOfTypes(runId, STEP_EVENT_TYPES),
+      this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS),
     ]);
     const plan = parsePlan(run.plan);
     return {
@@ -380,7 +383,7 @@ export class RunsService {
       throw new AppError('conflict', `run ${runId} ended before it had a plan; fork it or start again`);
     const reusable = reusableSteps(
       plan,
-      foldExecutions(plan, await this.repo.eventsOfTypes(runId, STEP_EVENT_TYPES)),
+      foldExecutions(plan, await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS)),
     );
     const tools = await this.catalog(ctx);
     if (!(await this.repo.claim(runId, this.active.replica, this.config.runs.leaseMs, [run.status])))
@@ -393,7 +396,7 @@ export class RunsService {
       files: run.files,
       tools,
       reusable,
-      created: {},
+      created: { source: 'workflow' },
     };
     const driver = this.driver(
       runId,
@@ -428,7 +431,7 @@ export class RunsService {
         },
       );
     const kept: AgentPlan = { ...plan, steps: plan.steps.slice(0, keepSteps) };
-    const executions = foldExecutions(plan, await this.repo.eventsOfTypes(runId, STEP_EVENT_TYPES));
+    const executions = foldExecutions(plan, await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS));
     return this.derive(run, kept, ctx, { rewoundFrom: runId, keepSteps }, reusableSteps(kept, executions));
   }
 
@@ -453,7 +456,7 @@ export class RunsService {
     run: RunRow,
     plan: AgentPlan,
     ctx: CallContext,
-    created: Record<string, unknown>,
+    created: Omit<RunOrigin, 'source'>,
     reusable: ReadonlyMap<string, ReusableStep> | undefined,
   ): Promise<{ runId: string }> {
     const tools = await this.catalog(ctx);

@@ -1,4 +1,4 @@
-import { capResult, resultText, resultValue } from './step-result';
+import { capResult, keptValue, resultText, resultValue } from './step-result';
 
 const text = (...t: string[]) => ({
   content: t.map((x) => ({ type: 'text' as const, text: x })),
@@ -31,9 +31,29 @@ describe('step results', () => {
     expect(capResult(undefined, 10)).toEqual({ value: undefined, truncated: false });
   });
 
+  it('keeps a value holding NUL or half a surrogate pair as its JSON text, flagged, and gives it back', () => {
+    const value = { out: 'cat\u0000/proc/self/cmdline\u0000', lone: '\ud800', pair: '\ud83d\ude00' };
+    const kept = capResult(value, 1_000);
+    expect(kept).toEqual({ value: JSON.stringify(value), truncated: false, encoded: 'json' });
+    expect(keptValue(kept)).toEqual(value);
+    // A backslash followed by "u0000" is plain text, and a whole surrogate pair is storable.
+    expect(capResult({ s: '\\u0000 \ud83d\ude00' }, 1_000)).toEqual({
+      value: { s: '\\u0000 \ud83d\ude00' },
+      truncated: false,
+    });
+    expect(keptValue({ value: 'as is' })).toBe('as is');
+  });
+
+  it('never cuts a kept prefix between the halves of a surrogate pair', () => {
+    const json = JSON.stringify('ab\ud83d\ude00'); // "ab😀": the pair sits at characters 3 and 4
+    expect(capResult('ab\ud83d\ude00', 4)).toEqual({ value: json.slice(0, 3), truncated: true });
+    expect(capResult('ab\ud83d\ude00', 5)).toEqual({ value: json.slice(0, 5), truncated: true });
+  });
+
   it('reports an error text, cut, with a fallback when the tool said nothing', () => {
     expect(resultText(text('boom'))).toBe('boom');
     expect(resultText(text('x'.repeat(50)), 10)).toBe(`${'x'.repeat(10)}…`);
     expect(resultText({ content: [], isError: true, truncated: false })).toContain('without a message');
+    expect(resultText(text('nul\u0000 and \udc00'))).toBe('nul\ufffd and \ufffd');
   });
 });

@@ -1,4 +1,5 @@
-import type { ToolResult } from '@switchyard/contracts';
+import type { ToolResult, ValueEncoding } from '@switchyard/contracts';
+import { jsonHoldsUnstorable, storableText } from '@switchyard/server-db';
 
 /**
  * The value a step's result stands for in references: a single JSON block is that JSON; text that
@@ -19,17 +20,43 @@ export function resultValue(result: ToolResult): unknown {
   return text;
 }
 
-/** A failed call's message, as the tool wrote it. */
+/** A failed call's message, as the tool wrote it (characters Postgres cannot store shown as U+FFFD). */
 export function resultText(result: ToolResult, max = 2_000): string {
   const text = result.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c.json))).join('\n');
-  return text.length > max
-    ? `${text.slice(0, max)}…`
-    : text || 'the tool reported an error without a message';
+  const shown = text.length > max ? `${text.slice(0, max)}…` : text;
+  return storableText(shown) || 'the tool reported an error without a message';
 }
 
-/** What the history keeps of a result: the value, or its first `limit` characters of JSON, flagged. */
-export function capResult(value: unknown, limit: number): { value: unknown; truncated: boolean } {
+/** What the history keeps of a value (a result, a step's arguments). */
+export interface KeptValue {
+  readonly value: unknown;
+  /** `value` is the first `limit` characters of the value's JSON text. */
+  readonly truncated: boolean;
+  /** `value` is the whole JSON text: the value holds characters Postgres cannot store (NUL, half a surrogate pair). */
+  readonly encoded?: ValueEncoding;
+}
+
+/**
+ * What the history keeps of a value: the value; or the first `limit` characters of its JSON, flagged
+ * truncated; or, when it holds characters Postgres cannot store, its JSON text, flagged encoded (lossless).
+ */
+export function capResult(value: unknown, limit: number): KeptValue {
   const json = JSON.stringify(value ?? null);
-  if (json.length <= limit) return { value, truncated: false };
-  return { value: json.slice(0, limit), truncated: true };
+  if (json.length > limit) {
+    // Never between the halves of a surrogate pair: half of one cannot be stored.
+    const end = /[\ud800-\udbff]/.test(json.charAt(limit - 1)) ? limit - 1 : limit;
+    return { value: json.slice(0, end), truncated: true };
+  }
+  if (jsonHoldsUnstorable(json)) return { value: json, truncated: false, encoded: 'json' };
+  return { value, truncated: false };
+}
+
+/** The value a kept one stands for: an encoded value decoded; a truncated one stays its JSON prefix. */
+export function keptValue(kept: {
+  readonly value: unknown;
+  readonly encoded?: ValueEncoding | undefined;
+}): unknown {
+  return kept.encoded === 'json' && typeof kept.value === 'string'
+    ? (JSON.parse(kept.value) as unknown)
+    : kept.value;
 }

@@ -4,7 +4,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { AppError, Rpc, TASK_KILL_SUBJECT, TaskKill, type FinishTask } from '@switchyard/contracts';
+import { AppError, Events, Rpc, type FinishTask } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
@@ -41,12 +41,10 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    this.unsubscribe = this.bus.subscribe(TASK_KILL_SUBJECT, (payload) => {
-      const msg = TaskKill.safeParse(payload);
-      if (!msg.success) return;
-      const driver = this.running.get(msg.data.id);
+    this.unsubscribe = this.bus.on(Events.taskKill, (msg) => {
+      const driver = this.running.get(msg.id);
       if (driver) void driver.cancel('the task was killed').catch(() => undefined);
-      else this.killed.set(msg.data.id, Date.now() + KILL_MEMORY_MS);
+      else this.killed.set(msg.id, Date.now() + KILL_MEMORY_MS);
     });
     const names = taskQueueNames(this.config.nats.subjectPrefix);
     this.worker = createWorker<{ taskId: string }>(
@@ -101,21 +99,22 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
       if (cancel || this.killed.delete(taskId))
         await driver.cancel('the task was killed').catch(() => undefined);
       const end = await driver.settled;
-      const state =
+      await this.report(
         end.type === 'complete'
-          ? 'completed'
-          : end.type === 'error'
-            ? 'failed'
-            : end.status === 'cancelled'
-              ? 'cancelled'
-              : 'interrupted';
-      await this.report({
-        id: taskId,
-        state,
-        runId: driver.runId,
-        output: end.type === 'complete' ? (end.data['result'] ?? null) : undefined,
-        error: state === 'completed' ? null : String(end.data['message'] ?? state),
-      });
+          ? {
+              id: taskId,
+              state: 'completed',
+              runId: driver.runId,
+              output: end.data.result ?? null,
+              error: null,
+            }
+          : {
+              id: taskId,
+              state: end.type === 'error' ? 'failed' : end.type,
+              runId: driver.runId,
+              error: end.data.message,
+            },
+      );
     } finally {
       this.running.delete(taskId);
     }

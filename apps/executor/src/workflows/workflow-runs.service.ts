@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
   AppError,
-  CancelInvocation,
   describeIssues,
+  Events,
   Rpc,
-  TOOL_CANCEL_SUBJECT,
   type RpcRequest,
+  type RunCreated,
   type RunWorkflowBody,
   type ToolResult,
 } from '@switchyard/contracts';
@@ -42,14 +42,12 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.unsubscribe = this.bus.subscribe(TOOL_CANCEL_SUBJECT, (payload) => {
-      const msg = CancelInvocation.safeParse(payload);
-      if (!msg.success) return;
+    this.unsubscribe = this.bus.on(Events.toolCancel, (msg) =>
       this.byInvocation
-        .get(msg.data.invocationId)
+        .get(msg.invocationId)
         ?.cancel('the tool call running this workflow was cancelled')
-        .catch(() => undefined);
-    });
+        .catch(() => undefined),
+    );
   }
 
   onModuleDestroy(): void {
@@ -88,7 +86,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     workflowId: string,
     inputs: Record<string, unknown>,
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
-    source: Record<string, unknown>,
+    source: Pick<RunCreated, 'taskId' | 'asTool'>,
     ctx: CallContext,
   ): Promise<{ driver: RunDriver; name: string }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
@@ -147,15 +145,12 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
       );
       if (end.type === 'complete') {
         return {
-          content: [{ type: 'json', json: { runId: driver.runId, result: end.data['result'] ?? null } }],
+          content: [{ type: 'json', json: { runId: driver.runId, result: end.data.result ?? null } }],
           isError: false,
           truncated: false,
         };
       }
-      return text(
-        `workflow "${def.name}" (run ${driver.runId}) ${end.status}: ${String(end.data['message'] ?? '')}`,
-        true,
-      );
+      return text(`workflow "${def.name}" (run ${driver.runId}) ${end.status}: ${end.data.message}`, true);
     } finally {
       clearTimeout(timer);
       if (req.invocationId) this.byInvocation.delete(req.invocationId);

@@ -1,11 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { RunEventMessage, runEventsSubject } from '@switchyard/contracts';
+import { Events, type RunEvent } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import type { StoredRunEvent } from '@switchyard/server-db';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 
-type Listener = (event: StoredRunEvent) => void;
+type Listener = (event: RunEvent) => void;
 
 /**
  * Live run events for the SSE streams of this gateway: one NATS subscription per run however many
@@ -35,10 +34,9 @@ export class RunFeed implements OnModuleDestroy {
     let entry = this.runs.get(runId);
     if (!entry) {
       const listeners = new Set<Listener>();
-      const unsubscribe = this.bus.subscribe(runEventsSubject(runId), (payload) => {
-        const parsed = RunEventMessage.safeParse(payload);
-        if (!parsed.success || parsed.data.runId !== runId) return;
-        for (const l of listeners) l(parsed.data as StoredRunEvent);
+      const unsubscribe = this.bus.on(Events.run(runId), (event) => {
+        if (event.runId !== runId) return;
+        for (const l of listeners) l(event);
       });
       entry = { listeners, unsubscribe, ready: this.bus.flush() };
       this.runs.set(runId, entry);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { TERMINAL_RUN_EVENTS } from '@switchyard/contracts';
-import { RunEventsRepository, type StoredRunEvent } from '@switchyard/server-db';
+import { isTerminalRunEvent, type RunEvent } from '@switchyard/contracts';
+import { RunEventsRepository } from '@switchyard/server-db';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
@@ -54,7 +54,7 @@ export class StreamRelay {
       res.end();
     };
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
-    const send = (e: StoredRunEvent, newest: boolean) => {
+    const send = (e: RunEvent, newest: boolean) => {
       if (done || e.seq <= lastSent) return;
       // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
       if (!corked) {
@@ -67,7 +67,7 @@ export class StreamRelay {
       }
       res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       lastSent = e.seq;
-      if (newest && TERMINAL_RUN_EVENTS.has(e.type)) finish();
+      if (newest && isTerminalRunEvent(e)) finish();
     };
     const catchUp = async () => {
       for (;;) {

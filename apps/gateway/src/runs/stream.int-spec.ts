@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { runEventsSubject } from '@switchyard/contracts';
+import { Events, runEventsSubject, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import {
   createPrisma,
@@ -18,6 +18,10 @@ import {
   type TestDatabase,
 } from '@switchyard/testing';
 import { bootstrap } from '../bootstrap';
+
+const tokenEvent = (text: string): RunEventBody => ({ type: 'plan_token', data: { text, attempt: 1 } });
+const complete: RunEventBody = { type: 'complete', data: { summary: 'done', result: null, results: {} } };
+const started: RunEventBody = { type: 'run_started', data: { steps: 1, reused: 0 } };
 
 describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', () => {
   let db: TestDatabase;
@@ -67,44 +71,42 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
   });
 
   /** Stores events, then publishes them live, as the executor does. */
-  async function emit(runId: string, ...list: Array<{ type: string; data?: Record<string, unknown> }>) {
-    for (const e of await events.append(runId, list)) bus.publish(runEventsSubject(runId), e);
+  async function emit(runId: string, ...list: RunEventBody[]) {
+    for (const e of await events.append(runId, list)) bus.emit(Events.run(runId), e);
   }
 
   const url = (runId: string, extra = '') => `${gateway.url}/api/agent/stream?runId=${runId}${extra}`;
 
   it('replays stored events, follows live ones in order, and ends after a terminal event', async () => {
     const run = await events.createRun(ownerId, 'stream me');
-    await emit(
-      run,
-      { type: 'plan_ready', data: { steps: 2 } },
-      { type: 'step_start', data: { stepId: 'a' } },
-    );
+    await emit(run, { type: 'planning_started', data: {} }, tokenEvent('a'));
     const s = await openStream(url(run), { 'x-switchyard-token': token });
     expect(s.res.status).toBe(200);
     expect(s.res.headers.get('content-type')).toContain('text/event-stream');
     await waitFor(() => s.frames.length === 2, 5_000, 20);
-    await emit(run, { type: 'step_complete', data: { stepId: 'a' } });
-    await emit(run, { type: 'complete', data: { summary: 'done' } });
+    await emit(run, started);
+    await emit(run, complete);
     await s.reading;
     expect(s.ended()).toBe(true);
     expect(s.frames.map((f) => [f.id, f.event])).toEqual([
-      [1, 'plan_ready'],
-      [2, 'step_start'],
-      [3, 'step_complete'],
+      [1, 'planning_started'],
+      [2, 'plan_token'],
+      [3, 'run_started'],
       [4, 'complete'],
     ]);
-    expect(s.frames[0]?.data).toMatchObject({ seq: 1, type: 'plan_ready', data: { steps: 2 } });
+    expect(s.frames[1]?.data).toMatchObject({ runId: run, seq: 2, type: 'plan_token', data: { text: 'a' } });
   });
 
   it('resumes after Last-Event-ID with no gap and no duplicate, and fills a gap in the live feed from Postgres', async () => {
     const run = await events.createRun(ownerId, 'reconnect');
-    await emit(run, ...Array.from({ length: 5 }, (_, i) => ({ type: 'tick', data: { i } })));
+    await emit(run, ...Array.from({ length: 5 }, (_, i) => tokenEvent(String(i))));
     const s = await openStream(url(run), { 'x-switchyard-token': token, 'last-event-id': '3' });
     await waitFor(() => s.frames.length === 2, 5_000, 20);
     // Stored but never published (a lost NATS message), then a later one that is published.
-    await events.append(run, [{ type: 'tick', data: { i: 5 } }]);
-    await emit(run, { type: 'tick', data: { i: 6 } });
+    await events.append(run, [tokenEvent('5')]);
+    // A live message that is not a run event (sent around the catalog) is dropped at the edge.
+    bus.publish(runEventsSubject(run), { runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' });
+    await emit(run, tokenEvent('6'));
     await waitFor(() => s.frames.length === 4, 5_000, 20);
     expect(s.frames.map((f) => f.id)).toEqual([4, 5, 6, 7]);
     s.close();
@@ -112,10 +114,25 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
 
   it('accepts ?token= here (EventSource cannot send headers) and ?lastEventId=', async () => {
     const run = await events.createRun(ownerId, 'query token');
-    await emit(run, { type: 'a' }, { type: 'b' }, { type: 'error', data: { message: 'boom' } });
+    await emit(run, tokenEvent('a'), tokenEvent('b'), {
+      type: 'error',
+      data: { message: 'boom', code: 'internal' },
+    });
     const s = await openStream(url(run, `&token=${token}&lastEventId=1`));
     await s.reading;
-    expect(s.frames.map((f) => f.event)).toEqual(['b', 'error']);
+    expect(s.frames.map((f) => f.event)).toEqual(['plan_token', 'error']);
+  });
+
+  it('fails the test helper on a stored frame that does not fit the catalog', async () => {
+    const run = await events.createRun(ownerId, 'drifted');
+    // Written around the writer (as an old or buggy version might have): a step_failed with no code.
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO run_event (run_id, seq, type, data) VALUES ($1::uuid, 1, 'step_failed', '{"stepId":"a","tool":"t","attempt":1,"cancelled":false,"error":"x"}')`,
+      run,
+    );
+    const s = await openStream(url(run), { 'x-switchyard-token': token });
+    await expect(s.next('complete')).rejects.toThrow(/does not fit the run event catalog \(data.code: /);
+    await expect(s.reading).rejects.toThrow(/step_failed/);
   });
 
   it('sends heartbeats while idle', async () => {
@@ -165,21 +182,21 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     const run = await events.createRun(ownerId, 'resumed');
     await emit(
       run,
-      { type: 'step_start' },
-      { type: 'interrupted' },
-      { type: 'resumed' },
-      { type: 'plan_ready' },
+      started,
+      { type: 'interrupted', data: { message: 'the replica stopped' } },
+      { type: 'resumed', data: { from: 'interrupted', reusedSteps: [] } },
+      tokenEvent('again'),
     );
     const s = await openStream(url(run), { 'x-switchyard-token': token });
     await waitFor(() => s.frames.length === 4, 5_000, 20);
     expect(s.ended()).toBe(false);
-    await emit(run, { type: 'complete' });
+    await emit(run, complete);
     await s.reading;
     expect(s.frames.map((f) => f.event)).toEqual([
-      'step_start',
+      'run_started',
       'interrupted',
       'resumed',
-      'plan_ready',
+      'plan_token',
       'complete',
     ]);
   });
@@ -190,9 +207,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
       Array.from({ length: 5 }, () => openStream(url(run), { 'x-switchyard-token': token })),
     );
     await waitFor(() => streams.every((s) => s.comments.includes('connected')), 5_000, 20);
-    await emit(run, ...Array.from({ length: 20 }, (_, i) => ({ type: 'tick', data: { i } })), {
-      type: 'complete',
-    });
+    await emit(run, ...Array.from({ length: 20 }, (_, i) => tokenEvent(String(i))), complete);
     await Promise.all(streams.map((s) => s.reading));
     for (const s of streams)
       expect(s.frames.map((f) => f.id)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));

@@ -1,13 +1,7 @@
 import { Controller, Inject, Req, Res } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
-import {
-  Routes,
-  Rpc,
-  TOOL_CANCEL_SUBJECT,
-  type ToolDescriptor,
-  type ToolResult,
-} from '@switchyard/contracts';
+import { Events, Routes, Rpc, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
@@ -31,7 +25,7 @@ export class ToolsController {
     const invocationId = input.body.invocationId ?? randomUUID();
     // A client that goes away before the answer cancels the call (kills the command, tells the MCP server).
     res.once('close', () => {
-      if (!res.writableFinished) this.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId });
+      if (!res.writableFinished) this.bus.emit(Events.toolCancel, { invocationId });
     });
     return this.bus.call(
       Rpc.registry.invoke,

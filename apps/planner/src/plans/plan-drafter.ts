@@ -4,13 +4,12 @@ import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langc
 import type { z } from 'zod';
 import {
   AppError,
-  planTokensSubject,
+  Events,
   type CheckModelResult,
   type DraftPlanRequest,
   type DraftPlanResult,
   type ModelSettings,
   type PlanIssue,
-  type PlanTokens,
 } from '@switchyard/contracts';
 import { validatePlan, type ValidationResult } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
@@ -117,11 +116,10 @@ export class PlanDrafter {
     runId: string,
     attempt: number,
   ): Promise<string> {
-    const subject = planTokensSubject(runId);
+    const subject = Events.planTokens(runId);
     const tokens = new TokenBatcher((text) => {
-      const payload: PlanTokens = { runId, attempt, text };
       try {
-        this.bus.publish(subject, payload);
+        this.bus.emit(subject, { runId, attempt, text });
       } catch (err) {
         // Tokens are a live view; the plan itself travels in the reply.
         this.logger.warn({ err, runId }, 'could not publish plan tokens');

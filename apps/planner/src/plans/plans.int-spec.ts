@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  PlanTokens,
+  Events,
   Rpc,
-  planTokensSubject,
+  type PlanTokens,
   type DraftPlanResult,
   type RpcRequest,
   type ToolDescriptor,
@@ -87,7 +87,7 @@ async function connectBus(prefix: string, name: string): Promise<Bus> {
 /** Collects the plan tokens of one run as the executor would see them. */
 async function watchTokens(bus: Bus, runId: string) {
   const received: PlanTokens[] = [];
-  const stop = bus.subscribe(planTokensSubject(runId), (p) => received.push(PlanTokens.parse(p)));
+  const stop = bus.on(Events.planTokens(runId), (tokens) => received.push(tokens));
   await bus.ping(); // the subscription is registered at the server before the draft starts
   const textOf = (attempt: number) =>
     received

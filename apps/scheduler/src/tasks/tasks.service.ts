@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import {
   AppError,
+  Events,
   Rpc,
-  TASK_KILL_SUBJECT,
   type FinishTask,
   type SubmitTaskBody,
   type Task,
@@ -217,7 +217,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
     } else if (row.state === 'running' || row.state === 'queued') {
-      this.bus.publish(TASK_KILL_SUBJECT, { id });
+      this.bus.emit(Events.taskKill, { id });
     }
     return toTask(row);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { RECORD_CHANGED_SUBJECT, RecordChangedEvent } from '@switchyard/contracts';
+import { Events, type RecordChangedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
 import { BUS } from '@switchyard/server-runtime';
@@ -25,11 +25,9 @@ export class RecordCache implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.unsubscribe = this.bus.subscribe(RECORD_CHANGED_SUBJECT, (payload) => {
-      const event = RecordChangedEvent.safeParse(payload);
-      if (!event.success) return;
+    this.unsubscribe = this.bus.on(Events.recordChanged, (event) => {
       this.cached = undefined;
-      if (event.data.id > 0) void this.pool.drop(event.data.id);
+      if (event.id > 0) void this.pool.drop(event.id);
     });
   }
 
@@ -41,13 +39,13 @@ export class RecordCache implements OnModuleInit, OnModuleDestroy {
   changed(event: RecordChangedEvent): void {
     this.cached = undefined;
     void this.pool.drop(event.id);
-    this.bus.publish(RECORD_CHANGED_SUBJECT, event);
+    this.bus.emit(Events.recordChanged, event);
   }
 
   /** Forget the cached list here and on every replica, keeping clients (no version change). */
   forget(): void {
     this.cached = undefined;
-    this.bus.publish(RECORD_CHANGED_SUBJECT, { id: 0, reason: 'updated' });
+    this.bus.emit(Events.recordChanged, { id: 0, reason: 'updated' });
   }
 
   async enabledMcpRecords(): Promise<McpToolRow[]> {

@@ -2,9 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { Bus } from '@switchyard/server-bus';
 import {
   AppError,
-  CancelInvocation,
-  TOOL_CANCEL_SUBJECT,
   describeIssues,
+  Events,
   toFieldIssues,
   type InvokeToolRequest,
   type ToolContent,
@@ -60,10 +59,9 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.unsubscribe = this.bus.subscribe(TOOL_CANCEL_SUBJECT, (payload) => {
-      const msg = CancelInvocation.safeParse(payload);
-      if (msg.success) this.running.get(msg.data.invocationId)?.abort('cancelled');
-    });
+    this.unsubscribe = this.bus.on(Events.toolCancel, (msg) =>
+      this.running.get(msg.invocationId)?.abort('cancelled'),
+    );
   }
 
   onModuleDestroy(): void {

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Rpc, TOOL_CANCEL_SUBJECT, type ToolResult } from '@switchyard/contracts';
+import { Events, Rpc, type ToolResult } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
@@ -214,7 +214,7 @@ describe('registry tools over NATS', () => {
     let settled = false;
     void running.finally(() => (settled = true));
     while (!settled) {
-      registry.bus.publish(TOOL_CANCEL_SUBJECT, { invocationId: 'cancel-me-1' });
+      registry.bus.emit(Events.toolCancel, { invocationId: 'cancel-me-1' });
       await new Promise((r) => setTimeout(r, 100));
     }
     const r = await running;

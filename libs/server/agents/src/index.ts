@@ -1,2 +1,1 @@
-export * from './registry-tools';
 export * from './chat-model';

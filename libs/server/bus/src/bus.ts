@@ -5,10 +5,14 @@ import {
   type NatsConnection,
   NatsError,
 } from 'nats';
+import type { z } from 'zod';
 import {
   AppError,
+  describeIssues,
   Headers,
   isErrorBody,
+  toFieldIssues,
+  type EventContract,
   type RpcContract,
   type RpcRequest,
   type RpcResponse,
@@ -136,6 +140,28 @@ export class Bus {
       },
     });
     return () => sub.unsubscribe();
+  }
+
+  /**
+   * Sends an event of the catalog (`Events`), its payload parsed against the contract first: one
+   * that does not fit is a bug here, thrown as `internal`, never sent.
+   */
+  emit<S extends z.ZodType>(contract: EventContract<S>, payload: z.input<S>): void {
+    const parsed = contract.schema.safeParse(payload);
+    if (!parsed.success)
+      throw new AppError(
+        'internal',
+        `${contract.subject}: the payload does not fit its contract: ${describeIssues(toFieldIssues(parsed.error))}`,
+      );
+    this.publish(contract.subject, parsed.data);
+  }
+
+  /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */
+  on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void {
+    return this.subscribe(contract.subject, (payload) => {
+      const parsed = contract.schema.safeParse(payload);
+      if (parsed.success) handler(parsed.data);
+    });
   }
 
   /**

@@ -11,3 +11,4 @@ export * from './runs.repository';
 export * from './permissions.repository';
 export * from './workflows.repository';
 export * from './tasks.repository';
+export * from './storable';

@@ -1,36 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '@switchyard/contracts';
+import { AppError, type RunEvent, type RunEventBody } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 
-export interface NewRunEvent {
-  readonly type: string;
-  readonly data?: Record<string, unknown>;
-}
+/**
+ * A run_event row as the SQL of both run repositories returns it (`created_at AS at`). Every row was
+ * parsed against the event catalog when it was written (RunWriter), so its type and data match.
+ */
+export type EventRow = RunEventBody & { seq: number; at: Date };
 
-export interface StoredRunEvent {
-  readonly runId: string;
-  readonly seq: number;
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-  readonly at: string;
-}
-
-/** A run_event row as the SQL of both run repositories returns it. */
-export interface EventRow {
-  seq: number;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
-}
-
-export function toEvent(runId: string, r: EventRow): StoredRunEvent {
-  return {
-    runId,
-    seq: Number(r.seq),
-    type: r.type,
-    data: r.data ?? {},
-    at: new Date(r.created_at).toISOString(),
-  };
+export function toEvent(runId: string, r: EventRow): RunEvent {
+  return { ...r, runId, seq: Number(r.seq), at: new Date(r.at).toISOString() };
 }
 
 /**
@@ -56,7 +35,7 @@ export class RunEventsRepository {
       throw new AppError('not_found', `run ${runId} does not exist`);
   }
 
-  async append(runId: string, events: readonly NewRunEvent[]): Promise<StoredRunEvent[]> {
+  async append(runId: string, events: readonly RunEventBody[]): Promise<RunEvent[]> {
     if (!events.length) return [];
     const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
       `WITH bumped AS (
@@ -66,19 +45,19 @@ export class RunEventsRepository {
        INSERT INTO run_event (run_id, seq, type, data)
        SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
        FROM bumped, ROWS FROM (jsonb_to_recordset($3::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, type, data, created_at`,
+       RETURNING seq, type, data, created_at AS at`,
       runId,
       events.length,
-      JSON.stringify(events.map((e) => ({ type: e.type, data: e.data ?? {} }))),
+      JSON.stringify(events),
     );
     if (!rows.length) throw new AppError('not_found', `run ${runId} does not exist`);
     return rows.map((r) => toEvent(runId, r)).sort((a, b) => a.seq - b.seq);
   }
 
   /** Events after `afterSeq` in order (replay for a reconnecting stream), at most `limit`. */
-  async readAfter(runId: string, afterSeq: number, limit = 500): Promise<StoredRunEvent[]> {
+  async readAfter(runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
     const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
-      'SELECT seq, type, data, created_at FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3',
+      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3',
       runId,
       afterSeq,
       limit,

@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { RunConfig, type RunEventBody } from '@switchyard/contracts';
 import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
 import { IdentityRepository } from './identity.repository';
 import { createPgPool, createPrisma, type PgPool, type PrismaClient } from './prisma';
 import { LeaseLostError, RunsRepository, type NewRun } from './runs.repository';
+import { jsonHoldsUnstorable, storableText } from './storable';
 
 const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+const created: RunEventBody = {
+  type: 'run_created',
+  data: { goal: 'a goal', config: RunConfig.parse({}), source: 'goal' },
+};
+const token = (text: string): RunEventBody => ({ type: 'plan_token', data: { text, attempt: 1 } });
 
 describe('RunsRepository (real Postgres)', () => {
   let db: ScratchDatabase;
@@ -52,15 +60,16 @@ describe('RunsRepository (real Postgres)', () => {
   ])('through %s', (_, repo) => {
     it('creates a run with its first events, then appends gaplessly with row changes in the same statement', async () => {
       const run = newRun();
-      const first = await repo().create(run, [
-        { type: 'run_created', data: { a: 1 } },
-        { type: 'plan_ready' },
-      ]);
+      const first = await repo().create(run, [created, { type: 'planning_started', data: {} }]);
       expect(first.map((e) => [e.seq, e.type])).toEqual([
         [1, 'run_created'],
-        [2, 'plan_ready'],
+        [2, 'planning_started'],
       ]);
-      const more = await repo().append(run.id, [{ type: 'complete', data: { summary: 's' } }], {
+      const complete: RunEventBody = {
+        type: 'complete',
+        data: { summary: 's', result: 1, results: { a: 1 } },
+      };
+      const more = await repo().append(run.id, [complete], {
         replica: 'replica-1',
         update: { status: 'completed', summary: 'done it', finished: true, release: true },
       });
@@ -84,10 +93,10 @@ describe('RunsRepository (real Postgres)', () => {
         await repo().append(run.id, [], { replica: 'replica-1', update: { status: 'failed', error: 'x' } }),
       ).toEqual([]);
       expect((await repo().get(run.id))?.status).toBe('failed');
-      await expect(
-        repo().append(run.id, [{ type: 'step_start' }], { replica: 'someone-else' }),
-      ).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(repo().append(randomUUID(), [{ type: 'x' }])).rejects.toMatchObject({ code: 'not_found' });
+      await expect(repo().append(run.id, [token('x')], { replica: 'someone-else' })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await expect(repo().append(randomUUID(), [token('x')])).rejects.toMatchObject({ code: 'not_found' });
       // The refused append left nothing behind.
       expect((await repo().events(run.id, 10)).map((e) => e.type)).toEqual([]);
     });
@@ -97,9 +106,9 @@ describe('RunsRepository (real Postgres)', () => {
     const expired = newRun({ leaseMs: -1_000, replica: 'dead-replica' });
     const alive = newRun({ replica: 'live-replica' });
     const done = newRun({ status: 'completed', leaseMs: -1_000 });
-    await viaPool.create(expired, [{ type: 'run_created' }]);
-    await viaPool.create(alive, [{ type: 'run_created' }]);
-    await viaPool.create(done, [{ type: 'run_created' }]);
+    await viaPool.create(expired, [created]);
+    await viaPool.create(alive, [created]);
+    await viaPool.create(done, [created]);
     const events = await viaPool.interrupt('the replica stopped');
     const mine = events.filter((e) => [expired.id, alive.id, done.id].includes(e.runId));
     expect(mine).toEqual([expect.objectContaining({ runId: expired.id, seq: 2, type: 'interrupted' })]);
@@ -112,7 +121,7 @@ describe('RunsRepository (real Postgres)', () => {
     expect((await viaPool.interrupt('again')).filter((e) => e.runId === expired.id)).toEqual([]);
     // The dead replica can no longer write to it.
     await expect(
-      viaPool.append(expired.id, [{ type: 'step_complete' }], { replica: 'dead-replica' }),
+      viaPool.append(expired.id, [token('late')], { replica: 'dead-replica' }),
     ).rejects.toBeInstanceOf(LeaseLostError);
     // A renewed lease keeps a run out of the sweep; interrupting by replica ignores the lease.
     expect(await viaPool.renewLeases('live-replica', 60_000, [alive.id])).toBe(1);
@@ -130,6 +139,58 @@ describe('RunsRepository (real Postgres)', () => {
     expect(await viaPool.claim(run.id, 'replica-2', 10_000, ['cancelled'])).toBe(false);
     expect(await viaPool.claim(run.id, 'replica-2', 10_000, ['failed'])).toBe(true);
     expect((await viaPool.get(run.id))?.ownerReplica).toBe('replica-2');
+  });
+
+  it('refuses an event holding NUL or half a surrogate pair, storing nothing; those kept as JSON text store', async () => {
+    const run = newRun();
+    await viaPool.create(run, [created]);
+    for (const bad of ['a\u0000b', 'a\ud800b', 'a\udc00b'])
+      await expect(viaPool.append(run.id, [token(bad)], { replica: 'replica-1' })).rejects.toThrow(
+        /invalid input syntax for type json|Unicode/,
+      );
+    expect(jsonHoldsUnstorable(JSON.stringify(token('a\u0000b')))).toBe(true);
+    expect(jsonHoldsUnstorable(JSON.stringify(token('ok \ud83d\ude00 \\u0000')))).toBe(false);
+    const kept = JSON.stringify({ out: 'a\u0000b\ud800' });
+    expect(storableText('a\u0000b\ud800')).toBe('a\ufffdb\ufffd');
+    const stored = await viaPool.append(run.id, [token(kept), token(storableText('a\u0000b'))], {
+      replica: 'replica-1',
+    });
+    expect(stored.map((e) => e.seq)).toEqual([2, 3]);
+    const [back] = await viaPool.events(run.id, 10).then((all) => all.filter((e) => e.seq === 2));
+    expect(back?.type === 'plan_token' && JSON.parse(back.data.text)).toEqual({ out: 'a\u0000b\ud800' });
+  });
+
+  it('fails a run with a bare error event in one statement, only for the replica holding it', async () => {
+    const run = newRun();
+    await viaPool.create(run, [created]);
+    expect(await viaPool.fail(run.id, 'replica-2', 'not mine')).toEqual([]);
+    const [error] = await viaPool.fail(run.id, 'replica-1', 'the log refused \u0000 an event');
+    expect(error).toMatchObject({
+      runId: run.id,
+      seq: 2,
+      type: 'error',
+      data: { message: 'the log refused \ufffd an event', code: 'internal' },
+    });
+    expect(await viaPool.get(run.id)).toMatchObject({
+      status: 'failed',
+      error: 'the log refused \ufffd an event',
+      ownerReplica: null,
+    });
+    expect((await viaPool.get(run.id))?.finishedAt).not.toBeNull();
+  });
+
+  it('reads the events of some types only, in order', async () => {
+    const run = newRun();
+    await viaPool.create(run, [created, token('a')]);
+    await viaPool.append(run.id, [{ type: 'step_approved', data: { stepId: 's' } }, token('b')], {
+      replica: 'replica-1',
+    });
+    const picked = await viaPool.eventsOfTypes(run.id, ['plan_token', 'step_approved']);
+    expect(picked.map((e) => [e.seq, e.type])).toEqual([
+      [2, 'plan_token'],
+      [3, 'step_approved'],
+      [4, 'plan_token'],
+    ]);
   });
 
   it('shows a run to its owner and admins only', async () => {

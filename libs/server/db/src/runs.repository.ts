@@ -1,15 +1,17 @@
-import { AppError, type RunStatus, type RunSummary } from '@switchyard/contracts';
+import {
+  AppError,
+  type RunEvent,
+  type RunEventBody,
+  type RunEventType,
+  type RunStatus,
+  type RunSummary,
+} from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import { toEvent, type EventRow, type NewRunEvent, type StoredRunEvent } from './run-events.repository';
+import { toEvent, type EventRow } from './run-events.repository';
+import { storableText } from './storable';
 
 /** Statuses of a run that some replica is (or should be) driving. */
-export const ACTIVE_STATUSES: readonly RunStatus[] = [
-  'planning',
-  'awaiting_plan_approval',
-  'running',
-  'awaiting_step_approval',
-];
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
 
 export interface NewRun {
@@ -103,8 +105,8 @@ function toRun(r: RunDbRow): RunRow {
   };
 }
 
-function encodeEvents(events: readonly NewRunEvent[]): string {
-  return JSON.stringify(events.map((e) => ({ type: e.type, data: e.data ?? {} })));
+function encodeEvents(events: readonly RunEventBody[]): string {
+  return JSON.stringify(events.map((e) => ({ type: e.type, data: e.data })));
 }
 
 /** `%`, `_` and `\` stand for themselves in a search. */
@@ -131,7 +133,7 @@ export class RunsRepository {
   }
 
   /** Inserts the run and its first events in one statement. */
-  async create(run: NewRun, events: readonly NewRunEvent[]): Promise<StoredRunEvent[]> {
+  async create(run: NewRun, events: readonly RunEventBody[]): Promise<RunEvent[]> {
     const rows = await this.query<EventRow>(
       'run_create',
       `WITH r AS (
@@ -144,7 +146,7 @@ export class RunsRepository {
        INSERT INTO run_event (run_id, seq, type, data)
        SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
        FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, type, data, created_at`,
+       RETURNING seq, type, data, created_at AS at`,
       [
         run.id,
         run.ownerId,
@@ -171,9 +173,9 @@ export class RunsRepository {
    */
   async append(
     runId: string,
-    events: readonly NewRunEvent[],
+    events: readonly RunEventBody[],
     opts: { readonly replica?: string; readonly update?: RunUpdate } = {},
-  ): Promise<StoredRunEvent[]> {
+  ): Promise<RunEvent[]> {
     const params: unknown[] = [runId, events.length];
     const sets = ['next_seq = next_seq + $2', 'updated_at = now()'];
     const u = opts.update ?? {};
@@ -201,9 +203,9 @@ export class RunsRepository {
          INSERT INTO run_event (run_id, seq, type, data)
          SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
          FROM bumped, ROWS FROM (jsonb_to_recordset(${eventsParam}::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-         RETURNING seq, type, data, created_at
+         RETURNING seq, type, data, created_at AS at
        )
-       SELECT seq, type, data, created_at FROM inserted
+       SELECT seq, type, data, at FROM inserted
        UNION ALL SELECT 0, '', '{}'::jsonb, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
       params,
     );
@@ -254,7 +256,7 @@ export class RunsRepository {
   async interrupt(
     message: string,
     opts: { readonly replica?: string; readonly limit?: number } = {},
-  ): Promise<StoredRunEvent[]> {
+  ): Promise<RunEvent[]> {
     const which = opts.replica ? 'owner_replica = $3' : 'lease_until < now()';
     const rows = await this.prisma.$queryRawUnsafe<Array<EventRow & { run_id: string }>>(
       `WITH dead AS (
@@ -268,12 +270,34 @@ export class RunsRepository {
        )
        INSERT INTO run_event (run_id, seq, type, data)
        SELECT upd.id, upd.seq, 'interrupted', jsonb_build_object('message', $1::text) FROM upd
-       RETURNING run_id, seq, type, data, created_at`,
+       RETURNING run_id, seq, type, data, created_at AS at`,
       message,
       opts.limit ?? 100,
       ...(opts.replica ? [opts.replica] : []),
     );
     return rows.map((r) => toEvent(r.run_id, r));
+  }
+
+  /**
+   * The run's last word when its log refused an event (even the `error` event that should end it):
+   * marks the run failed and appends a bare `error` event, in one statement, while `replica` holds
+   * the run. Returns the event to publish (none when the run is no longer this replica's).
+   */
+  async fail(runId: string, replica: string, message: string): Promise<RunEvent[]> {
+    const rows = await this.query<EventRow>(
+      undefined,
+      `WITH upd AS (
+         UPDATE run SET status = 'failed', error = $3, finished_at = now(), updated_at = now(),
+                        owner_replica = NULL, lease_until = NULL, next_seq = next_seq + 1
+         WHERE id = $1::uuid AND owner_replica = $2
+         RETURNING next_seq - 1 AS seq
+       )
+       INSERT INTO run_event (run_id, seq, type, data)
+       SELECT $1::uuid, upd.seq, 'error', jsonb_build_object('message', $3::text, 'code', 'internal') FROM upd
+       RETURNING seq, type, data, created_at AS at`,
+      [runId, replica, storableText(message)],
+    );
+    return rows.map((r) => toEvent(runId, r));
   }
 
   async get(runId: string): Promise<RunRow | undefined> {
@@ -325,9 +349,9 @@ export class RunsRepository {
   }
 
   /** The first `limit` events of a run, oldest first. */
-  async events(runId: string, limit: number): Promise<StoredRunEvent[]> {
+  async events(runId: string, limit: number): Promise<RunEvent[]> {
     const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
-      'SELECT seq, type, data, created_at FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2',
+      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2',
       runId,
       limit,
     );
@@ -335,12 +359,18 @@ export class RunsRepository {
   }
 
   /** The events of the given types, oldest first (folding step executions). */
-  async eventsOfTypes(runId: string, types: readonly string[]): Promise<StoredRunEvent[]> {
+  async eventsOfTypes<T extends RunEventType>(
+    runId: string,
+    types: readonly T[],
+  ): Promise<Array<Extract<RunEvent, { type: T }>>> {
     const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
-      'SELECT seq, type, data, created_at FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq',
+      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq',
       runId,
       types,
     );
-    return rows.map((r) => toEvent(runId, r));
+    const wanted: ReadonlySet<string> = new Set(types);
+    return rows
+      .map((r) => toEvent(runId, r))
+      .filter((e): e is Extract<RunEvent, { type: T }> => wanted.has(e.type));
   }
 }

@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
+import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
+import { RunEvent, runEventsSubject } from './run-events';
+import { PlanTokens, planTokensSubject } from './runs';
+import { TASK_KILL_SUBJECT, TaskKill } from './tasks';
+import { CancelInvocation, TOOL_CANCEL_SUBJECT } from './tools';
+
+/**
+ * A NATS event: its subject and the schema of its payload. Every subscriber hears every message
+ * (no queue group), at most once (plain NATS). The bus parses the payload when it is sent, and a
+ * subscriber drops a message that does not fit (it may come from another version).
+ */
+export interface EventContract<S extends z.ZodType = z.ZodType> {
+  readonly subject: string;
+  readonly schema: S;
+}
+
+export type EventPayload<E extends EventContract> = z.output<E['schema']>;
+
+export function event<S extends z.ZodType>(subject: string, schema: S): EventContract<S> {
+  return { subject, schema };
+}
+
+/** Every event sent over NATS. Wire-stable like `Rpc`. */
+export const Events = {
+  /** Stop a tool call (the registry replica running it aborts it; a workflow tool cancels its run). */
+  toolCancel: event(TOOL_CANCEL_SUBJECT, CancelInvocation),
+  /** A tool record changed: every registry replica drops its client and cache. */
+  recordChanged: event(RECORD_CHANGED_SUBJECT, RecordChangedEvent),
+  /** An owner's (or the global) rules or hooks changed: every executor replica reloads them. */
+  permissionsChanged: event(PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged),
+  /** A task was killed: the executor running its body cancels the run. */
+  taskKill: event(TASK_KILL_SUBJECT, TaskKill),
+  /** A run's events, published live once stored (the SSE relay follows them). */
+  run: (runId: string) => event(runEventsSubject(runId), RunEvent),
+  /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
+  planTokens: (runId: string) => event(planTokensSubject(runId), PlanTokens),
+} as const;

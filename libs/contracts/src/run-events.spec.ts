@@ -1,0 +1,118 @@
+import {
+  isTerminalRunEvent,
+  RunEvent,
+  RunEventBody,
+  STEP_RUN_EVENTS,
+  TERMINAL_RUN_EVENTS,
+  type RunEventType,
+} from './run-events';
+import { RunConfig } from './runs';
+
+const envelope = { runId: '00000000-0000-4000-8000-000000000001', seq: 1, at: '2026-01-01T00:00:00.000Z' };
+const allow = { decision: 'allow', reason: 'full-access' };
+const plan = { steps: [{ id: 'a', tool: 'wait', arguments: { ms: 0 }, dependsOn: [], description: '' }] };
+
+/** One event of each type, as the executor emits it. */
+const SAMPLES: Record<RunEventType, unknown> = {
+  run_created: {
+    goal: 'g',
+    config: RunConfig.parse({}),
+    source: 'workflow',
+    workflowId: envelope.runId,
+    version: null,
+  },
+  planning_started: {},
+  plan_token: { text: '{"ste', attempt: 1 },
+  plan_ready: { plan, attempts: 2 },
+  plan_approval_requested: { gate: 'plan', steps: 1, nonReadSteps: [], reusedSteps: [] },
+  plan_approved: { edited: true, plan },
+  run_started: { steps: 1, reused: 0 },
+  step_start: {
+    stepId: 'a',
+    tool: 'wait',
+    effect: 'read',
+    attempt: 1,
+    description: '',
+    arguments: {},
+    permission: allow,
+  },
+  step_approval_requested: {
+    gate: 'step',
+    stepId: 'a',
+    tool: 'write_file',
+    effect: 'write',
+    arguments: '{"content":"\\u0000"}',
+    argumentsEncoded: 'json',
+    reason: 'ask mode',
+    permission: { decision: 'ask', reason: 'ask mode' },
+  },
+  step_approved: { stepId: 'a' },
+  step_retry: { stepId: 'a', tool: 'wait', attempt: 1, code: 'timeout', error: 'slow', delayMs: 1000 },
+  step_complete: { stepId: 'a', tool: 'wait', attempt: 1, result: null, truncated: false, durationMs: 1.5 },
+  step_failed: {
+    stepId: 'a',
+    tool: 'wait',
+    attempt: 1,
+    cancelled: false,
+    code: 'tool_failed',
+    error: 'boom',
+  },
+  cancel_requested: { message: 'cancelled by the user' },
+  resumed: { from: 'interrupted', reusedSteps: ['a'] },
+  cancelled: { message: 'cancelled by the user' },
+  interrupted: { message: 'the replica stopped' },
+  complete: { summary: 'done', result: 1, results: { a: 1 } },
+  error: { message: 'step a (wait) failed: boom', code: 'tool_failed', stepId: 'a' },
+};
+
+describe('run event catalog', () => {
+  it('has one schema for every event a run emits', () => {
+    expect(RunEventBody.options.map((o) => o.shape.type.value).sort()).toEqual(Object.keys(SAMPLES).sort());
+  });
+
+  it.each(Object.entries(SAMPLES))('parses a stored %s event', (type, data) => {
+    expect(RunEvent.parse({ ...envelope, type, data })).toEqual({ ...envelope, type, data });
+  });
+
+  it('refuses events that drifted from the catalog', () => {
+    const bad = (type: string, data: unknown) => RunEvent.safeParse({ ...envelope, type, data }).success;
+    expect(bad('plan_invalid', {})).toBe(false); // never emitted
+    expect(bad('step_failed', { stepId: 'a', tool: 'wait', attempt: 1, cancelled: false, error: 'x' })).toBe(
+      false,
+    );
+    expect(bad('error', { message: 'no code' })).toBe(false);
+    expect(
+      bad('step_retry', { stepId: 'a', tool: 'wait', attempt: 1, code: 'nope', error: 'x', delayMs: 0 }),
+    ).toBe(false);
+    expect(
+      bad('step_complete', {
+        stepId: 'a',
+        tool: 'wait',
+        attempt: 1,
+        result: 1,
+        truncated: false,
+        encoded: 'base64',
+      }),
+    ).toBe(false);
+    // A cancelled step carries no error code.
+    expect(
+      bad('step_failed', { stepId: 'a', tool: 'wait', attempt: 0, cancelled: true, error: 'cancelled' }),
+    ).toBe(true);
+    expect(RunEvent.safeParse({ ...envelope, seq: 0, type: 'planning_started', data: {} }).success).toBe(
+      false,
+    );
+  });
+
+  it('derives the terminal and step sets from the catalog', () => {
+    expect([...TERMINAL_RUN_EVENTS].sort()).toEqual(['cancelled', 'complete', 'error', 'interrupted']);
+    expect(STEP_RUN_EVENTS).toEqual([
+      'step_approval_requested',
+      'step_start',
+      'step_retry',
+      'step_complete',
+      'step_failed',
+    ]);
+    expect(isTerminalRunEvent({ type: 'error' })).toBe(true);
+    expect(isTerminalRunEvent({ type: 'cancel_requested' })).toBe(false);
+  });
+});
