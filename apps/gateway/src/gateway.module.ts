@@ -9,6 +9,8 @@ import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
+import { SchedulesController } from './triggers/schedules.controller';
+import { WebhooksController } from './triggers/webhooks.controller';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -36,6 +38,8 @@ import { ToolsController } from './tools/tools.controller';
     SettingsController,
     WorkflowsController,
     TasksController,
+    SchedulesController,
+    WebhooksController,
   ],
   providers: [
     RunFeed,

@@ -15,3 +15,4 @@ export * from './runs';
 export * from './permissions';
 export * from './workflows';
 export * from './tasks';
+export * from './triggers';

@@ -11,3 +11,5 @@ export * from './runs.repository';
 export * from './permissions.repository';
 export * from './workflows.repository';
 export * from './tasks.repository';
+export * from './schedules.repository';
+export * from './webhooks.repository';
