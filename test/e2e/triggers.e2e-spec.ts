@@ -226,4 +226,45 @@ describe('schedules and webhooks end to end', () => {
     expect(listed.find((t) => t['id'] === id)).toMatchObject({ status: 'disabled' });
     expect((await deliver(id, created.json['secret'] as string, {})).status).toBe(409);
   });
+
+  it('answers a repeated Idempotency-Key with the first result on each start route, and 409 for another body', async () => {
+    const wf = await publish(echo);
+    const plan = { steps: [{ id: 'w', tool: 'wait', arguments: { ms: 0, value: 1 } }] };
+    const routes: Array<[string, unknown, unknown]> = [
+      ['/api/agent/run', { workflow: plan }, { workflow: plan, goal: 'other' }],
+      [
+        '/api/agent/batch',
+        { runs: [{ workflow: plan }] },
+        { runs: [{ workflow: plan }, { workflow: plan }] },
+      ],
+      [`/api/workflows/${wf}/run`, { inputs: { tag: 'a' } }, { inputs: { tag: 'b' } }],
+      [
+        '/api/agent/tasks',
+        { workflowId: wf, inputs: { tag: 'a' } },
+        { workflowId: wf, inputs: { tag: 'b' } },
+      ],
+    ];
+    for (const [path, body, other] of routes) {
+      const key = { 'idempotency-key': `k-${randomUUID()}` };
+      const send = (b: unknown, headers: Record<string, string> = key) =>
+        api(stack.gatewayUrl, 'POST', path, { token: alice, body: b, headers });
+      const [first, again] = await Promise.all([send(body), send(body)]);
+      expect({ path, status: first.status }).toEqual({
+        path,
+        status: path === '/api/agent/tasks' ? 202 : 200,
+      });
+      expect(again.status).toBe(first.status);
+      expect(again.json).toEqual(first.json);
+      expect((await send(body)).json).toEqual(first.json);
+      const clash = await send(other);
+      expect([path, clash.status]).toEqual([path, 409]);
+      // Without a key every request starts anew.
+      const fresh = await send(body, {});
+      expect(fresh.json).not.toEqual(first.json);
+    }
+    const tasks = (await call('GET', '/api/agent/tasks?limit=200', alice)).json['items'] as Array<
+      Record<string, unknown>
+    >;
+    expect(tasks.filter((t) => t['workflowId'] === wf).length).toBe(2);
+  });
 });

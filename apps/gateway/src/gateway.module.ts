@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { IdentityRepository, RunEventsRepository, type PrismaClient } from '@switchyard/server-db';
+import {
+  IdempotencyRepository,
+  IdentityRepository,
+  RunEventsRepository,
+  type PrismaClient,
+} from '@switchyard/server-db';
 import { PRISMA } from '@switchyard/server-runtime';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
@@ -18,6 +23,7 @@ import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
 import { ValidationInterceptor } from './http/validation.interceptor';
+import { IdempotencyInterceptor } from './http/idempotency.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
 import { AgentsController } from './tools/agents.controller';
@@ -55,11 +61,18 @@ import { ToolsController } from './tools/tools.controller';
       useFactory: (prisma: PrismaClient) => new RunEventsRepository(prisma),
       inject: [PRISMA],
     },
+    {
+      provide: IdempotencyRepository,
+      useFactory: (prisma: PrismaClient) => new IdempotencyRepository(prisma),
+      inject: [PRISMA],
+    },
     TokenVerifier,
     TokenUseCases,
     AdminBootstrap,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },
+    // After validation: a refused body claims no key.
+    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_FILTER, useClass: ProblemFilter },
   ],
 })

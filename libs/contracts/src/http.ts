@@ -137,6 +137,11 @@ export interface RouteDef {
   readonly body?: z.ZodType;
   readonly response: z.ZodType;
   readonly status?: number;
+  /**
+   * Starts something: an `Idempotency-Key` header makes a repeat with the same body answer the
+   * first result (another body with the same key: 409).
+   */
+  readonly idempotencyKey?: boolean;
   readonly errors: readonly ErrorCode[];
 }
 
@@ -225,6 +230,7 @@ export const Routes = {
     body: StartRunBody,
     response: StartedRun,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
   }),
   runBatch: route({
@@ -238,6 +244,7 @@ export const Routes = {
     body: BatchBody,
     response: StartedBatch,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
   }),
   runApprove: route({
@@ -528,6 +535,7 @@ export const Routes = {
     body: RunWorkflowBody,
     response: StartedRun,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   taskCapacity: route({
@@ -560,6 +568,7 @@ export const Routes = {
     body: SubmitTaskBody,
     response: Task,
     status: 202,
+    idempotencyKey: true,
     errors: [
       'validation_failed',
       'unauthenticated',

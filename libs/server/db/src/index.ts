@@ -13,3 +13,4 @@ export * from './workflows.repository';
 export * from './tasks.repository';
 export * from './schedules.repository';
 export * from './webhooks.repository';
+export * from './idempotency.repository';
