@@ -3,6 +3,7 @@ import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
 import { runTasksBench } from './tasks.bench';
 import { runToolsBench } from './tools.bench';
+import { runTriggersBench } from './triggers.bench';
 
 /** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
 const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = {
@@ -10,6 +11,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   tools: runToolsBench,
   runs: runRunsBench,
   tasks: runTasksBench,
+  triggers: runTriggersBench,
 };
 
 async function main(): Promise<void> {

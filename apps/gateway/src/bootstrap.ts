@@ -9,12 +9,14 @@ import {
 import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
 import { StreamFastPath } from './runs/stream-fast-path';
+import { installHookBodyParser } from './triggers/hook-intake';
 
 export function gatewayOptions(config: AppConfig = loadConfig('gateway')): BootstrapOptions {
   return {
     config,
     modules: [GatewayModule],
     uses: { postgres: true, redis: true },
+    beforeBodyParser: installHookBodyParser,
     configureHttp: (app) => {
       app.set('trust proxy', 'loopback, linklocal, uniquelocal');
       // Body-parser failures (malformed JSON, too large) happen before Nest's filters see them.

@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { IdentityRepository, RunEventsRepository, type PrismaClient } from '@switchyard/server-db';
+import {
+  IdempotencyRepository,
+  IdentityRepository,
+  RunEventsRepository,
+  type PrismaClient,
+} from '@switchyard/server-db';
 import { PRISMA } from '@switchyard/server-runtime';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
@@ -9,6 +14,8 @@ import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
+import { SchedulesController } from './triggers/schedules.controller';
+import { WebhooksController } from './triggers/webhooks.controller';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -16,6 +23,7 @@ import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
 import { ValidationInterceptor } from './http/validation.interceptor';
+import { IdempotencyInterceptor } from './http/idempotency.interceptor';
 import { IdentityController } from './identity/identity.controller';
 import { TokenUseCases } from './identity/tokens.usecases';
 import { AgentsController } from './tools/agents.controller';
@@ -36,6 +44,8 @@ import { ToolsController } from './tools/tools.controller';
     SettingsController,
     WorkflowsController,
     TasksController,
+    SchedulesController,
+    WebhooksController,
   ],
   providers: [
     RunFeed,
@@ -51,11 +61,18 @@ import { ToolsController } from './tools/tools.controller';
       useFactory: (prisma: PrismaClient) => new RunEventsRepository(prisma),
       inject: [PRISMA],
     },
+    {
+      provide: IdempotencyRepository,
+      useFactory: (prisma: PrismaClient) => new IdempotencyRepository(prisma),
+      inject: [PRISMA],
+    },
     TokenVerifier,
     TokenUseCases,
     AdminBootstrap,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },
+    // After validation: a refused body claims no key.
+    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_FILTER, useClass: ProblemFilter },
   ],
 })

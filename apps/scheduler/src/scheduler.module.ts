@@ -1,24 +1,52 @@
-import { Module } from '@nestjs/common';
-import { TasksRepository, type PrismaClient } from '@switchyard/server-db';
+import { Module, type Type } from '@nestjs/common';
+import {
+  SchedulesRepository,
+  TasksRepository,
+  WebhooksRepository,
+  type PrismaClient,
+} from '@switchyard/server-db';
 import { PRISMA } from '@switchyard/server-runtime';
+import { CLOCK, systemClock, type Clock } from './clock';
+import { ScheduleFirer } from './schedules/schedule-firer';
+import { SchedulesHandler } from './schedules/schedules.handler';
+import { SchedulesService } from './schedules/schedules.service';
 import { TaskMetrics } from './tasks/task-metrics';
+import { TaskTransitions } from './tasks/task-transitions';
 import { TasksHandler } from './tasks/tasks.handler';
 import { TasksService } from './tasks/tasks.service';
+import { TriggerMetrics } from './triggers/trigger-metrics';
+import { UnattendedCheck } from './triggers/unattended-check';
+import { WebhooksHandler } from './webhooks/webhooks.handler';
+import { WebhooksService } from './webhooks/webhooks.service';
+
+const repository = <T>(Repo: new (prisma: PrismaClient) => T) => ({
+  provide: Repo,
+  useFactory: (prisma: PrismaClient) => new Repo(prisma),
+  inject: [PRISMA],
+});
 
 /**
- * The scheduler's features. The service kit (config, logs, metrics, NATS, Postgres, Redis, probes,
- * health RPC) is added by bootstrapService.
+ * The scheduler's features, on the given clock (the system's; tests move theirs by hand). The service
+ * kit (config, logs, metrics, NATS, Postgres, Redis, probes, health RPC) is added by bootstrapService.
  */
-@Module({
-  controllers: [TasksHandler],
-  providers: [
-    {
-      provide: TasksRepository,
-      useFactory: (prisma: PrismaClient) => new TasksRepository(prisma),
-      inject: [PRISMA],
-    },
-    TaskMetrics,
-    TasksService,
-  ],
-})
-export class SchedulerModule {}
+export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
+  @Module({
+    controllers: [TasksHandler, SchedulesHandler, WebhooksHandler],
+    providers: [
+      repository(TasksRepository),
+      repository(SchedulesRepository),
+      repository(WebhooksRepository),
+      { provide: CLOCK, useValue: clock },
+      TaskMetrics,
+      TaskTransitions,
+      TasksService,
+      TriggerMetrics,
+      UnattendedCheck,
+      SchedulesService,
+      ScheduleFirer,
+      WebhooksService,
+    ],
+  })
+  class SchedulerModule {}
+  return SchedulerModule;
+}

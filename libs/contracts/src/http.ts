@@ -15,6 +15,25 @@ import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
 import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
+  CreatedTrigger,
+  DeliveryAccepted,
+  DeliveryBody,
+  DeliveryListQuery,
+  DeliveryPage,
+  RotatedSecret,
+  Schedule,
+  ScheduleBody,
+  ScheduleIdParam,
+  ScheduleList,
+  SchedulePreview,
+  SchedulePreviewBody,
+  Trigger,
+  TriggerBody,
+  TriggerHookParam,
+  TriggerIdParam,
+  TriggerList,
+} from './triggers';
+import {
   CreateWorkflowBody,
   RevisionBody,
   RevisionQuery,
@@ -117,6 +136,11 @@ export interface RouteDef {
   readonly body?: z.ZodType;
   readonly response: z.ZodType;
   readonly status?: number;
+  /**
+   * Starts something: an `Idempotency-Key` header makes a repeat with the same body answer the
+   * first result (another body with the same key: 409).
+   */
+  readonly idempotencyKey?: boolean;
   readonly errors: readonly ErrorCode[];
 }
 
@@ -205,6 +229,7 @@ export const Routes = {
     body: StartRunBody,
     response: StartedRun,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
   }),
   runBatch: route({
@@ -218,6 +243,7 @@ export const Routes = {
     body: BatchBody,
     response: StartedBatch,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'model_not_configured', 'unavailable'],
   }),
   runApprove: route({
@@ -508,6 +534,7 @@ export const Routes = {
     body: RunWorkflowBody,
     response: StartedRun,
     status: 200,
+    idempotencyKey: true,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   taskCapacity: route({
@@ -540,6 +567,7 @@ export const Routes = {
     body: SubmitTaskBody,
     response: Task,
     status: 202,
+    idempotencyKey: true,
     errors: [
       'validation_failed',
       'unauthenticated',
@@ -571,6 +599,151 @@ export const Routes = {
     response: Task,
     status: 200,
     errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  scheduleCreate: route({
+    method: 'POST',
+    path: '/api/agent/schedules',
+    summary:
+      'Run a published workflow on a schedule: daily, weekly (several weekdays) or monthly at a local clock time in an IANA zone ' +
+      '(default daily 09:00), every N minutes (≥ 60 s; expires after 7 days) or once after a delay. Fires submit batch background tasks. ' +
+      'Under permission mode "ask", a non-read step that no allow rule covers refuses creation (409) naming the steps and the modes that would work. ' +
+      'At most 50 active schedules',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:submit' },
+    body: ScheduleBody,
+    response: Schedule,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  scheduleList: route({
+    method: 'GET',
+    path: '/api/agent/schedules',
+    summary: 'Your schedules: status, next five fires, expiry, trigger count, missed fires, last error',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:list' },
+    response: ScheduleList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  schedulePreview: route({
+    method: 'POST',
+    path: '/api/agent/schedules/preview',
+    summary: 'The next five fire times of a schedule body (from `from`, default now), without saving it',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:list' },
+    body: SchedulePreviewBody,
+    response: SchedulePreview,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  scheduleGet: route({
+    method: 'GET',
+    path: '/api/agent/schedules/{id}',
+    summary: 'One schedule',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:list' },
+    params: ScheduleIdParam,
+    response: Schedule,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  scheduleUpdate: route({
+    method: 'PUT',
+    path: '/api/agent/schedules/{id}',
+    summary: 'Replace a schedule (same body and checks as create); its counts are kept',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:submit' },
+    params: ScheduleIdParam,
+    body: ScheduleBody,
+    response: Schedule,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  scheduleDelete: route({
+    method: 'DELETE',
+    path: '/api/agent/schedules/{id}',
+    summary: 'Delete a schedule: no further fires; tasks it already submitted go on',
+    tag: 'schedules',
+    auth: { permission: 'agent:task:submit' },
+    params: ScheduleIdParam,
+    response: Schedule,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  triggerCreate: route({
+    method: 'POST',
+    path: '/api/workflow-triggers',
+    summary:
+      'A webhook trigger for a published workflow, with saved default inputs and a permission mode; the secret is in this answer only ' +
+      '(only its SHA-256 digest is stored). Same permission-mode check as schedules',
+    tag: 'webhooks',
+    auth: { permission: 'agent:task:submit' },
+    body: TriggerBody,
+    response: CreatedTrigger,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  triggerList: route({
+    method: 'GET',
+    path: '/api/workflow-triggers',
+    summary: 'Your webhook triggers (never their secrets)',
+    tag: 'webhooks',
+    auth: { permission: 'agent:task:list' },
+    response: TriggerList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  triggerRotate: route({
+    method: 'POST',
+    path: '/api/workflow-triggers/{id}/rotate',
+    summary: 'A new secret; the old one stops working at once',
+    tag: 'webhooks',
+    auth: { permission: 'agent:task:submit' },
+    params: TriggerIdParam,
+    response: RotatedSecret,
+    status: 200,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  triggerDelete: route({
+    method: 'DELETE',
+    path: '/api/workflow-triggers/{id}',
+    summary: 'Delete a trigger and its delivery audit; tasks it submitted go on',
+    tag: 'webhooks',
+    auth: { permission: 'agent:task:submit' },
+    params: TriggerIdParam,
+    response: Trigger,
+    errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  triggerDeliveries: route({
+    method: 'GET',
+    path: '/api/workflow-triggers/{id}/deliveries',
+    summary:
+      'Delivery audit, newest first (1,000 kept, 100 per page): state, times, duration, task id, whether an event id was sent, error. ' +
+      'Never the body, the secret or the event id. There is no replay: send a reviewed new event instead',
+    tag: 'webhooks',
+    auth: { permission: 'agent:task:list' },
+    params: TriggerIdParam,
+    query: DeliveryListQuery,
+    response: DeliveryPage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  hookDeliver: route({
+    method: 'POST',
+    path: '/api/workflow-hooks/{triggerId}',
+    summary:
+      'Deliver a webhook: X-Switchyard-Webhook-Secret authenticates (no token); the JSON object body (≤ 256 KiB, else 413) overrides the saved inputs. ' +
+      'X-Switchyard-Event-Id (≤ 200 chars) makes retries answer the original task. Loopback sources only unless WEBHOOK_ALLOWED_SOURCES says otherwise. ' +
+      'Triggers created with requireSignature need X-Switchyard-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the secret>, within 5 minutes',
+    tag: 'webhooks',
+    auth: 'public',
+    params: TriggerHookParam,
+    body: DeliveryBody,
+    response: DeliveryAccepted,
+    status: 202,
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'conflict',
+      'payload_too_large',
+      'capacity_exceeded',
+      'unavailable',
+    ],
   }),
   runStream: route({
     method: 'GET',

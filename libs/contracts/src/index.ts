@@ -16,3 +16,4 @@ export * from './runs';
 export * from './permissions';
 export * from './workflows';
 export * from './tasks';
+export * from './triggers';

@@ -86,7 +86,22 @@ export function buildOpenApi(
       operationId,
       summary: r.summary,
       tags: [r.tag],
-      parameters: [...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query')],
+      parameters: [
+        ...parametersOf(r.params, 'path'),
+        ...parametersOf(r.query, 'query'),
+        ...(r.idempotencyKey
+          ? [
+              {
+                name: 'Idempotency-Key',
+                in: 'header',
+                required: false,
+                description:
+                  'a repeat with the same key and body within 24 h answers the first result; the same key with another body is 409',
+                schema: { type: 'string', minLength: 1, maxLength: 255 },
+              },
+            ]
+          : []),
+      ],
       responses,
     };
     if (r.auth === 'public') operation['security'] = [];

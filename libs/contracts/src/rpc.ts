@@ -69,6 +69,24 @@ import {
   TaskListQuery,
   TaskPage,
 } from './tasks';
+import {
+  CreatedTrigger,
+  DeliverRequest,
+  DeliveryAccepted,
+  DeliveryListQuery,
+  DeliveryPage,
+  RotatedSecret,
+  Schedule,
+  ScheduleBody,
+  ScheduleIdParam,
+  ScheduleList,
+  SchedulePreview,
+  SchedulePreviewBody,
+  Trigger,
+  TriggerBody,
+  TriggerIdParam,
+  TriggerList,
+} from './triggers';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -213,6 +231,28 @@ export const Rpc = {
     attach: rpc('scheduler.tasks.attach', AttachRun, z.object({ cancel: z.boolean() })),
     finish: rpc('scheduler.tasks.finish', FinishTask, Empty),
   },
+  schedules: {
+    /** Refused under "ask" when a non-read step would need an approval nobody can give. */
+    create: rpc('scheduler.schedules.create', ScheduleBody, Schedule),
+    list: rpc('scheduler.schedules.list', Empty, ScheduleList),
+    get: rpc('scheduler.schedules.get', ScheduleIdParam, Schedule),
+    update: rpc('scheduler.schedules.update', ScheduleIdParam.extend({ body: ScheduleBody }), Schedule),
+    delete: rpc('scheduler.schedules.delete', ScheduleIdParam, Schedule),
+    preview: rpc('scheduler.schedules.preview', SchedulePreviewBody, SchedulePreview),
+  },
+  webhooks: {
+    create: rpc('scheduler.triggers.create', TriggerBody, CreatedTrigger),
+    list: rpc('scheduler.triggers.list', Empty, TriggerList),
+    rotate: rpc('scheduler.triggers.rotate', TriggerIdParam, RotatedSecret),
+    delete: rpc('scheduler.triggers.delete', TriggerIdParam, Trigger),
+    deliveries: rpc(
+      'scheduler.triggers.deliveries',
+      TriggerIdParam.extend(DeliveryListQuery.shape),
+      DeliveryPage,
+    ),
+    /** A delivery: no caller identity, the trigger's secret authenticates it. */
+    deliver: rpc('scheduler.triggers.deliver', DeliverRequest, DeliveryAccepted),
+  },
   planner: {
     /** Drafts a plan for a goal, streaming tokens on planTokensSubject(runId); retries invalid drafts twice. */
     draft: rpc('planner.plans.draft', DraftPlanRequest, DraftPlanResult),
@@ -226,6 +266,8 @@ export const Rpc = {
   executor: Record<string, RpcContract>;
   workflows: Record<string, RpcContract>;
   tasks: Record<string, RpcContract>;
+  schedules: Record<string, RpcContract>;
+  webhooks: Record<string, RpcContract>;
   planner: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

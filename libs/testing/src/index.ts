@@ -6,3 +6,4 @@ export * from './http';
 export * from './fake-llm';
 export * from './sse';
 export * from './route-corpus';
+export * from './clock';

@@ -10,6 +10,7 @@ import {
   type TaskCapacity,
   type TaskListQuery,
   type TaskPage,
+  type TaskPriority,
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
@@ -18,10 +19,19 @@ import { requireOwner, type CallContext, type Logger } from '@switchyard/server-
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
 import { TaskMetrics } from './task-metrics';
+import { TaskTransitions } from './task-transitions';
 
 const OUTPUT_LIMIT = 64 * 1024;
 const TICK_MS = 250;
 const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
+
+/** A task row already in Postgres, waiting for admission. */
+export interface WrittenTask {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly priority: TaskPriority;
+  readonly createdAt: Date;
+}
 
 function ownerOf(ctx: CallContext): string {
   return requireOwner(ctx, 'tasks');
@@ -44,6 +54,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   constructor(
     private readonly repo: TasksRepository,
     private readonly metrics: TaskMetrics,
+    private readonly transitions: TaskTransitions,
     @Inject(REDIS) redis: Redis,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -78,11 +89,26 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       priority: body.priority,
       permissionMode: body.permissionMode,
     });
-    const admitted = await this.fair.admit(row.id, ownerId, body.priority, row.createdAt.getTime());
+    const refused = await this.admitWritten({
+      id: row.id,
+      ownerId,
+      priority: body.priority,
+      createdAt: row.createdAt,
+    });
+    if (refused) throw refused;
+    return toTask(row);
+  }
+
+  /**
+   * Admits a task whose row is written (by a submit, or by the statement that settled a schedule's
+   * or a webhook's claim). Refused for capacity: the row is removed and the refusal answered.
+   */
+  async admitWritten(t: WrittenTask): Promise<AppError | undefined> {
+    const admitted = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
     if (!admitted.ok) {
-      await this.repo.discard(row.id);
-      this.metrics.rejected(body.priority, admitted.scope);
-      throw new AppError('capacity_exceeded', admitted.message, {
+      await this.repo.discard(t.id);
+      this.metrics.rejected(t.priority, admitted.scope);
+      return new AppError('capacity_exceeded', admitted.message, {
         details: {
           retryable: true,
           retryAfterSeconds: 1,
@@ -92,7 +118,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       });
     }
     void this.pump();
-    return toTask(row);
+    return undefined;
   }
 
   // ── dispatch ────────────────────────────────────────────────────────────────────────────────
@@ -167,6 +193,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async claim(id: string) {
     const row = await this.repo.claim(id);
     if (row) {
+      this.transitions.emit({ taskId: id, state: 'running', error: null });
       return {
         go: true,
         task: {
@@ -182,10 +209,15 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     void this.pump();
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
-      await this.repo.interrupt(id, 'the executor running this task stopped; it was not started again');
+      const reason = 'the executor running this task stopped; it was not started again';
+      if (await this.repo.interrupt(id, reason))
+        this.transitions.emit({ taskId: id, state: 'interrupted', error: reason });
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
-    if (now?.state === 'queued' && now.killRequested) await this.repo.kill(id, now.ownerId);
+    if (now?.state === 'queued' && now.killRequested) {
+      const killed = await this.repo.kill(id, now.ownerId);
+      this.transitions.emit({ taskId: id, state: killed.state, error: killed.error });
+    }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
 
@@ -202,7 +234,10 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         : { value: f.output ?? null, truncated: false };
     const row = await this.repo.finish(f, output);
     await this.fair.finish(f.id);
-    if (row) this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
+    if (row) {
+      this.transitions.emit({ taskId: f.id, state: f.state, error: f.error });
+      this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
+    }
     void this.pump();
   }
 
@@ -216,6 +251,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // Not dispatched yet: its queue slot is free now. Dispatched: its claim will refuse it.
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
+      this.transitions.emit({ taskId: id, state: 'cancelled', error: row.error });
     } else if (row.state === 'running' || row.state === 'queued') {
       this.bus.emit(Events.taskKill, { id });
     }

@@ -88,6 +88,7 @@ describe('registry tools over NATS', () => {
         'task_kill',
         'task_list',
         'task_output',
+        'task_schedule',
         'task_submit_workflow',
         'task_wait',
         'wait',

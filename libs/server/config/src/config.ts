@@ -202,6 +202,13 @@ export const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
   OTEL_METRIC_EXPORT_INTERVAL: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  WEBHOOK_ALLOWED_SOURCES: z
+    .string()
+    .regex(
+      /^[0-9A-Fa-f.:]+\/\d{1,3}(,[0-9A-Fa-f.:]+\/\d{1,3})*$/,
+      'must be comma-separated CIDR ranges such as 127.0.0.0/8,::1/128',
+    )
+    .default('127.0.0.0/8,::1/128'),
   HTTP_BODY_LIMIT: z
     .string()
     .regex(/^\d+(kb|mb)$/i, 'must look like 1mb or 512kb')
@@ -292,6 +299,8 @@ export interface AppConfig {
     readonly nonInteractiveOwner: number;
     readonly nonInteractiveGlobal: number;
   };
+  /** Webhook deliveries (gateway): the source ranges accepted, loopback only by default (the seed's posture). */
+  readonly webhooks: { readonly allowedSources: readonly string[] };
   /** OTLP/HTTP metrics push (JSON to `<endpoint>/v1/metrics`) when an endpoint is set. */
   readonly otlp: { readonly endpoint: string | undefined; readonly intervalMs: number };
   readonly permissions: {
@@ -414,6 +423,7 @@ export function loadConfig(
       nonInteractiveOwner: e.TASK_NON_INTERACTIVE_OWNER_LIMIT,
       nonInteractiveGlobal: e.TASK_NON_INTERACTIVE_GLOBAL_LIMIT,
     },
+    webhooks: { allowedSources: e.WEBHOOK_ALLOWED_SOURCES.split(',') },
     otlp: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, intervalMs: e.OTEL_METRIC_EXPORT_INTERVAL },
     permissions: {
       dangerousCommands: e.PERMISSION_DANGEROUS_COMMANDS?.split(',').map((c) =>

@@ -12,3 +12,6 @@ export * from './permissions.repository';
 export * from './workflows.repository';
 export * from './tasks.repository';
 export * from './storable';
+export * from './schedules.repository';
+export * from './webhooks.repository';
+export * from './idempotency.repository';

@@ -22,6 +22,8 @@ export interface BootstrapOptions {
   /** The service's feature module(s). */
   readonly modules: Type<unknown>[];
   readonly uses: ServiceKitOptions['uses'];
+  /** HTTP setup that must come before the JSON body parser (routes that read their body otherwise). */
+  readonly beforeBodyParser?: (app: NestExpressApplication) => void;
   /** Extra HTTP setup (the gateway adds its error filter and request context here). */
   readonly configureHttp?: (app: NestExpressApplication) => void | Promise<void>;
   readonly logDestination?: ServiceKitOptions['logDestination'];
@@ -109,6 +111,7 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
     });
     context.run({ correlationId }, next);
   });
+  opts.beforeBodyParser?.(app);
   app.useBodyParser('json', { limit: config.http.bodyLimit });
   await opts.configureHttp?.(app);
 

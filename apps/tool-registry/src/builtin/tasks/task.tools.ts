@@ -4,6 +4,7 @@ import {
   AppError,
   FINISHED_TASK_STATES,
   Rpc,
+  ScheduleBody,
   TaskPriority,
   TaskState,
   type Task,
@@ -194,6 +195,23 @@ export class TaskCapacityTool extends TaskTool implements BuiltinToolHandler<typ
   }
 }
 
+@BuiltinTool({
+  name: 'task_schedule',
+  description:
+    'Run a published workflow on a schedule as background tasks (priority batch): recurrence daily, weekly (weekdays 1–7, Monday = 1) ' +
+    'or monthly (dayOfMonth 1–31 or "last") at time "HH:mm" in timeZone (IANA; default daily 09:00 UTC); interval (everySeconds, whole minutes, ' +
+    '≥ 60; expires after 7 days); once (delaySeconds). fireNow also fires right away. At most 50 active schedules. Under permissionMode "ask" a ' +
+    'workflow with a non-read step no allow rule covers is refused, naming the modes that would work. Answers the schedule with its next five fires.',
+  params: ScheduleBody,
+  effect: 'write',
+  idempotent: false,
+})
+export class TaskScheduleTool extends TaskTool implements BuiltinToolHandler<typeof ScheduleBody> {
+  async run(args: z.infer<typeof ScheduleBody>, ctx: ToolRunContext): Promise<ToolResult> {
+    return json(await this.bus.call(Rpc.schedules.create, args, { ctx: ctx.caller }));
+  }
+}
+
 export const TASK_TOOLS = [
   TaskSubmitTool,
   TaskOutputTool,
@@ -201,4 +219,5 @@ export const TASK_TOOLS = [
   TaskKillTool,
   TaskListTool,
   TaskCapacityTool,
+  TaskScheduleTool,
 ] as const;

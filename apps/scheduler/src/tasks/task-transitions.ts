@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import type { TaskState } from '@switchyard/contracts';
+
+export interface TaskTransition {
+  readonly taskId: string;
+  readonly state: TaskState;
+  readonly error: string | null;
+}
+
+type Listener = (t: TaskTransition) => Promise<void>;
+
+/**
+ * A task started or ended: what follows a task (a webhook delivery's audit row) listens here
+ * instead of the task code knowing its followers. Listeners' failures are theirs to log.
+ */
+@Injectable()
+export class TaskTransitions {
+  private readonly listeners: Listener[] = [];
+
+  on(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  emit(t: TaskTransition): void {
+    for (const l of this.listeners) void l(t);
+  }
+}
