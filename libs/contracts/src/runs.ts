@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ModelSettings } from './agents';
 import { ErrorCode } from './errors';
 import { PageQuery, pageOf } from './identity';
-import { AgentPlan, PlanIssue } from './plan';
+import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
 import { ToolDescriptor } from './tools';
 
 /**
@@ -43,9 +43,9 @@ export const RunLimits = z
       .number()
       .int()
       .min(1)
-      .max(64)
-      .default(8)
-      .describe('steps of this run that may run at once'),
+      .max(MAX_PLAN_STEPS)
+      .default(MAX_PLAN_STEPS)
+      .describe('cap on the steps of this run that run at once; by default every ready step runs at once'),
     stepTimeoutMs: z
       .number()
       .int()
@@ -66,7 +66,7 @@ export const RunConfig = z
     planApproval: z.boolean().default(true).describe('pause for approval once the plan is ready'),
     stepApproval: StepApproval.default('none'),
     model: ModelSettings.optional().describe('overrides of the configured LLM for planning'),
-    limits: RunLimits.default({ maxParallelSteps: 8 }),
+    limits: RunLimits.default({ maxParallelSteps: MAX_PLAN_STEPS }),
     capabilityMode: CapabilityMode.default('read-write').describe(
       'read-only: every step must use a read-effect tool, checked before any tool runs',
     ),

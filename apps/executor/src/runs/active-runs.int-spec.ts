@@ -41,7 +41,7 @@ describe('ActiveRuns leases', () => {
     writerFailed: () => undefined,
   });
 
-  const newRun = (replica: string): NewRun => ({
+  const newRun = (replica: string, leaseMs: number): NewRun => ({
     id: randomUUID(),
     ownerId,
     status: 'running',
@@ -51,7 +51,7 @@ describe('ActiveRuns leases', () => {
     files: [],
     plan: { steps: [] },
     replica,
-    leaseMs: 1_000,
+    leaseMs,
   });
 
   beforeAll(async () => {
@@ -69,7 +69,7 @@ describe('ActiveRuns leases', () => {
     const config = testConfig('executor', {
       DATABASE_URL: db.url,
       NATS_SUBJECT_PREFIX: prefix,
-      RUN_LEASE_MS: '3000',
+      RUN_LEASE_MS: '10000',
       RUN_SWEEP_MS: '200',
     });
     active = new ActiveRuns(
@@ -88,19 +88,27 @@ describe('ActiveRuns leases', () => {
   });
 
   it('interrupts a run whose driver dropped it while the replica keeps its other runs alive', async () => {
-    const kept = newRun(active.replica);
-    const dropped = newRun(active.replica);
+    // Timing-free: the dropped run's first lease is short, the kept one's as long as the replica's.
+    const kept = newRun(active.replica, 10_000);
+    const dropped = newRun(active.replica, 300);
     await repo.create(kept, [created]);
     await repo.create(dropped, [created]);
+    const keptLease = Date.parse(String((await repo.get(kept.id))?.leaseUntil));
     await active.register(driven(kept.id));
     await active.register(driven(dropped.id));
     active.onApplicationBootstrap();
     // A driver bug: it lets go of the run without writing an end.
     active.closed(dropped.id);
 
-    await waitFor(async () => (await repo.get(dropped.id))?.status === 'interrupted', 20_000, 100);
+    // The old per-replica renewal kept the dropped run alive as long as its sibling was driven.
+    await waitFor(async () => (await repo.get(dropped.id))?.status === 'interrupted', 30_000, 100);
     expect((await repo.get(dropped.id))?.error).toContain('stopped responding');
-    // Both started with the same 1 s lease: the one still driven is alive only because it was renewed.
+    // The run still driven is renewed (its lease moves past the one it started with) and stays running.
+    await waitFor(
+      async () => Date.parse(String((await repo.get(kept.id))?.leaseUntil)) > keptLease,
+      30_000,
+      100,
+    );
     const still = await repo.get(kept.id);
     expect(still?.status).toBe('running');
     expect(still?.ownerReplica).toBe(active.replica);
