@@ -132,6 +132,20 @@ function query<T>(db: Sql, text: string, ...values: unknown[]): Promise<T[]> {
  * occurrence is committed before its task exists, and the task row is written by the statement that
  * settles the claim, so an occurrence submits at most one task whatever crashes or races.
  */
+/** $3–$10 of the insert and the update, in their order. */
+function definitionParams(def: ScheduleDefinition): unknown[] {
+  return [
+    def.workflowId,
+    JSON.stringify(def.inputs),
+    def.permissionMode,
+    def.timeZone,
+    JSON.stringify(def.recurrence),
+    def.anchorAt,
+    def.nextFireAt,
+    def.expiresAt,
+  ];
+}
+
 export class SchedulesRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -147,14 +161,7 @@ export class SchedulesRepository {
          RETURNING ${COLUMNS}`,
         id,
         ownerId,
-        def.workflowId,
-        JSON.stringify(def.inputs),
-        def.permissionMode,
-        def.timeZone,
-        JSON.stringify(def.recurrence),
-        def.anchorAt,
-        def.nextFireAt,
-        def.expiresAt,
+        ...definitionParams(def),
       );
       return toRow(row as ScheduleDbRow);
     });
@@ -173,14 +180,7 @@ export class SchedulesRepository {
          RETURNING ${COLUMNS}`,
         id,
         ownerId,
-        def.workflowId,
-        JSON.stringify(def.inputs),
-        def.permissionMode,
-        def.timeZone,
-        JSON.stringify(def.recurrence),
-        def.anchorAt,
-        def.nextFireAt,
-        def.expiresAt,
+        ...definitionParams(def),
       );
       if (!row) throw scheduleNotFound(id);
       return toRow(row);
