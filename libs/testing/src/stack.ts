@@ -63,6 +63,8 @@ export class Stack {
       cwd: ROOT,
       env: {
         PATH: process.env['PATH'] ?? '',
+        // Services check every RPC reply against its contract (see BusOptions.validateReplies).
+        NODE_ENV: 'test',
         ...this.env,
         PORT: String(port),
         METRICS_PORT: String(metricsPort),

@@ -77,6 +77,23 @@ export class RpcErrorFilter implements RpcExceptionFilter<unknown> {
  * Registers a NATS request handler for a contract, with errors sent back as data (the transport runs
  * it inside the caller's context and counts it in the metrics). Use with `@RpcPayload(contract)` and, where identity matters, `@Caller()`.
  */
-export function RpcHandler(contract: RpcContract): MethodDecorator {
-  return applyDecorators(MessagePattern(contract.subject), UseFilters(RpcErrorFilter));
+export function RpcHandler<C extends RpcContract>(contract: C): RpcMethodDecorator<C> {
+  const decorate = applyDecorators(MessagePattern(contract.subject), UseFilters(RpcErrorFilter));
+  return (target, key, descriptor) => {
+    decorate(target, key, descriptor);
+  };
 }
+
+/**
+ * Binds a handler to its contract by type: the method takes the contract's (parsed) request first
+ * and answers what the response schema accepts, so a handler cannot drift from its contract.
+ */
+export type RpcMethodDecorator<C extends RpcContract> = <
+  F extends (request: z.output<C['request']>, ...rest: never[]) => Awaitable<z.input<C['response']>>,
+>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<F>,
+) => void;
+
+type Awaitable<T> = T | Promise<T>;

@@ -117,6 +117,7 @@ export class ServiceKitModule {
             name: `${config.service}-client-${info.instanceId}`,
             subjectPrefix: config.nats.subjectPrefix,
             defaultTimeoutMs: config.rpc.timeoutMs,
+            validateReplies: config.env === 'test',
           }),
       },
       HealthService,
