@@ -69,6 +69,8 @@ describe('background tasks end to end', () => {
         SHUTDOWN_GRACE_MS: '3000',
         // A logical database of its own: this suite flushes it.
         REDIS_URL: 'redis://127.0.0.1:6379/12',
+        // Some tasks here wait far longer than the test, so they end only when killed.
+        TOOL_TIMEOUT_MS: '600000',
         LLM_PROVIDER: 'openai',
         LLM_MODEL: 'fake',
         LLM_BASE_URL: llm.baseUrl,
@@ -127,7 +129,8 @@ describe('background tasks end to end', () => {
   });
 
   it('fills 16 slots and the 32-task owner queue, then answers 429 with the scope; kills free slots', async () => {
-    const wf = await publish(4_000);
+    // Far longer than the test: no slot frees up on its own, however slow the machine (all are killed below).
+    const wf = await publish(120_000);
     const ids: string[] = [];
     let refused: ApiResponse | undefined;
     for (let i = 0; i < 60 && !refused; i++) {
@@ -339,7 +342,8 @@ describe('background tasks end to end', () => {
   }, 120_000);
 
   it('a kill racing with the start still cancels: no killed task completes', async () => {
-    const wf = await publish(2_000);
+    // Longer than any kill can be late on a busy machine, so "completed" can only mean the kill was lost.
+    const wf = await publish(60_000);
     const ids = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
         const res = await call('POST', '/api/agent/tasks', alice, {
