@@ -3,7 +3,6 @@ import {
   Events,
   Rpc,
   type AgentPlan,
-  type ErrorCode,
   type PermissionDecision,
   type PlanStep,
   type RunCompleted,
@@ -13,16 +12,15 @@ import {
   type RunStatus,
   type TerminalRunEvent,
   type ToolDescriptor,
-  type ToolResult,
 } from '@switchyard/contracts';
-import { planRefusal, ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
-import type { Bus } from '@switchyard/server-bus';
+import { planRefusal, validatePlan } from '@switchyard/plan';
+import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
-import { mayRetry } from './retry-policy';
 import type { RunWriter } from './run-writer';
-import { capResult, resultText, resultValue } from './step-result';
+import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
 
@@ -46,7 +44,7 @@ export interface DriverInit {
   readonly files: readonly string[];
   readonly tools: ReadonlyMap<string, ToolDescriptor>;
   readonly writer: RunWriter;
-  readonly bus: Bus;
+  readonly bus: BusPort;
   readonly logger: Logger;
   readonly settings: DriverSettings;
   /** Refreshes the catalog (an edited plan is validated against the current one). */
@@ -76,45 +74,6 @@ interface Gate {
 /** How a run ended on this replica: its final status and terminal event. */
 export type RunEnd = TerminalRunEvent & { readonly status: RunStatus };
 
-/** How one tool call ended. */
-/** `sandboxed`: the tool said whether it ran inside the command sandbox (execute_command does). */
-type CallOutcome =
-  | {
-      readonly ok: true;
-      readonly value: unknown;
-      readonly truncated: boolean;
-      readonly durationMs: number;
-      readonly sandboxed?: boolean;
-    }
-  | {
-      readonly ok: false;
-      readonly code: ErrorCode;
-      readonly error: string;
-      readonly durationMs: number;
-      readonly sandboxed?: boolean;
-    };
-
-const sandboxFlag = (sandboxed: boolean | undefined) => (sandboxed === undefined ? {} : { sandboxed });
-
-class Cancelled extends Error {
-  override readonly name = 'Cancelled';
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Cancelled('cancelled'));
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(new Cancelled('cancelled'));
-      },
-      { once: true },
-    );
-  });
-}
-
 /**
  * Drives one run on the replica that owns it: planning, the plan gate, the DAG (ready steps run
  * concurrently up to the run's limit), step gates, retries, cancel and the final state. Every change
@@ -143,6 +102,7 @@ export class RunDriver {
   private settledWith: ((end: RunEnd) => void) | undefined;
   /** Resolves once the run reaches a final state here (or this replica gives it up). */
   readonly settled: Promise<RunEnd> = new Promise((resolve) => (this.settledWith = resolve));
+  private readonly steps: StepRunner;
 
   constructor(
     private readonly init: DriverInit,
@@ -151,6 +111,24 @@ export class RunDriver {
     this.status = status;
     this.tools = init.tools;
     this.reusable = init.reusable ?? new Map();
+    this.steps = new StepRunner({
+      runId: init.runId,
+      ctx: init.ctx,
+      config: init.config,
+      inputs: init.inputs,
+      writer: init.writer,
+      bus: init.bus,
+      logger: init.logger,
+      settings: init.settings,
+      signal: this.abort.signal,
+      cancelReason: () => this.cancelReason,
+      closed: () => this.closed,
+      invocations: this.invocations,
+      gate: init.gate,
+      awaitApproval: (step, tool, args, decision) => this.awaitApproval(step, tool, args, decision),
+      observe: init.observe,
+      ended: (step, outcome) => this.stepEnded(step, outcome),
+    });
   }
 
   get runId(): string {
@@ -453,151 +431,69 @@ export class RunDriver {
     if (this.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
   }
 
-  private async runStep(step: PlanStep, index: number): Promise<void> {
-    const { writer } = this.init;
+  private runStep(step: PlanStep, index: number): void {
     if (step.pinned) return this.servePinned(step);
-    const tool = this.tools.get(step.tool);
-    let attempt = 0;
-    try {
-      if (!tool) throw new StepError('not_found', `no tool named ${step.tool} in the catalog any more`);
-      let args: Record<string, unknown>;
-      try {
-        args = resolveArguments(step.arguments, {
-          stepIds: (this.plan as AgentPlan).steps.map((s) => s.id),
-          currentIndex: index,
-          results: this.results,
-          inputs: this.init.inputs,
-        }) as Record<string, unknown>;
-      } catch (err) {
-        if (err instanceof ReferenceError) throw new StepError('validation_failed', err.message);
-        throw err;
-      }
-      const verdict = this.init.gate(step, tool, args);
-      const decision = verdict instanceof Promise ? await verdict : verdict;
-      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-      if (decision.decision === 'deny')
-        throw new StepError('forbidden', `refused: ${decision.reason}`, decision);
-      if (decision.decision === 'ask') {
-        this.states.set(step.id, 'gated');
-        const waiting = new Promise<void>((release, refuse) =>
-          this.stepGates.set(step.id, { release, refuse }),
-        );
-        this.status = 'awaiting_step_approval';
-        const shown = capResult(args, this.init.settings.resultLimitBytes);
-        await writer.emit(
-          'step_approval_requested',
-          {
-            gate: 'step',
-            stepId: step.id,
-            tool: step.tool,
-            effect: tool.effect,
-            arguments: shown.value,
-            ...(shown.truncated ? { argumentsTruncated: true } : {}),
-            ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
-            reason: decision.reason,
-            permission: decision,
-          },
-          { status: 'awaiting_step_approval' },
-        );
-        void this.settle();
-        await waiting;
-        this.states.set(step.id, 'running');
-        this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
-        await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
-      }
-      const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
-      for (;;) {
-        attempt++;
-        const outcome = await this.invoke(step, tool, args, attempt, decision);
-        if (outcome.ok) {
-          const kept = capResult(outcome.value, this.init.settings.resultLimitBytes);
-          // Not awaited: dependents start now, and each waits for its own (later) step_start to be
-          // durable before calling its tool, so one write carries this completion and their starts.
-          writer
-            .emit('step_complete', {
-              stepId: step.id,
-              tool: step.tool,
-              attempt,
-              result: kept.value,
-              truncated: kept.truncated || outcome.truncated,
-              ...(kept.encoded ? { encoded: kept.encoded } : {}),
-              durationMs: outcome.durationMs,
-              ...sandboxFlag(outcome.sandboxed),
-            })
-            .catch(() => undefined);
-          this.results.set(step.id, outcome.value);
-          this.states.set(step.id, 'done');
-          this.init.observe('post_tool_use', {
-            runId: this.runId,
-            stepId: step.id,
-            call: { tool: step.tool, effect: tool.effect, arguments: args },
-            result: kept.value,
-            truncated: kept.truncated,
-          });
-          break;
-        }
-        if (attempt >= attempts || this.abort.signal.aborted || !mayRetry(tool, outcome.code))
-          throw new StepError(outcome.code, outcome.error, undefined, outcome.sandboxed);
-        const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
-        await writer.emit('step_retry', {
-          stepId: step.id,
-          tool: step.tool,
-          attempt,
-          code: outcome.code,
-          error: outcome.error,
-          delayMs,
-        });
-        await sleep(delayMs, this.abort.signal);
-      }
-    } catch (err) {
-      this.stepGates.delete(step.id);
-      const cancelled = err instanceof Cancelled || this.abort.signal.aborted;
-      const failure =
-        err instanceof StepError
-          ? err
-          : new StepError('internal', storableText(err instanceof Error ? err.message : String(err)));
-      if (!cancelled && !(err instanceof StepError))
-        this.init.logger.error(
-          { runId: this.runId, stepId: step.id, err: (err as Error).message, stack: (err as Error).stack },
-          'step failed with an unexpected error',
-        );
-      this.states.set(step.id, cancelled ? 'cancelled' : 'failed');
-      if (!this.closed) {
-        await writer
-          .emit(
-            'step_failed',
-            cancelled
-              ? {
-                  stepId: step.id,
-                  tool: step.tool,
-                  attempt,
-                  error: `cancelled: ${this.cancelReason ?? failure.message}`,
-                  cancelled: true,
-                }
-              : {
-                  stepId: step.id,
-                  tool: step.tool,
-                  attempt,
-                  cancelled: false,
-                  code: failure.code,
-                  error: failure.message,
-                  ...(failure.permission ? { permission: failure.permission } : {}),
-                  ...sandboxFlag(failure.sandboxed),
-                },
-          )
-          .catch(() => undefined);
-      }
-      if (!cancelled && tool)
-        this.init.observe('post_tool_use_failure', {
-          runId: this.runId,
-          stepId: step.id,
-          call: { tool: step.tool, effect: tool.effect, arguments: step.arguments },
-          error: failure.message,
-        });
-      if (!cancelled && this.failure === undefined) {
+    const plan = this.plan as AgentPlan;
+    void this.steps.run(
+      step,
+      index,
+      plan.steps.map((s) => s.id),
+      this.tools.get(step.tool),
+      this.results,
+    );
+  }
+
+  /** Parks a step at its approval gate until `approve` releases it (or the run stops). */
+  private async awaitApproval(
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    decision: PermissionDecision,
+  ): Promise<void> {
+    const { writer } = this.init;
+    this.states.set(step.id, 'gated');
+    const waiting = new Promise<void>((release, refuse) => this.stepGates.set(step.id, { release, refuse }));
+    this.status = 'awaiting_step_approval';
+    const shown = capResult(args, this.init.settings.resultLimitBytes);
+    await writer.emit(
+      'step_approval_requested',
+      {
+        gate: 'step',
+        stepId: step.id,
+        tool: step.tool,
+        effect: tool.effect,
+        arguments: shown.value,
+        ...(shown.truncated ? { argumentsTruncated: true } : {}),
+        ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
+        reason: decision.reason,
+        permission: decision,
+      },
+      { status: 'awaiting_step_approval' },
+    );
+    void this.settle();
+    await waiting;
+    this.states.set(step.id, 'running');
+    this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
+    await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
+  }
+
+  /** A step's outcome, as soon as the step runner knows it. */
+  private stepEnded(step: PlanStep, outcome: StepOutcome): void {
+    this.stepGates.delete(step.id);
+    switch (outcome.kind) {
+      case 'completed':
+        this.results.set(step.id, outcome.value);
+        this.states.set(step.id, 'done');
+        break;
+      case 'cancelled':
+        this.states.set(step.id, 'cancelled');
+        break;
+      case 'failed':
+        this.states.set(step.id, 'failed');
+        if (this.failure !== undefined) break;
         this.failure = {
-          message: `step ${step.id} (${step.tool}) failed: ${failure.message}`,
-          code: failure.code,
+          message: `step ${step.id} (${step.tool}) failed: ${outcome.message}`,
+          code: outcome.code,
           stepId: step.id,
         };
         // Nothing new starts; steps waiting at a gate will not run.
@@ -605,10 +501,9 @@ export class RunDriver {
           this.stepGates.delete(id);
           gate.refuse(new Cancelled(`the run failed at step ${step.id}`));
         }
-      }
-    } finally {
-      this.pump();
+        break;
     }
+    this.pump();
   }
 
   /** A pinned step: its result is served as pinned, the tool is not called, the step stays in the graph. */
@@ -629,69 +524,6 @@ export class RunDriver {
     this.results.set(step.id, result);
     this.states.set(step.id, 'done');
     queueMicrotask(() => this.pump()); // not inside the pump that started it
-  }
-
-  private async invoke(
-    step: PlanStep,
-    tool: ToolDescriptor,
-    args: Record<string, unknown>,
-    attempt: number,
-    decision: PermissionDecision,
-  ): Promise<CallOutcome> {
-    const { writer, bus, ctx, config } = this.init;
-    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-    const invocationId = `${this.runId}:${step.id}:${attempt}`;
-    this.invocations.set(step.id, invocationId);
-    // The tool runs only once its start is durable, and with it (the log is written in order) the
-    // completion of every step it depends on: a crash never leaves a call the history does not show.
-    const shown = capResult(args, this.init.settings.resultLimitBytes);
-    await writer.emit('step_start', {
-      stepId: step.id,
-      tool: step.tool,
-      effect: tool.effect,
-      attempt,
-      description: step.description,
-      arguments: shown.value,
-      ...(shown.truncated ? { argumentsTruncated: true } : {}),
-      ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
-      permission: decision,
-    });
-    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-    const started = performance.now();
-    const timeoutMs = config.limits.stepTimeoutMs ?? this.init.settings.defaultStepTimeoutMs;
-    try {
-      const result: ToolResult = await bus.call(
-        Rpc.registry.invoke,
-        {
-          tool: step.tool,
-          arguments: args,
-          invocationId,
-          timeoutMs,
-          // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
-          ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
-        },
-        { ctx, timeoutMs: timeoutMs + this.init.settings.invokeGraceMs },
-      );
-      const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-      const sandbox = sandboxFlag(result.sandboxed);
-      if (result.isError)
-        return { ok: false, code: 'tool_failed', error: resultText(result), durationMs, ...sandbox };
-      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs, ...sandbox };
-    } catch (err) {
-      if (err instanceof Cancelled || this.abort.signal.aborted)
-        throw new Cancelled(this.cancelReason ?? 'cancelled');
-      const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      const code = err instanceof AppError ? err.code : 'internal';
-      return {
-        ok: false,
-        code,
-        error: storableText(err instanceof Error ? err.message : String(err)),
-        durationMs,
-      };
-    } finally {
-      this.invocations.delete(step.id);
-    }
   }
 
   /** Validates an edited plan and adopts it; steps in `fixed` (already started) must not change. */
@@ -816,17 +648,5 @@ export class RunDriver {
     this.settledWith?.({ ...end, status: this.status });
     if (end.type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...end.data });
     else if (end.type === 'error') this.init.observe('run_error', { runId: this.runId, ...end.data });
-  }
-}
-
-/** A step failed for a reason the run reports as is, with its code (not a bug). */
-class StepError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly permission?: PermissionDecision,
-    readonly sandboxed?: boolean,
-  ) {
-    super(message);
   }
 }
