@@ -237,6 +237,13 @@ export class RunDriver {
     );
     if (!opts.review) return this.execute();
     this.status = 'awaiting_plan_approval';
+    // The gate exists before it is announced: an approval may arrive as soon as the event is out.
+    const decided = new Promise<void>((release, refuse) => {
+      this.planGate = { release, refuse };
+    }).then(
+      () => true,
+      () => false,
+    );
     const nonRead = plan.steps.filter((s) => this.tools.get(s.tool)?.effect !== 'read').map((s) => s.id);
     await writer.emit(
       'plan_approval_requested',
@@ -249,12 +256,8 @@ export class RunDriver {
       },
       { status: 'awaiting_plan_approval' },
     );
-    await new Promise<void>((resolve, reject) => {
-      this.planGate = { release: resolve, refuse: reject };
-    }).then(
-      () => this.execute(),
-      () => this.settle(),
-    );
+    if (await decided) return this.execute();
+    return this.settle();
   }
 
   // ── control (approve / cancel), from the run's control subject ─────────────────────────────
