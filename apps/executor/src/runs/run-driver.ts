@@ -17,6 +17,7 @@ import { planRefusal, validatePlan } from '@switchyard/plan';
 import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
 import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
 import type { RunWriter } from './run-writer';
@@ -66,13 +67,7 @@ export interface DriverInit {
   ) => void;
 }
 
-interface Gate {
-  readonly release: () => void;
-  readonly refuse: (err: Error) => void;
-}
-
-/** How a run ended on this replica: its final status and terminal event. */
-export type RunEnd = TerminalRunEvent & { readonly status: RunStatus };
+export type { RunEnd } from './engine/run-state';
 
 /**
  * Drives one run on the replica that owns it: planning, the plan gate, the DAG (ready steps run
@@ -82,13 +77,12 @@ export type RunEnd = TerminalRunEvent & { readonly status: RunStatus };
  */
 export class RunDriver {
   status: RunStatus;
-  private plan: AgentPlan | undefined;
+  private phase: RunPhase = { kind: 'planning' };
   private tools: ReadonlyMap<string, ToolDescriptor>;
   private readonly states = new Map<string, StepState>();
   private readonly results = new Map<string, unknown>();
   private readonly invocations = new Map<string, string>();
   private readonly stepGates = new Map<string, Gate>();
-  private planGate: Gate | undefined;
   private readonly abort = new AbortController();
   private failure: RunFailed | undefined;
   /** Why the run's log stopped taking events (not a lost lease): the run ends with an error. */
@@ -96,8 +90,6 @@ export class RunDriver {
   /** What the writer failed with; every later emit rejects with it. */
   private writeError: unknown;
   private cancelReason: string | undefined;
-  private closed = false;
-  private finishing = false;
   private reusable: ReadonlyMap<string, ReusableStep>;
   private settledWith: ((end: RunEnd) => void) | undefined;
   /** Resolves once the run reaches a final state here (or this replica gives it up). */
@@ -137,6 +129,11 @@ export class RunDriver {
 
   get finished(): boolean {
     return this.closed;
+  }
+
+  /** The run's end is recorded, or this replica gave the run up: nothing more is written. */
+  private get closed(): boolean {
+    return this.phase.kind === 'closed';
   }
 
   // ── planning ────────────────────────────────────────────────────────────────────────────────
@@ -228,18 +225,17 @@ export class RunDriver {
     plan: AgentPlan,
     opts: { review: boolean; attempts?: number; resumed?: boolean },
   ): Promise<void> {
-    this.plan = plan;
     const { writer } = this.init;
     await writer.emit(
       'plan_ready',
       { plan, ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}) },
       { plan },
     );
-    if (!opts.review) return this.execute();
+    if (!opts.review) return this.execute(plan);
     this.status = 'awaiting_plan_approval';
     // The gate exists before it is announced: an approval may arrive as soon as the event is out.
     const decided = new Promise<void>((release, refuse) => {
-      this.planGate = { release, refuse };
+      this.phase = { kind: 'awaiting-approval', plan, gate: { release, refuse } };
     }).then(
       () => true,
       () => false,
@@ -256,8 +252,9 @@ export class RunDriver {
       },
       { status: 'awaiting_plan_approval' },
     );
-    if (await decided) return this.execute();
-    return this.settle();
+    if (!(await decided)) return this.settle();
+    // approve() moved the run on with the plan it approved (an edit's, maybe).
+    if (this.phase.kind === 'running') return this.execute(this.phase.plan);
   }
 
   // ── control (approve / cancel), from the run's control subject ─────────────────────────────
@@ -267,12 +264,15 @@ export class RunDriver {
       throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
     const edited =
       body !== undefined && body !== null && !(typeof body === 'object' && !Object.keys(body).length);
-    if (this.planGate) {
-      const plan = edited ? await this.adoptEdit(body, new Set()) : undefined;
-      const gate = this.planGate;
-      this.planGate = undefined;
-      await this.init.writer.emit('plan_approved', plan ? { edited: true, plan } : { edited: false });
-      gate.release();
+    if (this.phase.kind === 'awaiting-approval') {
+      const edit = edited ? await this.adoptEdit(body, new Set()) : undefined;
+      // Re-read after the edit's catalog round trip: the run may have been cancelled meanwhile.
+      const phase = this.phase;
+      if (phase.kind !== 'awaiting-approval')
+        throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+      this.phase = { kind: 'running', plan: phase.plan };
+      await this.init.writer.emit('plan_approved', edit ? { edited: true, plan: edit } : { edited: false });
+      phase.gate.release();
       return { status: 'running', released: ['plan'] };
     }
     const open = [...this.stepGates.keys()].filter((id) => stepId === undefined || id === stepId);
@@ -313,14 +313,16 @@ export class RunDriver {
   /** This replica gives the run up (shutdown, lost lease): stop work, write nothing more. */
   abandon(): void {
     if (this.closed) return;
-    this.closed = true;
-    this.stopEverything(new Cancelled('the executor stopped'));
-    this.init.onClosed(this.runId);
-    this.settledWith?.({
+    const end: RunEnd = {
       status: 'interrupted',
       type: 'interrupted',
       data: { message: 'the executor replica running it stopped' },
-    });
+    };
+    const stopping = this.phase;
+    this.phase = { kind: 'closed', end };
+    this.stopEverything(new Cancelled('the executor stopped'), stopping);
+    this.init.onClosed(this.runId);
+    this.settledWith?.(end);
   }
 
   /**
@@ -357,8 +359,10 @@ export class RunDriver {
 
   // ── execution ───────────────────────────────────────────────────────────────────────────────
 
-  private async execute(): Promise<void> {
-    const plan = this.plan as AgentPlan;
+  private async execute(plan: AgentPlan): Promise<void> {
+    // A cancel or a failed write while the plan was being announced: the run is ending already.
+    if (this.phase.kind === 'finishing' || this.closed) return;
+    this.phase = { kind: 'running', plan };
     this.status = 'running';
     for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
     const reused: Array<Promise<unknown>> = [];
@@ -404,8 +408,8 @@ export class RunDriver {
 
   /** Starts every ready step the run's limit allows, or closes the run when nothing is left. */
   private pump(): void {
-    if (this.closed || this.finishing) return;
-    const plan = this.plan as AgentPlan;
+    if (this.phase.kind !== 'running') return;
+    const { plan } = this.phase;
     if (this.failure === undefined && this.cancelReason === undefined) {
       const limit = this.init.config.limits.maxParallelSteps;
       let active = this.count('running');
@@ -422,21 +426,23 @@ export class RunDriver {
 
   /** Closes the run once nothing is in flight and the outcome is known. */
   private async settle(): Promise<void> {
-    if (this.closed || this.finishing) return;
+    const { phase } = this;
+    if (phase.kind === 'finishing' || phase.kind === 'closed') return;
     // Steps at a refused gate are still unwinding (they record their own end first).
     if (this.count('running') > 0 || (this.cancelReason !== undefined && this.count('gated') > 0)) return;
     if (this.cancelReason !== undefined) return this.finish();
-    if (!this.plan) return;
+    if (phase.kind !== 'running') return;
     if (this.failure !== undefined) {
       if (this.stepGates.size === 0) return this.finish();
       return;
     }
-    if (this.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
+    if (phase.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
   }
 
   private runStep(step: PlanStep, index: number): void {
     if (step.pinned) return this.servePinned(step);
-    const plan = this.plan as AgentPlan;
+    if (this.phase.kind !== 'running') return;
+    const { plan } = this.phase;
     void this.steps.run(
       step,
       index,
@@ -538,7 +544,10 @@ export class RunDriver {
       readOnly: this.init.config.capabilityMode === 'read-only',
     });
     if (!checked.ok) throw planRefusal('the edited plan is not valid', checked.issues);
-    const before = new Map((this.plan?.steps ?? []).map((s) => [s.id, JSON.stringify(s)]));
+    const phase = this.phase;
+    if (phase.kind !== 'awaiting-approval' && phase.kind !== 'running')
+      throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+    const before = new Map(phase.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
     const after = new Map(checked.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
     const changed = [...fixed].filter((id) => before.get(id) !== after.get(id));
     if (changed.length) {
@@ -549,23 +558,23 @@ export class RunDriver {
       );
     }
     for (const id of [...this.states.keys()]) if (!after.has(id)) this.states.delete(id);
-    for (const step of checked.plan.steps)
-      if (!this.states.has(step.id) && this.status !== 'awaiting_plan_approval')
-        this.states.set(step.id, 'waiting');
-    this.plan = checked.plan;
+    if (phase.kind === 'running') {
+      for (const step of checked.plan.steps)
+        if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
+      this.phase = { kind: 'running', plan: checked.plan };
+    } else {
+      this.phase = { ...phase, plan: checked.plan };
+    }
     await this.init.writer.emit('plan_ready', { plan: checked.plan, edited: true }, { plan: checked.plan });
     return checked.plan;
   }
 
   // ── endings ─────────────────────────────────────────────────────────────────────────────────
 
-  private stopEverything(reason: Error): void {
+  /** `from`: the phase the run stops in (abandon has closed it already). */
+  private stopEverything(reason: Error, from: RunPhase = this.phase): void {
     this.abort.abort(reason);
-    if (this.planGate) {
-      const gate = this.planGate;
-      this.planGate = undefined;
-      gate.refuse(reason);
-    }
+    if (from.kind === 'awaiting-approval') from.gate.refuse(reason);
     for (const [id, gate] of [...this.stepGates]) {
       this.stepGates.delete(id);
       gate.refuse(reason);
@@ -581,10 +590,12 @@ export class RunDriver {
 
   /** Writes the run's terminal event (with the row's final state) and closes it on this replica. */
   private async finish(): Promise<void> {
-    if (this.closed || this.finishing) return;
-    this.finishing = true;
+    const from = this.phase;
+    if (from.kind === 'finishing' || from.kind === 'closed') return;
+    const plan = planOf(from);
+    this.phase = { kind: 'finishing', plan };
     if (this.logFailure === undefined) {
-      const { end, update } = this.ending();
+      const { end, update } = this.ending(from.kind === 'running' ? from.plan : undefined);
       try {
         await this.init.writer.emit(end.type, end.data, { ...update, finished: true, release: true });
         return this.close(end);
@@ -607,7 +618,8 @@ export class RunDriver {
   }
 
   /** The terminal event the run's state calls for, and the row change that goes with it. */
-  private ending(): { end: TerminalRunEvent; update: RunUpdate } {
+  /** `completed`: the plan of a run that was running (only such a run can complete). */
+  private ending(completed: AgentPlan | undefined): { end: TerminalRunEvent; update: RunUpdate } {
     if (this.cancelReason !== undefined) {
       this.status = 'cancelled';
       return {
@@ -620,7 +632,15 @@ export class RunDriver {
       const data = { ...this.failure, message: storableText(this.failure.message) };
       return { end: { type: 'error', data }, update: { status: 'failed', error: data.message } };
     }
-    const plan = this.plan as AgentPlan;
+    if (!completed) {
+      this.status = 'failed';
+      const message = 'the run ended before it ran its plan';
+      return {
+        end: { type: 'error', data: { message, code: 'internal' } },
+        update: { status: 'failed', error: message },
+      };
+    }
+    const plan = completed;
     const needed = new Set(plan.steps.flatMap((s) => s.dependsOn));
     const sinks = plan.steps
       .filter((s) => !needed.has(s.id))
@@ -645,11 +665,14 @@ export class RunDriver {
     return { end: { type: 'complete', data }, update: { status: 'completed', summary, error: null } };
   }
 
-  private close(end: TerminalRunEvent): void {
-    this.closed = true;
+  private close(terminal: TerminalRunEvent): void {
+    const end: RunEnd = { ...terminal, status: this.status };
+    this.phase = { kind: 'closed', end };
     this.init.onClosed(this.runId);
-    this.settledWith?.({ ...end, status: this.status });
-    if (end.type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...end.data });
-    else if (end.type === 'error') this.init.observe('run_error', { runId: this.runId, ...end.data });
+    this.settledWith?.(end);
+    if (terminal.type === 'complete')
+      this.init.observe('run_complete', { runId: this.runId, ...terminal.data });
+    else if (terminal.type === 'error')
+      this.init.observe('run_error', { runId: this.runId, ...terminal.data });
   }
 }
