@@ -18,7 +18,7 @@ import { jsonHoldsUnstorable, LeaseLostError, type RunUpdate } from '@switchyard
 import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';
-import { RunWriter } from './run-writer';
+import { RunWriter } from './engine/run-writer';
 
 const RUN = '00000000-0000-4000-8000-0000000000aa';
 

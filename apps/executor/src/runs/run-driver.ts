@@ -13,14 +13,15 @@ import {
   type TerminalRunEvent,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { planRefusal, validatePlan } from '@switchyard/plan';
+import { validatePlan } from '@switchyard/plan';
 import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { editedPlan } from './engine/plan-edits';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
 import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
-import type { RunWriter } from './run-writer';
+import type { RunWriter } from './engine/run-writer';
 import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -535,38 +536,30 @@ export class RunDriver {
     queueMicrotask(() => this.pump()); // not inside the pump that started it
   }
 
-  /** Validates an edited plan and adopts it; steps in `fixed` (already started) must not change. */
+  /** Adopts an approver's edit (see `editedPlan`); steps in `fixed` must not change. */
   private async adoptEdit(body: unknown, fixed: ReadonlySet<string>): Promise<AgentPlan> {
     this.tools = await this.init.catalog();
-    const checked = validatePlan(body, {
+    const phase = this.phase;
+    if (phase.kind !== 'awaiting-approval' && phase.kind !== 'running')
+      throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+    const plan = editedPlan({
+      current: phase.plan,
+      body,
+      fixed,
       tools: this.tools,
       inputNames: Object.keys(this.init.inputs),
       readOnly: this.init.config.capabilityMode === 'read-only',
     });
-    if (!checked.ok) throw planRefusal('the edited plan is not valid', checked.issues);
-    const phase = this.phase;
-    if (phase.kind !== 'awaiting-approval' && phase.kind !== 'running')
-      throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
-    const before = new Map(phase.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
-    const after = new Map(checked.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
-    const changed = [...fixed].filter((id) => before.get(id) !== after.get(id));
-    if (changed.length) {
-      throw new AppError(
-        'conflict',
-        `steps ${changed.join(', ')} already started or are waiting at a gate; an edit may only change steps that have not`,
-        { details: { steps: changed } },
-      );
-    }
-    for (const id of [...this.states.keys()]) if (!after.has(id)) this.states.delete(id);
+    const kept = new Set(plan.steps.map((s) => s.id));
+    for (const id of [...this.states.keys()]) if (!kept.has(id)) this.states.delete(id);
     if (phase.kind === 'running') {
-      for (const step of checked.plan.steps)
-        if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
-      this.phase = { kind: 'running', plan: checked.plan };
+      for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
+      this.phase = { kind: 'running', plan };
     } else {
-      this.phase = { ...phase, plan: checked.plan };
+      this.phase = { ...phase, plan };
     }
-    await this.init.writer.emit('plan_ready', { plan: checked.plan, edited: true }, { plan: checked.plan });
-    return checked.plan;
+    await this.init.writer.emit('plan_ready', { plan, edited: true }, { plan });
+    return plan;
   }
 
   // ── endings ─────────────────────────────────────────────────────────────────────────────────

@@ -19,7 +19,7 @@ import { ActiveRuns } from './active-runs';
 import type { ReusableStep } from './executions';
 import { ownerOf } from './run-access';
 import { RunDriver } from './run-driver';
-import { RunWriter } from './run-writer';
+import { RunWriter } from './engine/run-writer';
 
 /** Where a run comes from, as its run_created event says. */
 export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;

@@ -13,7 +13,7 @@ import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { mayRetry } from '../retry-policy';
-import type { RunWriter } from '../run-writer';
+import type { RunWriter } from './run-writer';
 import { capResult, resultText, resultValue } from '../step-result';
 
 /** How one step ended on this replica. */
