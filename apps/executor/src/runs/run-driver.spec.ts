@@ -526,3 +526,44 @@ describe('RunDriver: event sequences at gates, retries and control', () => {
     expect(log.failedWith).toBeUndefined();
   });
 });
+
+describe('RunDriver: planning', () => {
+  it('relays the planner tokens, then announces the plan and runs it', async () => {
+    const { driver, log, bus } = setup({ answers: [ok('x')] });
+    bus.answer(Rpc.planner.draft, (req) => {
+      expect(req.tools.map((t) => t.name)).toEqual(['reader', 'writer']);
+      bus.emit(Events.planTokens(RUN), { runId: RUN, attempt: 1, text: '{"steps":' });
+      return { ok: true as const, plan: { steps: [step('s')] }, attempts: 1 };
+    });
+    await driver.draft();
+    expect(await driver.settled).toMatchObject({ status: 'completed' });
+    expect(log.types).toEqual([
+      'plan_token',
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+    expect(data(log.of('plan_ready'))).toEqual([{ plan: { steps: [step('s')] }, attempts: 1 }]);
+  });
+
+  it("ends the run with the planner's refusal as validation_failed, with its issues", async () => {
+    const { driver, log, calls, bus } = setup({ answers: [] });
+    const issues = [{ path: 'steps', code: 'invalid' as const, message: 'no steps' }];
+    bus.answer(Rpc.planner.draft, () => ({
+      ok: false as const,
+      issues,
+      attempts: 3,
+      message: 'no valid plan',
+    }));
+    await driver.draft();
+    expect(await driver.settled).toEqual({
+      status: 'failed',
+      type: 'error',
+      data: { message: 'no valid plan', code: 'validation_failed', issues, attempts: 3 },
+    });
+    expect(calls).toEqual([]);
+    expect(log.types).toEqual(['error']);
+  });
+});

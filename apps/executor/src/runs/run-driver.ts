@@ -1,7 +1,6 @@
 import {
   AppError,
   Events,
-  Rpc,
   type AgentPlan,
   type PermissionDecision,
   type PlanStep,
@@ -13,11 +12,11 @@ import {
   type TerminalRunEvent,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { validatePlan } from '@switchyard/plan';
 import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { editedPlan } from './engine/plan-edits';
+import { draftPlan } from './engine/planning';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
 import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
@@ -139,79 +138,27 @@ export class RunDriver {
 
   // ── planning ────────────────────────────────────────────────────────────────────────────────
 
-  /** Asks the planner for a plan, relaying its tokens as plan_token events. */
+  /** Asks the planner for a plan (see `draftPlan`), then announces it. */
   async draft(): Promise<void> {
-    const { bus, writer, runId, ctx } = this.init;
-    let buffered = '';
-    let attempt = 1;
-    let timer: NodeJS.Timeout | undefined;
-    const flushTokens = () => {
-      timer = undefined;
-      if (!buffered || this.closed) return;
-      // Tokens are a live view (the plan travels in the reply): what the log cannot store is shown as U+FFFD.
-      const text = storableText(buffered);
-      buffered = '';
-      writer.emit('plan_token', { text, attempt }).catch(() => undefined);
-    };
-    const unsubscribe = bus.on(Events.planTokens(runId), (tokens) => {
-      if (tokens.runId !== runId) return;
-      if (tokens.attempt !== attempt) {
-        flushTokens();
-        attempt = tokens.attempt;
-      }
-      buffered += tokens.text;
-      timer ??= setTimeout(flushTokens, 25);
+    const { init } = this;
+    const drafted = await draftPlan({
+      runId: init.runId,
+      ctx: init.ctx,
+      goal: init.goal,
+      config: init.config,
+      inputs: init.inputs,
+      files: init.files,
+      tools: this.tools,
+      bus: init.bus,
+      writer: init.writer,
+      timeoutMs: init.settings.planTimeoutMs,
+      closed: () => this.closed,
     });
+    if (this.closed || this.cancelReason !== undefined) return this.settle();
+    if (!drafted.ok) return this.fail(drafted.failure);
     try {
-      const tools = [...this.tools.values()].filter(
-        (t) => this.init.config.capabilityMode !== 'read-only' || t.effect === 'read',
-      );
-      const result = await bus.call(
-        Rpc.planner.draft,
-        {
-          runId,
-          goal: this.init.goal,
-          tools,
-          inputNames: Object.keys(this.init.inputs),
-          ...(this.init.config.model ? { model: this.init.config.model } : {}),
-          ...(this.init.files.length ? { files: [...this.init.files] } : {}),
-        },
-        { ctx, timeoutMs: this.init.settings.planTimeoutMs },
-      );
-      unsubscribe();
-      if (timer) clearTimeout(timer);
-      flushTokens();
-      if (this.closed || this.cancelReason !== undefined) return this.settle();
-      if (!result.ok) {
-        await this.fail({
-          message: result.message,
-          code: 'validation_failed',
-          issues: result.issues,
-          attempts: result.attempts,
-        });
-        return;
-      }
-      // The planner validated against the same catalog; a read-only run re-checks its own rule.
-      const checked = validatePlan(result.plan, {
-        tools: this.tools,
-        inputNames: Object.keys(this.init.inputs),
-        readOnly: this.init.config.capabilityMode === 'read-only',
-      });
-      if (!checked.ok) {
-        await this.fail({
-          message: 'the drafted plan is not valid',
-          code: 'validation_failed',
-          issues: checked.issues,
-        });
-        return;
-      }
-      await this.planReady(checked.plan, {
-        review: this.init.config.planApproval,
-        attempts: result.attempts,
-      });
+      await this.planReady(drafted.plan, { review: init.config.planApproval, attempts: drafted.attempts });
     } catch (err) {
-      unsubscribe();
-      if (timer) clearTimeout(timer);
       if (this.closed || this.cancelReason !== undefined) return this.settle();
       await this.fail(
         err instanceof AppError
