@@ -14,7 +14,11 @@ import { PermissionsHandler } from './permissions/permissions.handler';
 import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
 import { RunsHandler } from './runs/runs.handler';
-import { RunsService } from './runs/runs.service';
+import { ControlRun } from './runs/control-run.usecase';
+import { DeriveRun } from './runs/derive-run.usecase';
+import { RunLauncher } from './runs/run-launcher';
+import { RunQueries } from './runs/run-queries';
+import { StartRun } from './runs/start-run.usecase';
 import { TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
@@ -63,7 +67,11 @@ class RunsPoolCloser implements OnApplicationShutdown {
     HooksService,
     PermissionsService,
     ActiveRuns,
-    RunsService,
+    RunLauncher,
+    StartRun,
+    ControlRun,
+    DeriveRun,
+    RunQueries,
     WorkflowRuns,
     TaskWorker,
   ],

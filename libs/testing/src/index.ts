@@ -7,3 +7,4 @@ export * from './fake-llm';
 export * from './sse';
 export * from './route-corpus';
 export * from './clock';
+export * from './in-memory-bus';

@@ -1,10 +1,12 @@
 import { Writable } from 'node:stream';
 import {
   AppError,
+  Events,
   RunConfig,
   type AgentPlan,
   type PermissionDecision,
-  type RpcContract,
+  Rpc,
+  type InvokeToolRequest,
   type RunEvent,
   type RunEventBody,
   type RunEventOf,
@@ -12,11 +14,11 @@ import {
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
-import { jsonHoldsUnstorable, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
+import { jsonHoldsUnstorable, LeaseLostError, type RunUpdate } from '@switchyard/server-db';
 import { createLogger } from '@switchyard/server-observability';
+import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';
-import { RunWriter } from './run-writer';
+import { RunWriter } from './engine/run-writer';
 
 const RUN = '00000000-0000-4000-8000-0000000000aa';
 
@@ -28,19 +30,29 @@ class MemoryLog {
   readonly events: RunEvent[] = [];
   readonly rows: RunUpdate[] = [];
   refuse: RunEventType | undefined;
+  /** Another replica took the run over: every append from now on fails as a lost lease. */
+  leaseLost = false;
   failedWith: string | undefined;
+  private readonly waiters: Array<() => void> = [];
 
   async append(
     runId: string,
     batch: readonly RunEventBody[],
     opts: { update?: RunUpdate } = {},
   ): Promise<RunEvent[]> {
+    if (this.leaseLost) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
     if (jsonHoldsUnstorable(JSON.stringify(batch))) throw new Error('unsupported Unicode escape sequence');
     if (batch.some((e) => e.type === this.refuse)) throw new Error(`the log refuses ${this.refuse}`);
     if (opts.update) this.rows.push(opts.update);
     const stored = batch.map((e, i) => ({ ...e, runId, seq: this.events.length + i + 1, at: '' }));
     this.events.push(...stored);
+    for (const wake of this.waiters.splice(0)) wake();
     return stored;
+  }
+
+  /** Resolves once an event of `type` is stored. */
+  async until(type: RunEventType): Promise<void> {
+    while (!this.events.some((e) => e.type === type)) await new Promise<void>((r) => this.waiters.push(r));
   }
 
   async fail(runId: string, _replica: string, message: string): Promise<RunEvent[]> {
@@ -68,8 +80,8 @@ class MemoryLog {
 const data = <E extends { data: unknown }>(events: readonly E[]): Array<E['data']> =>
   events.map((e) => e.data);
 
-/** The tool registry's answers to registry.tools.invoke, in order: a result or a thrown error. */
-type Answer = ToolResult | AppError;
+/** The tool registry's answers to registry.tools.invoke, in order: a result, a thrown error, or a call to hold. */
+type Answer = ToolResult | AppError | (() => Promise<ToolResult>);
 const ok = (text: string): ToolResult => ({
   content: [{ type: 'text', text }],
   isError: false,
@@ -92,27 +104,25 @@ const read: ToolDescriptor = {
 const write: ToolDescriptor = { ...read, name: 'writer', effect: 'write', idempotent: false };
 const allow: PermissionDecision = { decision: 'allow', reason: 'full-access' };
 
-interface Drive {
-  readonly plan: AgentPlan;
+interface Setup {
   readonly answers: Answer[];
-  readonly gate?: PermissionDecision;
+  /** The gate's decision for every step, or per step id. */
+  readonly gate?: PermissionDecision | ((stepId: string) => PermissionDecision);
   readonly log?: MemoryLog;
+  readonly planApproval?: boolean;
 }
 
-async function drive({ plan, answers, gate = allow, log = new MemoryLog() }: Drive) {
-  const calls: Array<Record<string, unknown>> = [];
-  const bus = {
-    call: async (contract: RpcContract, payload: Record<string, unknown>) => {
-      expect(contract.subject).toBe('registry.tools.invoke');
-      calls.push(payload);
-      const next = answers.shift();
-      if (!next) throw new Error('the test gave no answer for this call');
-      if (next instanceof AppError) throw next;
-      return next;
-    },
-    emit: () => undefined,
-    on: () => () => undefined,
-  } as unknown as Bus;
+/** A driver on an in-memory bus whose fake registry answers from `answers`, writing to an in-memory log. */
+function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = false }: Setup) {
+  const calls: InvokeToolRequest[] = [];
+  const bus = new InMemoryBus();
+  bus.answer(Rpc.registry.invoke, async (req) => {
+    calls.push(req);
+    const next = answers.shift();
+    if (!next) throw new Error('the test gave no answer for this call');
+    if (next instanceof AppError) throw next;
+    return typeof next === 'function' ? next() : next;
+  });
   const logger = createLogger({
     service: 'test',
     level: 'silent',
@@ -120,15 +130,13 @@ async function drive({ plan, answers, gate = allow, log = new MemoryLog() }: Dri
     destination: new Writable({ write: (_c, _e, done) => done() }),
   });
   const tools = new Map([read, write].map((t) => [t.name, t]));
-  const writer: RunWriter = new RunWriter(log as unknown as RunsRepository, bus, RUN, 'replica', (err) =>
-    driver.writerFailed(err),
-  );
+  const writer: RunWriter = new RunWriter(log, bus, RUN, 'replica', (err) => driver.writerFailed(err));
   const driver = new RunDriver(
     {
       runId: RUN,
       ctx: { correlationId: 'test' },
       goal: 'test',
-      config: RunConfig.parse({ planApproval: false, permissionMode: 'full-access' }),
+      config: RunConfig.parse({ planApproval, permissionMode: 'full-access' }),
       inputs: {},
       files: [],
       tools,
@@ -144,11 +152,16 @@ async function drive({ plan, answers, gate = allow, log = new MemoryLog() }: Dri
       },
       catalog: async () => tools,
       onClosed: () => undefined,
-      gate: () => gate,
+      gate: (s) => (typeof gate === 'function' ? gate(s.id) : gate),
       observe: () => undefined,
     },
     'planning',
   );
+  return { driver, log, bus, calls };
+}
+
+async function drive({ plan, ...rest }: Setup & { readonly plan: AgentPlan }) {
+  const { driver, log, calls } = setup(rest);
   await driver.planReady(plan, { review: false });
   const end = await driver.settled;
   return { end, log, calls };
@@ -257,7 +270,7 @@ describe('RunDriver: retries', () => {
 });
 
 describe('RunDriver: what the log cannot store', () => {
-  it('keeps a result holding NUL and half a surrogate pair as its JSON text, flagged, while the next step gets it whole', async () => {
+  it('keeps a result holding NUL and half a surrogate pair as its JSON text, flagged; the registry refuses it as a next step argument', async () => {
     const bytes = 'cat\u0000/proc/self/cmdline\u0000\ud800';
     const { end, log, calls } = await drive({
       plan: {
@@ -265,14 +278,16 @@ describe('RunDriver: what the log cannot store', () => {
       },
       answers: [ok(bytes), ok('fine')],
     });
-    expect(calls[1]?.['arguments']).toEqual({ echo: bytes });
     const [a] = data(log.of('step_complete'));
     expect(a).toMatchObject({ stepId: 'a', encoded: 'json', truncated: false });
     expect(JSON.parse(String(a?.result))).toBe(bytes);
     const started = data(log.of('step_start')).find((d) => d.stepId === 'b');
     expect(started).toMatchObject({ argumentsEncoded: 'json' });
     expect(JSON.parse(String(started?.arguments))).toEqual({ echo: bytes });
-    expect(end).toMatchObject({ status: 'completed', data: { result: 'fine' } });
+    // What the wire does: every service refuses text Postgres cannot store before its handler runs.
+    expect(calls).toHaveLength(1);
+    expect(data(log.of('step_failed'))).toMatchObject([{ stepId: 'b', code: 'validation_failed' }]);
+    expect(end).toMatchObject({ status: 'failed', data: { code: 'validation_failed', stepId: 'b' } });
   });
 
   it('flags a final result kept as JSON text in the complete event', async () => {
@@ -314,5 +329,241 @@ describe('RunDriver: what the log cannot store', () => {
     expect(end).toMatchObject({ status: 'failed', type: 'error', data: { code: 'internal' } });
     expect(log.failedWith).toMatch(/the log refuses error/);
     expect(log.types.at(-1)).toBe('error');
+  });
+});
+
+/** A registry call the test holds: `arrived` once the call is made, `release` answers it. */
+function held() {
+  let arrive!: () => void;
+  let answer!: (result: ToolResult) => void;
+  const arrived = new Promise<void>((r) => (arrive = r));
+  const reply = new Promise<ToolResult>((r) => (answer = r));
+  const call = (): Promise<ToolResult> => {
+    arrive();
+    return reply;
+  };
+  return { call, arrived, release: answer };
+}
+
+const ask = (reason = 'rule Tool(reader) asks'): PermissionDecision => ({ decision: 'ask', reason });
+
+describe('RunDriver: event sequences at gates, retries and control', () => {
+  it('plan gate: waits for approval before any step starts, then runs', async () => {
+    const { driver, log, calls } = setup({ answers: [ok('x')], planApproval: true });
+    void driver.planReady({ steps: [step('s')] }, { review: true });
+    await log.until('plan_approval_requested');
+    expect(calls).toEqual([]);
+    expect(driver.status).toBe('awaiting_plan_approval');
+    expect(await driver.approve(undefined, undefined)).toEqual({ status: 'running', released: ['plan'] });
+    expect(await driver.settled).toMatchObject({ status: 'completed', type: 'complete' });
+    expect(log.types).toEqual([
+      'plan_ready',
+      'plan_approval_requested',
+      'plan_approved',
+      'run_started',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+    expect(log.rows.map((r) => r.status).filter(Boolean)).toEqual([
+      'awaiting_plan_approval',
+      'running',
+      'completed',
+    ]);
+  });
+
+  it('step gate: only the asking step waits; approval runs it', async () => {
+    const { driver, log, calls } = setup({
+      answers: [ok('free'), ok('gated')],
+      gate: (id) => (id === 'g' ? ask() : allow),
+    });
+    void driver.planReady({ steps: [step('f'), step('g', { dependsOn: ['f'] })] }, { review: false });
+    await log.until('step_approval_requested');
+    expect(calls.map((c) => c.invocationId)).toEqual([`${RUN}:f:1`]);
+    expect(driver.status).toBe('awaiting_step_approval');
+    expect(await driver.approve('g', undefined)).toEqual({ status: 'running', released: ['g'] });
+    expect(await driver.settled).toMatchObject({ status: 'completed', data: { result: 'gated' } });
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'step_complete',
+      'step_approval_requested',
+      'step_approved',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+  });
+
+  it('a retry is one more start: the exact sequence of a transient failure then success', async () => {
+    const { log } = await drive({
+      plan: { steps: [retried(2)] },
+      answers: [new AppError('unavailable', 'registry away'), ok('done')],
+    });
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'step_retry',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+  });
+
+  it('a non-transient failure is not retried: one start, step_failed with its code, the run error', async () => {
+    const { log } = await drive({
+      plan: { steps: [retried(3)] },
+      answers: [new AppError('validation_failed', 'bad arguments')],
+    });
+    expect(log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_failed', 'error']);
+  });
+
+  it('cancel at the plan gate: nothing runs, the run ends cancelled', async () => {
+    const { driver, log, calls } = setup({ answers: [], planApproval: true });
+    void driver.planReady({ steps: [step('s')] }, { review: true });
+    await log.until('plan_approval_requested');
+    expect(await driver.cancel()).toEqual({ status: 'cancelled', released: [] });
+    expect(await driver.settled).toEqual({
+      status: 'cancelled',
+      type: 'cancelled',
+      data: { message: 'cancelled by the user' },
+    });
+    expect(calls).toEqual([]);
+    expect(log.types).toEqual(['plan_ready', 'plan_approval_requested', 'cancel_requested', 'cancelled']);
+  });
+
+  it('cancel at a step gate: the waiting step ends cancelled before the run does', async () => {
+    const { driver, log, calls } = setup({ answers: [], gate: ask() });
+    void driver.planReady({ steps: [step('s')] }, { review: false });
+    await log.until('step_approval_requested');
+    await driver.cancel('not now');
+    expect(await driver.settled).toMatchObject({ status: 'cancelled', data: { message: 'not now' } });
+    expect(calls).toEqual([]);
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_approval_requested',
+      'cancel_requested',
+      'step_failed',
+      'cancelled',
+    ]);
+    expect(data(log.of('step_failed'))).toEqual([
+      { stepId: 's', tool: 'reader', attempt: 0, error: 'cancelled: not now', cancelled: true },
+    ]);
+  });
+
+  it('cancel during a call tells the registry to stop that invocation', async () => {
+    const call = held();
+    const { driver, log, bus } = setup({ answers: [call.call] });
+    bus.on(Events.toolCancel, () => call.release(toolError('aborted')));
+    void driver.planReady({ steps: [step('s')] }, { review: false });
+    await call.arrived;
+    await driver.cancel();
+    expect(await driver.settled).toMatchObject({ status: 'cancelled' });
+    expect(bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${RUN}:s:1` }]);
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'cancel_requested',
+      'step_failed',
+      'cancelled',
+    ]);
+  });
+
+  it('an edit at a step gate adopts the new plan for steps not started, and refuses one changing a started step', async () => {
+    const { driver, log, calls } = setup({
+      answers: [ok('a'), ok('b')],
+      gate: (id) => (id === 'a' ? ask() : allow),
+    });
+    const plan: AgentPlan = {
+      steps: [step('a'), step('b', { arguments: { n: 1 }, dependsOn: ['a'] })],
+    };
+    void driver.planReady(plan, { review: false });
+    await log.until('step_approval_requested');
+    const changesA: AgentPlan = { steps: [step('a', { arguments: { n: 9 } }), plan.steps[1] ?? step('b')] };
+    await expect(driver.approve('a', changesA)).rejects.toMatchObject({
+      code: 'conflict',
+      details: { steps: ['a'] },
+    });
+    const edited: AgentPlan = { steps: [step('a'), step('b', { arguments: { n: 2 }, dependsOn: ['a'] })] };
+    expect(await driver.approve('a', edited)).toEqual({ status: 'running', released: ['a'] });
+    expect(await driver.settled).toMatchObject({ status: 'completed' });
+    expect(calls.map((c) => c.arguments)).toEqual([{}, { n: 2 }]);
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_approval_requested',
+      'plan_ready',
+      'plan_approved',
+      'step_approved',
+      'step_start',
+      'step_complete',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+    expect(data(log.of('plan_ready'))[1]).toEqual({ plan: edited, edited: true });
+  });
+
+  it('lease loss: the replica gives the run up, writes nothing more and calls nothing more', async () => {
+    const call = held();
+    const { driver, log, calls } = setup({ answers: [call.call, ok('never')] });
+    void driver.planReady({ steps: [step('a'), step('b', { dependsOn: ['a'] })] }, { review: false });
+    await call.arrived;
+    log.leaseLost = true;
+    call.release(ok('a'));
+    expect(await driver.settled).toEqual({
+      status: 'interrupted',
+      type: 'interrupted',
+      data: { message: 'the executor replica running it stopped' },
+    });
+    expect(driver.finished).toBe(true);
+    expect(calls).toHaveLength(1);
+    expect(log.types).toEqual(['plan_ready', 'run_started', 'step_start']);
+    expect(log.failedWith).toBeUndefined();
+  });
+});
+
+describe('RunDriver: planning', () => {
+  it('relays the planner tokens, then announces the plan and runs it', async () => {
+    const { driver, log, bus } = setup({ answers: [ok('x')] });
+    bus.answer(Rpc.planner.draft, (req) => {
+      expect(req.tools.map((t) => t.name)).toEqual(['reader', 'writer']);
+      bus.emit(Events.planTokens(RUN), { runId: RUN, attempt: 1, text: '{"steps":' });
+      return { ok: true as const, plan: { steps: [step('s')] }, attempts: 1 };
+    });
+    await driver.draft();
+    expect(await driver.settled).toMatchObject({ status: 'completed' });
+    expect(log.types).toEqual([
+      'plan_token',
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'step_complete',
+      'complete',
+    ]);
+    expect(data(log.of('plan_ready'))).toEqual([{ plan: { steps: [step('s')] }, attempts: 1 }]);
+  });
+
+  it("ends the run with the planner's refusal as validation_failed, with its issues", async () => {
+    const { driver, log, calls, bus } = setup({ answers: [] });
+    const issues = [{ path: 'steps', code: 'invalid' as const, message: 'no steps' }];
+    bus.answer(Rpc.planner.draft, () => ({
+      ok: false as const,
+      issues,
+      attempts: 3,
+      message: 'no valid plan',
+    }));
+    await driver.draft();
+    expect(await driver.settled).toEqual({
+      status: 'failed',
+      type: 'error',
+      data: { message: 'no valid plan', code: 'validation_failed', issues, attempts: 3 },
+    });
+    expect(calls).toEqual([]);
+    expect(log.types).toEqual(['error']);
   });
 });

@@ -1,9 +1,7 @@
 import {
   AppError,
   Events,
-  Rpc,
   type AgentPlan,
-  type ErrorCode,
   type PermissionDecision,
   type PlanStep,
   type RunCompleted,
@@ -13,16 +11,17 @@ import {
   type RunStatus,
   type TerminalRunEvent,
   type ToolDescriptor,
-  type ToolResult,
 } from '@switchyard/contracts';
-import { planRefusal, ReferenceError, resolveArguments, retrySafe, validatePlan } from '@switchyard/plan';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { editedPlan } from './engine/plan-edits';
+import { draftPlan } from './engine/planning';
+import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
+import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
-import { mayRetry } from './retry-policy';
-import type { RunWriter } from './run-writer';
-import { capResult, resultText, resultValue } from './step-result';
+import type { RunWriter } from './engine/run-writer';
+import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
 
@@ -46,7 +45,7 @@ export interface DriverInit {
   readonly files: readonly string[];
   readonly tools: ReadonlyMap<string, ToolDescriptor>;
   readonly writer: RunWriter;
-  readonly bus: Bus;
+  readonly bus: BusPort;
   readonly logger: Logger;
   readonly settings: DriverSettings;
   /** Refreshes the catalog (an edited plan is validated against the current one). */
@@ -68,52 +67,7 @@ export interface DriverInit {
   ) => void;
 }
 
-interface Gate {
-  readonly release: () => void;
-  readonly refuse: (err: Error) => void;
-}
-
-/** How a run ended on this replica: its final status and terminal event. */
-export type RunEnd = TerminalRunEvent & { readonly status: RunStatus };
-
-/** How one tool call ended. */
-/** `sandboxed`: the tool said whether it ran inside the command sandbox (execute_command does). */
-type CallOutcome =
-  | {
-      readonly ok: true;
-      readonly value: unknown;
-      readonly truncated: boolean;
-      readonly durationMs: number;
-      readonly sandboxed?: boolean;
-    }
-  | {
-      readonly ok: false;
-      readonly code: ErrorCode;
-      readonly error: string;
-      readonly durationMs: number;
-      readonly sandboxed?: boolean;
-    };
-
-const sandboxFlag = (sandboxed: boolean | undefined) => (sandboxed === undefined ? {} : { sandboxed });
-
-class Cancelled extends Error {
-  override readonly name = 'Cancelled';
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Cancelled('cancelled'));
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(new Cancelled('cancelled'));
-      },
-      { once: true },
-    );
-  });
-}
+export type { RunEnd } from './engine/run-state';
 
 /**
  * Drives one run on the replica that owns it: planning, the plan gate, the DAG (ready steps run
@@ -123,13 +77,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export class RunDriver {
   status: RunStatus;
-  private plan: AgentPlan | undefined;
+  private phase: RunPhase = { kind: 'planning' };
   private tools: ReadonlyMap<string, ToolDescriptor>;
   private readonly states = new Map<string, StepState>();
   private readonly results = new Map<string, unknown>();
   private readonly invocations = new Map<string, string>();
   private readonly stepGates = new Map<string, Gate>();
-  private planGate: Gate | undefined;
   private readonly abort = new AbortController();
   private failure: RunFailed | undefined;
   /** Why the run's log stopped taking events (not a lost lease): the run ends with an error. */
@@ -137,12 +90,11 @@ export class RunDriver {
   /** What the writer failed with; every later emit rejects with it. */
   private writeError: unknown;
   private cancelReason: string | undefined;
-  private closed = false;
-  private finishing = false;
   private reusable: ReadonlyMap<string, ReusableStep>;
   private settledWith: ((end: RunEnd) => void) | undefined;
   /** Resolves once the run reaches a final state here (or this replica gives it up). */
   readonly settled: Promise<RunEnd> = new Promise((resolve) => (this.settledWith = resolve));
+  private readonly steps: StepRunner;
 
   constructor(
     private readonly init: DriverInit,
@@ -151,6 +103,24 @@ export class RunDriver {
     this.status = status;
     this.tools = init.tools;
     this.reusable = init.reusable ?? new Map();
+    this.steps = new StepRunner({
+      runId: init.runId,
+      ctx: init.ctx,
+      config: init.config,
+      inputs: init.inputs,
+      writer: init.writer,
+      bus: init.bus,
+      logger: init.logger,
+      settings: init.settings,
+      signal: this.abort.signal,
+      cancelReason: () => this.cancelReason,
+      closed: () => this.closed,
+      invocations: this.invocations,
+      gate: init.gate,
+      awaitApproval: (step, tool, args, decision) => this.awaitApproval(step, tool, args, decision),
+      observe: init.observe,
+      ended: (step, outcome) => this.stepEnded(step, outcome),
+    });
   }
 
   get runId(): string {
@@ -161,81 +131,34 @@ export class RunDriver {
     return this.closed;
   }
 
+  /** The run's end is recorded, or this replica gave the run up: nothing more is written. */
+  private get closed(): boolean {
+    return this.phase.kind === 'closed';
+  }
+
   // ── planning ────────────────────────────────────────────────────────────────────────────────
 
-  /** Asks the planner for a plan, relaying its tokens as plan_token events. */
+  /** Asks the planner for a plan (see `draftPlan`), then announces it. */
   async draft(): Promise<void> {
-    const { bus, writer, runId, ctx } = this.init;
-    let buffered = '';
-    let attempt = 1;
-    let timer: NodeJS.Timeout | undefined;
-    const flushTokens = () => {
-      timer = undefined;
-      if (!buffered || this.closed) return;
-      // Tokens are a live view (the plan travels in the reply): what the log cannot store is shown as U+FFFD.
-      const text = storableText(buffered);
-      buffered = '';
-      writer.emit('plan_token', { text, attempt }).catch(() => undefined);
-    };
-    const unsubscribe = bus.on(Events.planTokens(runId), (tokens) => {
-      if (tokens.runId !== runId) return;
-      if (tokens.attempt !== attempt) {
-        flushTokens();
-        attempt = tokens.attempt;
-      }
-      buffered += tokens.text;
-      timer ??= setTimeout(flushTokens, 25);
+    const { init } = this;
+    const drafted = await draftPlan({
+      runId: init.runId,
+      ctx: init.ctx,
+      goal: init.goal,
+      config: init.config,
+      inputs: init.inputs,
+      files: init.files,
+      tools: this.tools,
+      bus: init.bus,
+      writer: init.writer,
+      timeoutMs: init.settings.planTimeoutMs,
+      closed: () => this.closed,
     });
+    if (this.closed || this.cancelReason !== undefined) return this.settle();
+    if (!drafted.ok) return this.fail(drafted.failure);
     try {
-      const tools = [...this.tools.values()].filter(
-        (t) => this.init.config.capabilityMode !== 'read-only' || t.effect === 'read',
-      );
-      const result = await bus.call(
-        Rpc.planner.draft,
-        {
-          runId,
-          goal: this.init.goal,
-          tools,
-          inputNames: Object.keys(this.init.inputs),
-          ...(this.init.config.model ? { model: this.init.config.model } : {}),
-          ...(this.init.files.length ? { files: [...this.init.files] } : {}),
-        },
-        { ctx, timeoutMs: this.init.settings.planTimeoutMs },
-      );
-      unsubscribe();
-      if (timer) clearTimeout(timer);
-      flushTokens();
-      if (this.closed || this.cancelReason !== undefined) return this.settle();
-      if (!result.ok) {
-        await this.fail({
-          message: result.message,
-          code: 'validation_failed',
-          issues: result.issues,
-          attempts: result.attempts,
-        });
-        return;
-      }
-      // The planner validated against the same catalog; a read-only run re-checks its own rule.
-      const checked = validatePlan(result.plan, {
-        tools: this.tools,
-        inputNames: Object.keys(this.init.inputs),
-        readOnly: this.init.config.capabilityMode === 'read-only',
-      });
-      if (!checked.ok) {
-        await this.fail({
-          message: 'the drafted plan is not valid',
-          code: 'validation_failed',
-          issues: checked.issues,
-        });
-        return;
-      }
-      await this.planReady(checked.plan, {
-        review: this.init.config.planApproval,
-        attempts: result.attempts,
-      });
+      await this.planReady(drafted.plan, { review: init.config.planApproval, attempts: drafted.attempts });
     } catch (err) {
-      unsubscribe();
-      if (timer) clearTimeout(timer);
       if (this.closed || this.cancelReason !== undefined) return this.settle();
       await this.fail(
         err instanceof AppError
@@ -250,15 +173,21 @@ export class RunDriver {
     plan: AgentPlan,
     opts: { review: boolean; attempts?: number; resumed?: boolean },
   ): Promise<void> {
-    this.plan = plan;
     const { writer } = this.init;
     await writer.emit(
       'plan_ready',
       { plan, ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}) },
       { plan },
     );
-    if (!opts.review) return this.execute();
+    if (!opts.review) return this.execute(plan);
     this.status = 'awaiting_plan_approval';
+    // The gate exists before it is announced: an approval may arrive as soon as the event is out.
+    const decided = new Promise<void>((release, refuse) => {
+      this.phase = { kind: 'awaiting-approval', plan, gate: { release, refuse } };
+    }).then(
+      () => true,
+      () => false,
+    );
     const nonRead = plan.steps.filter((s) => this.tools.get(s.tool)?.effect !== 'read').map((s) => s.id);
     await writer.emit(
       'plan_approval_requested',
@@ -271,12 +200,9 @@ export class RunDriver {
       },
       { status: 'awaiting_plan_approval' },
     );
-    await new Promise<void>((resolve, reject) => {
-      this.planGate = { release: resolve, refuse: reject };
-    }).then(
-      () => this.execute(),
-      () => this.settle(),
-    );
+    if (!(await decided)) return this.settle();
+    // approve() moved the run on with the plan it approved (an edit's, maybe).
+    if (this.phase.kind === 'running') return this.execute(this.phase.plan);
   }
 
   // ── control (approve / cancel), from the run's control subject ─────────────────────────────
@@ -286,12 +212,15 @@ export class RunDriver {
       throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
     const edited =
       body !== undefined && body !== null && !(typeof body === 'object' && !Object.keys(body).length);
-    if (this.planGate) {
-      const plan = edited ? await this.adoptEdit(body, new Set()) : undefined;
-      const gate = this.planGate;
-      this.planGate = undefined;
-      await this.init.writer.emit('plan_approved', plan ? { edited: true, plan } : { edited: false });
-      gate.release();
+    if (this.phase.kind === 'awaiting-approval') {
+      const edit = edited ? await this.adoptEdit(body, new Set()) : undefined;
+      // Re-read after the edit's catalog round trip: the run may have been cancelled meanwhile.
+      const phase = this.phase;
+      if (phase.kind !== 'awaiting-approval')
+        throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+      this.phase = { kind: 'running', plan: phase.plan };
+      await this.init.writer.emit('plan_approved', edit ? { edited: true, plan: edit } : { edited: false });
+      phase.gate.release();
       return { status: 'running', released: ['plan'] };
     }
     const open = [...this.stepGates.keys()].filter((id) => stepId === undefined || id === stepId);
@@ -332,14 +261,16 @@ export class RunDriver {
   /** This replica gives the run up (shutdown, lost lease): stop work, write nothing more. */
   abandon(): void {
     if (this.closed) return;
-    this.closed = true;
-    this.stopEverything(new Cancelled('the executor stopped'));
-    this.init.onClosed(this.runId);
-    this.settledWith?.({
+    const end: RunEnd = {
       status: 'interrupted',
       type: 'interrupted',
       data: { message: 'the executor replica running it stopped' },
-    });
+    };
+    const stopping = this.phase;
+    this.phase = { kind: 'closed', end };
+    this.stopEverything(new Cancelled('the executor stopped'), stopping);
+    this.init.onClosed(this.runId);
+    this.settledWith?.(end);
   }
 
   /**
@@ -376,8 +307,10 @@ export class RunDriver {
 
   // ── execution ───────────────────────────────────────────────────────────────────────────────
 
-  private async execute(): Promise<void> {
-    const plan = this.plan as AgentPlan;
+  private async execute(plan: AgentPlan): Promise<void> {
+    // A cancel or a failed write while the plan was being announced: the run is ending already.
+    if (this.phase.kind === 'finishing' || this.closed) return;
+    this.phase = { kind: 'running', plan };
     this.status = 'running';
     for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
     const reused: Array<Promise<unknown>> = [];
@@ -423,8 +356,8 @@ export class RunDriver {
 
   /** Starts every ready step the run's limit allows, or closes the run when nothing is left. */
   private pump(): void {
-    if (this.closed || this.finishing) return;
-    const plan = this.plan as AgentPlan;
+    if (this.phase.kind !== 'running') return;
+    const { plan } = this.phase;
     if (this.failure === undefined && this.cancelReason === undefined) {
       const limit = this.init.config.limits.maxParallelSteps;
       let active = this.count('running');
@@ -441,163 +374,83 @@ export class RunDriver {
 
   /** Closes the run once nothing is in flight and the outcome is known. */
   private async settle(): Promise<void> {
-    if (this.closed || this.finishing) return;
+    const { phase } = this;
+    if (phase.kind === 'finishing' || phase.kind === 'closed') return;
     // Steps at a refused gate are still unwinding (they record their own end first).
     if (this.count('running') > 0 || (this.cancelReason !== undefined && this.count('gated') > 0)) return;
     if (this.cancelReason !== undefined) return this.finish();
-    if (!this.plan) return;
+    if (phase.kind !== 'running') return;
     if (this.failure !== undefined) {
       if (this.stepGates.size === 0) return this.finish();
       return;
     }
-    if (this.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
+    if (phase.plan.steps.every((s) => this.states.get(s.id) === 'done')) return this.finish();
   }
 
-  private async runStep(step: PlanStep, index: number): Promise<void> {
-    const { writer } = this.init;
+  private runStep(step: PlanStep, index: number): void {
     if (step.pinned) return this.servePinned(step);
-    const tool = this.tools.get(step.tool);
-    let attempt = 0;
-    try {
-      if (!tool) throw new StepError('not_found', `no tool named ${step.tool} in the catalog any more`);
-      let args: Record<string, unknown>;
-      try {
-        args = resolveArguments(step.arguments, {
-          stepIds: (this.plan as AgentPlan).steps.map((s) => s.id),
-          currentIndex: index,
-          results: this.results,
-          inputs: this.init.inputs,
-        }) as Record<string, unknown>;
-      } catch (err) {
-        if (err instanceof ReferenceError) throw new StepError('validation_failed', err.message);
-        throw err;
-      }
-      const verdict = this.init.gate(step, tool, args);
-      const decision = verdict instanceof Promise ? await verdict : verdict;
-      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-      if (decision.decision === 'deny')
-        throw new StepError('forbidden', `refused: ${decision.reason}`, decision);
-      if (decision.decision === 'ask') {
-        this.states.set(step.id, 'gated');
-        const waiting = new Promise<void>((release, refuse) =>
-          this.stepGates.set(step.id, { release, refuse }),
-        );
-        this.status = 'awaiting_step_approval';
-        const shown = capResult(args, this.init.settings.resultLimitBytes);
-        await writer.emit(
-          'step_approval_requested',
-          {
-            gate: 'step',
-            stepId: step.id,
-            tool: step.tool,
-            effect: tool.effect,
-            arguments: shown.value,
-            ...(shown.truncated ? { argumentsTruncated: true } : {}),
-            ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
-            reason: decision.reason,
-            permission: decision,
-          },
-          { status: 'awaiting_step_approval' },
-        );
-        void this.settle();
-        await waiting;
-        this.states.set(step.id, 'running');
-        this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
-        await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
-      }
-      const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
-      for (;;) {
-        attempt++;
-        const outcome = await this.invoke(step, tool, args, attempt, decision);
-        if (outcome.ok) {
-          const kept = capResult(outcome.value, this.init.settings.resultLimitBytes);
-          // Not awaited: dependents start now, and each waits for its own (later) step_start to be
-          // durable before calling its tool, so one write carries this completion and their starts.
-          writer
-            .emit('step_complete', {
-              stepId: step.id,
-              tool: step.tool,
-              attempt,
-              result: kept.value,
-              truncated: kept.truncated || outcome.truncated,
-              ...(kept.encoded ? { encoded: kept.encoded } : {}),
-              durationMs: outcome.durationMs,
-              ...sandboxFlag(outcome.sandboxed),
-            })
-            .catch(() => undefined);
-          this.results.set(step.id, outcome.value);
-          this.states.set(step.id, 'done');
-          this.init.observe('post_tool_use', {
-            runId: this.runId,
-            stepId: step.id,
-            call: { tool: step.tool, effect: tool.effect, arguments: args },
-            result: kept.value,
-            truncated: kept.truncated,
-          });
-          break;
-        }
-        if (attempt >= attempts || this.abort.signal.aborted || !mayRetry(tool, outcome.code))
-          throw new StepError(outcome.code, outcome.error, undefined, outcome.sandboxed);
-        const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
-        await writer.emit('step_retry', {
-          stepId: step.id,
-          tool: step.tool,
-          attempt,
-          code: outcome.code,
-          error: outcome.error,
-          delayMs,
-        });
-        await sleep(delayMs, this.abort.signal);
-      }
-    } catch (err) {
-      this.stepGates.delete(step.id);
-      const cancelled = err instanceof Cancelled || this.abort.signal.aborted;
-      const failure =
-        err instanceof StepError
-          ? err
-          : new StepError('internal', storableText(err instanceof Error ? err.message : String(err)));
-      if (!cancelled && !(err instanceof StepError))
-        this.init.logger.error(
-          { runId: this.runId, stepId: step.id, err: (err as Error).message, stack: (err as Error).stack },
-          'step failed with an unexpected error',
-        );
-      this.states.set(step.id, cancelled ? 'cancelled' : 'failed');
-      if (!this.closed) {
-        await writer
-          .emit(
-            'step_failed',
-            cancelled
-              ? {
-                  stepId: step.id,
-                  tool: step.tool,
-                  attempt,
-                  error: `cancelled: ${this.cancelReason ?? failure.message}`,
-                  cancelled: true,
-                }
-              : {
-                  stepId: step.id,
-                  tool: step.tool,
-                  attempt,
-                  cancelled: false,
-                  code: failure.code,
-                  error: failure.message,
-                  ...(failure.permission ? { permission: failure.permission } : {}),
-                  ...sandboxFlag(failure.sandboxed),
-                },
-          )
-          .catch(() => undefined);
-      }
-      if (!cancelled && tool)
-        this.init.observe('post_tool_use_failure', {
-          runId: this.runId,
-          stepId: step.id,
-          call: { tool: step.tool, effect: tool.effect, arguments: step.arguments },
-          error: failure.message,
-        });
-      if (!cancelled && this.failure === undefined) {
+    if (this.phase.kind !== 'running') return;
+    const { plan } = this.phase;
+    void this.steps.run(
+      step,
+      index,
+      plan.steps.map((s) => s.id),
+      this.tools.get(step.tool),
+      this.results,
+    );
+  }
+
+  /** Parks a step at its approval gate until `approve` releases it (or the run stops). */
+  private async awaitApproval(
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    decision: PermissionDecision,
+  ): Promise<void> {
+    const { writer } = this.init;
+    this.states.set(step.id, 'gated');
+    const waiting = new Promise<void>((release, refuse) => this.stepGates.set(step.id, { release, refuse }));
+    this.status = 'awaiting_step_approval';
+    const shown = capResult(args, this.init.settings.resultLimitBytes);
+    await writer.emit(
+      'step_approval_requested',
+      {
+        gate: 'step',
+        stepId: step.id,
+        tool: step.tool,
+        effect: tool.effect,
+        arguments: shown.value,
+        ...(shown.truncated ? { argumentsTruncated: true } : {}),
+        ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
+        reason: decision.reason,
+        permission: decision,
+      },
+      { status: 'awaiting_step_approval' },
+    );
+    void this.settle();
+    await waiting;
+    this.states.set(step.id, 'running');
+    this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
+    await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
+  }
+
+  /** A step's outcome, as soon as the step runner knows it. */
+  private stepEnded(step: PlanStep, outcome: StepOutcome): void {
+    this.stepGates.delete(step.id);
+    switch (outcome.kind) {
+      case 'completed':
+        this.results.set(step.id, outcome.value);
+        this.states.set(step.id, 'done');
+        break;
+      case 'cancelled':
+        this.states.set(step.id, 'cancelled');
+        break;
+      case 'failed':
+        this.states.set(step.id, 'failed');
+        if (this.failure !== undefined) break;
         this.failure = {
-          message: `step ${step.id} (${step.tool}) failed: ${failure.message}`,
-          code: failure.code,
+          message: `step ${step.id} (${step.tool}) failed: ${outcome.message}`,
+          code: outcome.code,
           stepId: step.id,
         };
         // Nothing new starts; steps waiting at a gate will not run.
@@ -605,10 +458,9 @@ export class RunDriver {
           this.stepGates.delete(id);
           gate.refuse(new Cancelled(`the run failed at step ${step.id}`));
         }
-      }
-    } finally {
-      this.pump();
+        break;
     }
+    this.pump();
   }
 
   /** A pinned step: its result is served as pinned, the tool is not called, the step stays in the graph. */
@@ -631,106 +483,38 @@ export class RunDriver {
     queueMicrotask(() => this.pump()); // not inside the pump that started it
   }
 
-  private async invoke(
-    step: PlanStep,
-    tool: ToolDescriptor,
-    args: Record<string, unknown>,
-    attempt: number,
-    decision: PermissionDecision,
-  ): Promise<CallOutcome> {
-    const { writer, bus, ctx, config } = this.init;
-    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-    const invocationId = `${this.runId}:${step.id}:${attempt}`;
-    this.invocations.set(step.id, invocationId);
-    // The tool runs only once its start is durable, and with it (the log is written in order) the
-    // completion of every step it depends on: a crash never leaves a call the history does not show.
-    const shown = capResult(args, this.init.settings.resultLimitBytes);
-    await writer.emit('step_start', {
-      stepId: step.id,
-      tool: step.tool,
-      effect: tool.effect,
-      attempt,
-      description: step.description,
-      arguments: shown.value,
-      ...(shown.truncated ? { argumentsTruncated: true } : {}),
-      ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
-      permission: decision,
-    });
-    if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-    const started = performance.now();
-    const timeoutMs = config.limits.stepTimeoutMs ?? this.init.settings.defaultStepTimeoutMs;
-    try {
-      const result: ToolResult = await bus.call(
-        Rpc.registry.invoke,
-        {
-          tool: step.tool,
-          arguments: args,
-          invocationId,
-          timeoutMs,
-          // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
-          ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
-        },
-        { ctx, timeoutMs: timeoutMs + this.init.settings.invokeGraceMs },
-      );
-      const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      if (this.abort.signal.aborted) throw new Cancelled(this.cancelReason ?? 'cancelled');
-      const sandbox = sandboxFlag(result.sandboxed);
-      if (result.isError)
-        return { ok: false, code: 'tool_failed', error: resultText(result), durationMs, ...sandbox };
-      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs, ...sandbox };
-    } catch (err) {
-      if (err instanceof Cancelled || this.abort.signal.aborted)
-        throw new Cancelled(this.cancelReason ?? 'cancelled');
-      const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      const code = err instanceof AppError ? err.code : 'internal';
-      return {
-        ok: false,
-        code,
-        error: storableText(err instanceof Error ? err.message : String(err)),
-        durationMs,
-      };
-    } finally {
-      this.invocations.delete(step.id);
-    }
-  }
-
-  /** Validates an edited plan and adopts it; steps in `fixed` (already started) must not change. */
+  /** Adopts an approver's edit (see `editedPlan`); steps in `fixed` must not change. */
   private async adoptEdit(body: unknown, fixed: ReadonlySet<string>): Promise<AgentPlan> {
     this.tools = await this.init.catalog();
-    const checked = validatePlan(body, {
+    const phase = this.phase;
+    if (phase.kind !== 'awaiting-approval' && phase.kind !== 'running')
+      throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
+    const plan = editedPlan({
+      current: phase.plan,
+      body,
+      fixed,
       tools: this.tools,
       inputNames: Object.keys(this.init.inputs),
       readOnly: this.init.config.capabilityMode === 'read-only',
     });
-    if (!checked.ok) throw planRefusal('the edited plan is not valid', checked.issues);
-    const before = new Map((this.plan?.steps ?? []).map((s) => [s.id, JSON.stringify(s)]));
-    const after = new Map(checked.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
-    const changed = [...fixed].filter((id) => before.get(id) !== after.get(id));
-    if (changed.length) {
-      throw new AppError(
-        'conflict',
-        `steps ${changed.join(', ')} already started or are waiting at a gate; an edit may only change steps that have not`,
-        { details: { steps: changed } },
-      );
+    const kept = new Set(plan.steps.map((s) => s.id));
+    for (const id of [...this.states.keys()]) if (!kept.has(id)) this.states.delete(id);
+    if (phase.kind === 'running') {
+      for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
+      this.phase = { kind: 'running', plan };
+    } else {
+      this.phase = { ...phase, plan };
     }
-    for (const id of [...this.states.keys()]) if (!after.has(id)) this.states.delete(id);
-    for (const step of checked.plan.steps)
-      if (!this.states.has(step.id) && this.status !== 'awaiting_plan_approval')
-        this.states.set(step.id, 'waiting');
-    this.plan = checked.plan;
-    await this.init.writer.emit('plan_ready', { plan: checked.plan, edited: true }, { plan: checked.plan });
-    return checked.plan;
+    await this.init.writer.emit('plan_ready', { plan, edited: true }, { plan });
+    return plan;
   }
 
   // ── endings ─────────────────────────────────────────────────────────────────────────────────
 
-  private stopEverything(reason: Error): void {
+  /** `from`: the phase the run stops in (abandon has closed it already). */
+  private stopEverything(reason: Error, from: RunPhase = this.phase): void {
     this.abort.abort(reason);
-    if (this.planGate) {
-      const gate = this.planGate;
-      this.planGate = undefined;
-      gate.refuse(reason);
-    }
+    if (from.kind === 'awaiting-approval') from.gate.refuse(reason);
     for (const [id, gate] of [...this.stepGates]) {
       this.stepGates.delete(id);
       gate.refuse(reason);
@@ -746,10 +530,12 @@ export class RunDriver {
 
   /** Writes the run's terminal event (with the row's final state) and closes it on this replica. */
   private async finish(): Promise<void> {
-    if (this.closed || this.finishing) return;
-    this.finishing = true;
+    const from = this.phase;
+    if (from.kind === 'finishing' || from.kind === 'closed') return;
+    const plan = planOf(from);
+    this.phase = { kind: 'finishing', plan };
     if (this.logFailure === undefined) {
-      const { end, update } = this.ending();
+      const { end, update } = this.ending(from.kind === 'running' ? from.plan : undefined);
       try {
         await this.init.writer.emit(end.type, end.data, { ...update, finished: true, release: true });
         return this.close(end);
@@ -772,7 +558,8 @@ export class RunDriver {
   }
 
   /** The terminal event the run's state calls for, and the row change that goes with it. */
-  private ending(): { end: TerminalRunEvent; update: RunUpdate } {
+  /** `completed`: the plan of a run that was running (only such a run can complete). */
+  private ending(completed: AgentPlan | undefined): { end: TerminalRunEvent; update: RunUpdate } {
     if (this.cancelReason !== undefined) {
       this.status = 'cancelled';
       return {
@@ -785,7 +572,15 @@ export class RunDriver {
       const data = { ...this.failure, message: storableText(this.failure.message) };
       return { end: { type: 'error', data }, update: { status: 'failed', error: data.message } };
     }
-    const plan = this.plan as AgentPlan;
+    if (!completed) {
+      this.status = 'failed';
+      const message = 'the run ended before it ran its plan';
+      return {
+        end: { type: 'error', data: { message, code: 'internal' } },
+        update: { status: 'failed', error: message },
+      };
+    }
+    const plan = completed;
     const needed = new Set(plan.steps.flatMap((s) => s.dependsOn));
     const sinks = plan.steps
       .filter((s) => !needed.has(s.id))
@@ -810,23 +605,14 @@ export class RunDriver {
     return { end: { type: 'complete', data }, update: { status: 'completed', summary, error: null } };
   }
 
-  private close(end: TerminalRunEvent): void {
-    this.closed = true;
+  private close(terminal: TerminalRunEvent): void {
+    const end: RunEnd = { ...terminal, status: this.status };
+    this.phase = { kind: 'closed', end };
     this.init.onClosed(this.runId);
-    this.settledWith?.({ ...end, status: this.status });
-    if (end.type === 'complete') this.init.observe('run_complete', { runId: this.runId, ...end.data });
-    else if (end.type === 'error') this.init.observe('run_error', { runId: this.runId, ...end.data });
-  }
-}
-
-/** A step failed for a reason the run reports as is, with its code (not a bug). */
-class StepError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly permission?: PermissionDecision,
-    readonly sandboxed?: boolean,
-  ) {
-    super(message);
+    this.settledWith?.(end);
+    if (terminal.type === 'complete')
+      this.init.observe('run_complete', { runId: this.runId, ...terminal.data });
+    else if (terminal.type === 'error')
+      this.init.observe('run_error', { runId: this.runId, ...terminal.data });
   }
 }

@@ -12,21 +12,29 @@ import {
 } from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
 import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
-import { RunsService } from './runs.service';
+import { ControlRun } from './control-run.usecase';
+import { DeriveRun } from './derive-run.usecase';
+import { RunQueries } from './run-queries';
+import { StartRun } from './start-run.usecase';
 
 /** `executor.runs.*`: any replica answers; control messages are forwarded to the run's own replica. */
 @Controller()
 export class RunsHandler {
-  constructor(private readonly runs: RunsService) {}
+  constructor(
+    private readonly starts: StartRun,
+    private readonly control: ControlRun,
+    private readonly derived: DeriveRun,
+    private readonly queries: RunQueries,
+  ) {}
 
   @RpcHandler(Rpc.executor.start)
   start(@RpcPayload(Rpc.executor.start) body: StartRunBody, @Caller() ctx: CallContext) {
-    return this.runs.start(body, ctx);
+    return this.starts.start(body, ctx);
   }
 
   @RpcHandler(Rpc.executor.batch)
   batch(@RpcPayload(Rpc.executor.batch) body: BatchBody, @Caller() ctx: CallContext) {
-    return this.runs.batch(body, ctx);
+    return this.starts.batch(body, ctx);
   }
 
   @RpcHandler(Rpc.executor.approve)
@@ -34,7 +42,7 @@ export class RunsHandler {
     @RpcPayload(Rpc.executor.approve) req: RpcRequest<typeof Rpc.executor.approve>,
     @Caller() ctx: CallContext,
   ): Promise<RunControlReply> {
-    return this.runs.approve(req.runId, req.stepId, req.plan, ctx);
+    return this.control.approve(req.runId, req.stepId, req.plan, ctx);
   }
 
   @RpcHandler(Rpc.executor.cancel)
@@ -42,27 +50,27 @@ export class RunsHandler {
     @RpcPayload(Rpc.executor.cancel) req: RunIdParam,
     @Caller() ctx: CallContext,
   ): Promise<RunControlReply> {
-    return this.runs.cancel(req.runId, ctx);
+    return this.control.cancel(req.runId, ctx);
   }
 
   @RpcHandler(Rpc.executor.list)
   list(@RpcPayload(Rpc.executor.list) q: RunListQuery, @Caller() ctx: CallContext): Promise<RunPage> {
-    return this.runs.list(q, ctx);
+    return this.queries.list(q, ctx);
   }
 
   @RpcHandler(Rpc.executor.get)
   get(@RpcPayload(Rpc.executor.get) req: RunIdParam, @Caller() ctx: CallContext): Promise<RunDetail> {
-    return this.runs.get(req.runId, ctx);
+    return this.queries.get(req.runId, ctx);
   }
 
   @RpcHandler(Rpc.executor.resume)
   resume(@RpcPayload(Rpc.executor.resume) req: RunIdParam, @Caller() ctx: CallContext) {
-    return this.runs.resume(req.runId, ctx);
+    return this.derived.resume(req.runId, ctx);
   }
 
   @RpcHandler(Rpc.executor.fork)
   fork(@RpcPayload(Rpc.executor.fork) req: RunIdParam, @Caller() ctx: CallContext) {
-    return this.runs.fork(req.runId, ctx);
+    return this.derived.fork(req.runId, ctx);
   }
 
   @RpcHandler(Rpc.executor.rewind)
@@ -70,6 +78,6 @@ export class RunsHandler {
     @RpcPayload(Rpc.executor.rewind) req: RpcRequest<typeof Rpc.executor.rewind>,
     @Caller() ctx: CallContext,
   ) {
-    return this.runs.rewind(req.runId, req.keepSteps, ctx);
+    return this.derived.rewind(req.runId, req.keepSteps, ctx);
   }
 }

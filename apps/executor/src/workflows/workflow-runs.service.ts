@@ -15,7 +15,7 @@ import type { Bus } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
-import { RunsService } from '../runs/runs.service';
+import { StartRun } from '../runs/start-run.usecase';
 
 const text = (t: string, isError: boolean): ToolResult => ({
   content: [{ type: 'text', text: t }],
@@ -35,7 +35,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly runs: RunsService,
+    private readonly runs: StartRun,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,

@@ -17,7 +17,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from '@switchyard/contracts';
-import type { CallContext } from '@switchyard/server-observability';
+import type { BusPort, RequestOptions } from './port';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
 
 export interface BusOptions {
@@ -33,12 +33,6 @@ export interface BusOptions {
   readonly validateReplies?: boolean;
 }
 
-export interface RequestOptions {
-  readonly timeoutMs?: number;
-  /** Who is asking; carried in headers. Omitted for service-internal calls without an owner. */
-  readonly ctx?: CallContext;
-}
-
 /** Nest's NATS reply packet. */
 interface ReplyPacket {
   id?: string;
@@ -52,7 +46,7 @@ interface ReplyPacket {
  * (`{pattern,data,id}` → `{id,response|err}`) so handlers are ordinary `@MessagePattern`s, and turns
  * every transport failure into an AppError: no responders or no answer in time → `unavailable`.
  */
-export class Bus {
+export class Bus implements BusPort {
   private seq = 0;
 
   private constructor(

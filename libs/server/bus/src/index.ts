@@ -1,3 +1,4 @@
 export * from './bus';
+export * from './port';
 export * from './nats-server';
 export * from './wire';

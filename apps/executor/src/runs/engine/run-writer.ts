@@ -9,8 +9,11 @@ import {
   type RunEventType,
   type RunFailed,
 } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
+
+/** What the writer needs of the run's log: the runs repository, or an in-memory log in unit tests. */
+export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;
 
 interface Pending {
   readonly event: RunEventBody;
@@ -32,8 +35,8 @@ export class RunWriter {
   private failure: unknown;
 
   constructor(
-    private readonly repo: RunsRepository,
-    private readonly bus: Bus,
+    private readonly repo: RunLog,
+    private readonly bus: BusPort,
     readonly runId: string,
     private readonly replica: string,
     private readonly onFailure: (err: unknown) => void,

@@ -1,7 +1,7 @@
-import type { RunEvent, RunEventBody, RunEventType } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
-import { LeaseLostError, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
-import { RunWriter } from './run-writer';
+import { Events, type RunEvent, type RunEventBody, type RunEventType } from '@switchyard/contracts';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { InMemoryBus } from '@switchyard/testing';
+import { RunWriter, type RunLog } from './run-writer';
 
 /** A log in memory standing in for Postgres: records each write's batch. */
 class MemoryLog {
@@ -31,21 +31,23 @@ class MemoryLog {
   }
 }
 
-function repoOf(log: MemoryLog): RunsRepository {
-  return { append: log.append.bind(log), fail: log.failRun.bind(log) } as unknown as RunsRepository;
+function repoOf(log: MemoryLog): RunLog {
+  return { append: log.append.bind(log), fail: log.failRun.bind(log) };
 }
 
-const published: RunEvent[] = [];
-const bus = { emit: (_c: unknown, e: RunEvent) => published.push(e) } as unknown as Bus;
+const RUN = '00000000-0000-4000-8000-0000000000bb';
+let bus = new InMemoryBus();
+/** What the writer published on the run's live subject, in order. */
+const published = (): RunEvent[] => bus.sent(Events.run(RUN));
 const token = (text: string) => ({ text, attempt: 1 });
 
 describe('RunWriter', () => {
-  beforeEach(() => published.splice(0));
+  beforeEach(() => (bus = new InMemoryBus()));
 
   it('writes what is emitted in one turn together, and what comes during a write in the next one, in order', async () => {
     const log = new MemoryLog();
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
     const a = w.emit('plan_token', token('a'));
     const b = w.emit('planning_started', {}, { status: 'running' });
     await new Promise((r) => setImmediate(r));
@@ -57,7 +59,7 @@ describe('RunWriter', () => {
       { types: ['plan_token', 'planning_started'], update: { status: 'running' } },
       { types: ['plan_token', 'cancelled'], update: { summary: 'x', status: 'cancelled' } },
     ]);
-    expect(published.map((e) => [e.seq, e.type])).toEqual([
+    expect(published().map((e) => [e.seq, e.type])).toEqual([
       [1, 'plan_token'],
       [2, 'planning_started'],
       [3, 'plan_token'],
@@ -70,18 +72,18 @@ describe('RunWriter', () => {
     const log = new MemoryLog();
     log.fail = new LeaseLostError('gone');
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
     await expect(w.emit('plan_token', token('a'))).rejects.toBeInstanceOf(LeaseLostError);
     await expect(w.emit('plan_token', token('b'))).rejects.toBeInstanceOf(LeaseLostError);
     expect(failures).toHaveLength(1);
-    expect(published).toEqual([]);
+    expect(published()).toEqual([]);
   });
 
   it('refuses an event that does not fit the catalog, and stops like a failed write', async () => {
     const log = new MemoryLog();
     log.hold = false;
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
     const before = w.emit('plan_token', token('kept'));
     // What a caller outside the type system could send: an attempt of 0 is not in the catalog.
     const bad = w.emit('plan_token', { text: 'x', attempt: 0 });
@@ -98,7 +100,7 @@ describe('RunWriter', () => {
   it('closes a stopped run with an error event, falling back to the plain statement when the log refuses it', async () => {
     const log = new MemoryLog();
     log.hold = false;
-    const w = new RunWriter(repoOf(log), bus, 'run', 'replica', () => undefined);
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
     expect(await w.close('the log refused \u0000 an event')).toEqual({
       message: 'the log refused \ufffd an event',
       code: 'internal',
@@ -114,9 +116,9 @@ describe('RunWriter', () => {
     log.fail = new Error('invalid input syntax for type json');
     expect(await w.close('again')).toEqual({ message: 'again', code: 'internal' });
     expect(log.failed).toEqual(['again']);
-    expect(published.map((e) => e.type)).toEqual(['error', 'error']);
+    expect(published().map((e) => e.type)).toEqual(['error', 'error']);
 
-    const other = new RunWriter(repoOf(log), bus, 'run', 'replica-2', () => undefined);
+    const other = new RunWriter(repoOf(log), bus, RUN, 'replica-2', () => undefined);
     await expect(other.close('not mine')).rejects.toBeInstanceOf(LeaseLostError);
     log.fail = new LeaseLostError('gone');
     await expect(w.close('lost')).rejects.toBeInstanceOf(LeaseLostError);

@@ -1,0 +1,344 @@
+import {
+  AppError,
+  Rpc,
+  type ErrorCode,
+  type PermissionDecision,
+  type PlanStep,
+  type RunConfig,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@switchyard/contracts';
+import { ReferenceError, resolveArguments, retrySafe } from '@switchyard/plan';
+import type { BusPort } from '@switchyard/server-bus';
+import { storableText } from '@switchyard/server-db';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { mayRetry } from '../retry-policy';
+import type { RunWriter } from './run-writer';
+import { capResult, resultText, resultValue } from '../step-result';
+
+/** How one step ended on this replica. */
+export type StepOutcome =
+  | { readonly kind: 'completed'; readonly value: unknown }
+  | {
+      readonly kind: 'failed';
+      readonly code: ErrorCode;
+      readonly message: string;
+      /** Whether another try could have fixed it (the retry policy); false once attempts ran out too. */
+      readonly retryable: boolean;
+    }
+  | { readonly kind: 'cancelled'; readonly reason: string };
+
+export interface StepSettings {
+  readonly resultLimitBytes: number;
+  /** A step's timeout when the run sets none (the registry's TOOL_TIMEOUT_MS). */
+  readonly defaultStepTimeoutMs: number;
+  /** Extra time over the step timeout before the executor stops waiting for the registry. */
+  readonly invokeGraceMs: number;
+}
+
+/** What a step needs from the run that drives it. */
+export interface StepHost {
+  readonly runId: string;
+  readonly ctx: CallContext;
+  readonly config: RunConfig;
+  readonly inputs: Record<string, unknown>;
+  readonly writer: RunWriter;
+  readonly bus: BusPort;
+  readonly logger: Logger;
+  readonly settings: StepSettings;
+  /** Aborted when the run is cancelled or stops. */
+  readonly signal: AbortSignal;
+  readonly cancelReason: () => string | undefined;
+  /** True once the run's end is recorded (or given up): a step writes nothing more. */
+  readonly closed: () => boolean;
+  /** The in-flight tool call of each step (a cancel tells the registry to stop them). */
+  readonly invocations: Map<string, string>;
+  readonly gate: (
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+  ) => PermissionDecision | Promise<PermissionDecision>;
+  /** Parks the step at its approval gate (recording the request); resolves once approved. */
+  readonly awaitApproval: (
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    decision: PermissionDecision,
+  ) => Promise<void>;
+  readonly observe: (event: 'post_tool_use' | 'post_tool_use_failure', data: Record<string, unknown>) => void;
+  /**
+   * Told the outcome the moment it is known, before `run` resolves: the steps a completion unblocks
+   * start in the same turn, so their starts are written in one batch with it.
+   */
+  readonly ended: (step: PlanStep, outcome: StepOutcome) => void;
+}
+
+/** How one tool call ended. `sandboxed`: the tool said whether it ran inside the command sandbox. */
+type CallOutcome =
+  | {
+      readonly ok: true;
+      readonly value: unknown;
+      readonly truncated: boolean;
+      readonly durationMs: number;
+      readonly sandboxed?: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly code: ErrorCode;
+      readonly error: string;
+      readonly durationMs: number;
+      readonly sandboxed?: boolean;
+    };
+
+const sandboxFlag = (sandboxed: boolean | undefined) => (sandboxed === undefined ? {} : { sandboxed });
+
+/** The run was cancelled or stopped while a step was in flight or waiting. */
+export class Cancelled extends Error {
+  override readonly name = 'Cancelled';
+}
+
+/** A step failed for a reason the run reports as is, with its code (not a bug). */
+class StepError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryable = false,
+    readonly permission?: PermissionDecision,
+    readonly sandboxed?: boolean,
+  ) {
+    super(message);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Cancelled('cancelled'));
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new Cancelled('cancelled'));
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * One step's life: resolve its arguments, ask the gate (and wait at it), record its start durably,
+ * call the tool, retry what the retry policy allows, record how it ended. Every step event is written
+ * here; the run only learns the typed outcome.
+ */
+export class StepRunner {
+  constructor(private readonly host: StepHost) {}
+
+  /** `stepIds`: the plan's step ids in order (a reference may only point backwards). */
+  async run(
+    step: PlanStep,
+    index: number,
+    stepIds: readonly string[],
+    tool: ToolDescriptor | undefined,
+    results: ReadonlyMap<string, unknown>,
+  ): Promise<StepOutcome> {
+    const { host } = this;
+    let attempt = 0;
+    let args: Record<string, unknown> | undefined;
+    try {
+      if (!tool) throw new StepError('not_found', `no tool named ${step.tool} in the catalog any more`);
+      try {
+        args = resolveArguments(step.arguments, {
+          stepIds,
+          currentIndex: index,
+          results,
+          inputs: host.inputs,
+        }) as Record<string, unknown>;
+      } catch (err) {
+        if (err instanceof ReferenceError) throw new StepError('validation_failed', err.message);
+        throw err;
+      }
+      const verdict = host.gate(step, tool, args);
+      const decision = verdict instanceof Promise ? await verdict : verdict;
+      this.throwIfCancelled();
+      if (decision.decision === 'deny')
+        throw new StepError('forbidden', `refused: ${decision.reason}`, false, decision);
+      if (decision.decision === 'ask') await host.awaitApproval(step, tool, args, decision);
+      const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
+      for (;;) {
+        attempt++;
+        const call = await this.invoke(step, tool, args, attempt, decision);
+        if (call.ok) return this.completed(step, tool, args, attempt, call);
+        const retryable = mayRetry(tool, call.code);
+        if (attempt >= attempts || host.signal.aborted || !retryable)
+          throw new StepError(call.code, call.error, retryable, undefined, call.sandboxed);
+        const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
+        await host.writer.emit('step_retry', {
+          stepId: step.id,
+          tool: step.tool,
+          attempt,
+          code: call.code,
+          error: call.error,
+          delayMs,
+        });
+        await sleep(delayMs, host.signal);
+      }
+    } catch (err) {
+      return this.stopped(step, tool, attempt, err);
+    }
+  }
+
+  /** Records the completion without waiting for it: dependents start now (see `StepHost.ended`). */
+  private completed(
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    attempt: number,
+    call: Extract<CallOutcome, { ok: true }>,
+  ): StepOutcome {
+    const { host } = this;
+    const kept = capResult(call.value, host.settings.resultLimitBytes);
+    // Each dependent waits for its own (later) step_start to be durable before calling its tool, so
+    // one write carries this completion and their starts.
+    host.writer
+      .emit('step_complete', {
+        stepId: step.id,
+        tool: step.tool,
+        attempt,
+        result: kept.value,
+        truncated: kept.truncated || call.truncated,
+        ...(kept.encoded ? { encoded: kept.encoded } : {}),
+        durationMs: call.durationMs,
+        ...sandboxFlag(call.sandboxed),
+      })
+      .catch(() => undefined);
+    const outcome: StepOutcome = { kind: 'completed', value: call.value };
+    host.ended(step, outcome);
+    host.observe('post_tool_use', {
+      runId: host.runId,
+      stepId: step.id,
+      call: { tool: step.tool, effect: tool.effect, arguments: args },
+      result: kept.value,
+      truncated: kept.truncated,
+    });
+    return outcome;
+  }
+
+  private async stopped(
+    step: PlanStep,
+    tool: ToolDescriptor | undefined,
+    attempt: number,
+    err: unknown,
+  ): Promise<StepOutcome> {
+    const { host } = this;
+    const cancelled = err instanceof Cancelled || host.signal.aborted;
+    const failure =
+      err instanceof StepError
+        ? err
+        : new StepError('internal', storableText(err instanceof Error ? err.message : String(err)));
+    if (!cancelled && !(err instanceof StepError))
+      host.logger.error(
+        { runId: host.runId, stepId: step.id, err: (err as Error).message, stack: (err as Error).stack },
+        'step failed with an unexpected error',
+      );
+    const reason = host.cancelReason() ?? failure.message;
+    if (!host.closed()) {
+      await host.writer
+        .emit(
+          'step_failed',
+          cancelled
+            ? { stepId: step.id, tool: step.tool, attempt, error: `cancelled: ${reason}`, cancelled: true }
+            : {
+                stepId: step.id,
+                tool: step.tool,
+                attempt,
+                cancelled: false,
+                code: failure.code,
+                error: failure.message,
+                ...(failure.permission ? { permission: failure.permission } : {}),
+                ...sandboxFlag(failure.sandboxed),
+              },
+        )
+        .catch(() => undefined);
+    }
+    if (!cancelled && tool)
+      host.observe('post_tool_use_failure', {
+        runId: host.runId,
+        stepId: step.id,
+        call: { tool: step.tool, effect: tool.effect, arguments: step.arguments },
+        error: failure.message,
+      });
+    const outcome: StepOutcome = cancelled
+      ? { kind: 'cancelled', reason }
+      : { kind: 'failed', code: failure.code, message: failure.message, retryable: failure.retryable };
+    host.ended(step, outcome);
+    return outcome;
+  }
+
+  private throwIfCancelled(): void {
+    if (this.host.signal.aborted) throw new Cancelled(this.host.cancelReason() ?? 'cancelled');
+  }
+
+  private async invoke(
+    step: PlanStep,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    attempt: number,
+    decision: PermissionDecision,
+  ): Promise<CallOutcome> {
+    const { host } = this;
+    const { writer, bus, ctx, config } = host;
+    this.throwIfCancelled();
+    const invocationId = `${host.runId}:${step.id}:${attempt}`;
+    host.invocations.set(step.id, invocationId);
+    // The tool runs only once its start is durable, and with it (the log is written in order) the
+    // completion of every step it depends on: a crash never leaves a call the history does not show.
+    const shown = capResult(args, host.settings.resultLimitBytes);
+    await writer.emit('step_start', {
+      stepId: step.id,
+      tool: step.tool,
+      effect: tool.effect,
+      attempt,
+      description: step.description,
+      arguments: shown.value,
+      ...(shown.truncated ? { argumentsTruncated: true } : {}),
+      ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
+      permission: decision,
+    });
+    this.throwIfCancelled();
+    const started = performance.now();
+    const timeoutMs = config.limits.stepTimeoutMs ?? host.settings.defaultStepTimeoutMs;
+    try {
+      const result: ToolResult = await bus.call(
+        Rpc.registry.invoke,
+        {
+          tool: step.tool,
+          arguments: args,
+          invocationId,
+          timeoutMs,
+          // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
+          ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
+        },
+        { ctx, timeoutMs: timeoutMs + host.settings.invokeGraceMs },
+      );
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      this.throwIfCancelled();
+      const sandbox = sandboxFlag(result.sandboxed);
+      if (result.isError)
+        return { ok: false, code: 'tool_failed', error: resultText(result), durationMs, ...sandbox };
+      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs, ...sandbox };
+    } catch (err) {
+      if (err instanceof Cancelled || host.signal.aborted)
+        throw new Cancelled(host.cancelReason() ?? 'cancelled');
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      const code = err instanceof AppError ? err.code : 'internal';
+      return {
+        ok: false,
+        code,
+        error: storableText(err instanceof Error ? err.message : String(err)),
+        durationMs,
+      };
+    } finally {
+      host.invocations.delete(step.id);
+    }
+  }
+}

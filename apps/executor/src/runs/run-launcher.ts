@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  Rpc,
+  RunEventBody,
+  type AgentPlan,
+  type RunConfig,
+  type RunCreated,
+  type RunStatus,
+  type ToolDescriptor,
+} from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import { RunsRepository } from '@switchyard/server-db';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { PermissionsService } from '../permissions/permissions.service';
+import { ActiveRuns } from './active-runs';
+import type { ReusableStep } from './executions';
+import { ownerOf } from './run-access';
+import { RunDriver } from './run-driver';
+import { RunWriter } from './engine/run-writer';
+
+/** Where a run comes from, as its run_created event says. */
+export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
+
+/** What a new run starts from, once its input has been checked. */
+export interface Launch {
+  readonly goal: string;
+  readonly config: RunConfig;
+  readonly inputs: Record<string, unknown>;
+  readonly files: readonly string[];
+  readonly plan?: AgentPlan;
+  readonly tools: ReadonlyMap<string, ToolDescriptor>;
+  readonly sourceRunId?: string;
+  readonly batchId?: string;
+  readonly reusable?: ReadonlyMap<string, ReusableStep>;
+  readonly created: RunOrigin;
+}
+
+/**
+ * Puts runs on this replica: writes a new run's row with its first events and hands it to a driver,
+ * or hands an existing run (resumed) to one. Shared by the start and derive use cases.
+ */
+@Injectable()
+export class RunLauncher {
+  constructor(
+    private readonly repo: RunsRepository,
+    private readonly active: ActiveRuns,
+    private readonly permissions: PermissionsService,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  get replica(): string {
+    return this.active.replica;
+  }
+
+  /** The caller's tool catalog, by name. */
+  async catalog(ctx: CallContext): Promise<Map<string, ToolDescriptor>> {
+    const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
+    return new Map(tools.map((t) => [t.name, t]));
+  }
+
+  /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
+  async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
+    const runId = randomUUID();
+    const writer = this.writerFor(runId);
+    const driver = this.driver(runId, l, ctx, writer, 'planning');
+    // The gate's rules and hooks, loaded now so the steps decide without a round trip.
+    await this.permissions.warm(ownerOf(ctx));
+    await this.active.register(driver);
+    try {
+      const first: RunEventBody[] = [
+        RunEventBody.parse({
+          type: 'run_created',
+          data: {
+            goal: l.goal,
+            config: l.config,
+            ...(l.sourceRunId ? { sourceRunId: l.sourceRunId } : {}),
+            ...l.created,
+          } satisfies RunCreated,
+        }),
+      ];
+      if (!l.plan) first.push({ type: 'planning_started', data: {} });
+      const stored = await this.repo.create(
+        {
+          id: runId,
+          ownerId: ownerOf(ctx),
+          status: 'planning',
+          goal: l.goal,
+          config: l.config,
+          inputs: l.inputs,
+          files: l.files,
+          plan: l.plan ?? null,
+          sourceRunId: l.sourceRunId ?? null,
+          batchId: l.batchId ?? null,
+          replica: this.active.replica,
+          leaseMs: this.config.runs.leaseMs,
+        },
+        first,
+      );
+      writer.publish(stored);
+    } catch (err) {
+      this.active.closed(runId);
+      throw err;
+    }
+    const plan = l.plan;
+    const review = l.sourceRunId !== undefined || l.config.planApproval;
+    this.kick(driver, () => (plan ? driver.planReady(plan, { review }) : driver.draft()));
+    this.logger.info({ runId, source: l.created.source, steps: plan?.steps.length }, 'run started');
+    return driver;
+  }
+
+  /**
+   * Takes an existing run (its row claimed by this replica already) onto a driver: `start` writes
+   * what announces it, then the driver is kicked off with `work`.
+   */
+  async adopt(
+    runId: string,
+    l: Launch,
+    ctx: CallContext,
+    status: RunStatus,
+    start: (writer: RunWriter) => Promise<void>,
+    work: (driver: RunDriver) => Promise<void>,
+  ): Promise<RunDriver> {
+    const writer = this.writerFor(runId);
+    const driver = this.driver(runId, l, ctx, writer, status);
+    await this.active.register(driver);
+    await start(writer);
+    this.kick(driver, () => work(driver));
+    return driver;
+  }
+
+  private kick(driver: RunDriver, work: () => Promise<void>): void {
+    void work().catch((err: unknown) => driver.crashed(err));
+  }
+
+  private writerFor(runId: string): RunWriter {
+    return new RunWriter(this.repo, this.bus, runId, this.active.replica, (err) =>
+      this.active.get(runId)?.writerFailed(err),
+    );
+  }
+
+  private driver(
+    runId: string,
+    l: Launch,
+    ctx: CallContext,
+    writer: RunWriter,
+    status: RunStatus,
+  ): RunDriver {
+    const ownerId = ownerOf(ctx);
+    return new RunDriver(
+      {
+        runId,
+        ctx: {
+          correlationId: ctx.correlationId,
+          ...(ctx.ownerId ? { ownerId: ctx.ownerId } : {}),
+          ...(ctx.role ? { role: ctx.role } : {}),
+        },
+        goal: l.goal,
+        config: l.config,
+        inputs: l.inputs,
+        files: l.files,
+        tools: l.tools,
+        writer,
+        bus: this.bus,
+        logger: this.logger,
+        settings: {
+          resultLimitBytes: this.config.runs.resultLimitBytes,
+          planTimeoutMs: this.config.runs.planTimeoutMs,
+          defaultStepTimeoutMs: this.config.tools.timeoutMs,
+          invokeGraceMs: 5_000,
+          cancelGraceMs: 10_000,
+        },
+        catalog: () => this.catalog(ctx),
+        onClosed: (id) => this.active.closed(id),
+        gate: (step, tool, args) =>
+          this.permissions.decide({
+            ownerId,
+            runId,
+            step,
+            call: { tool: tool.name, effect: tool.effect, arguments: args },
+            config: l.config,
+          }),
+        observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),
+        ...(l.reusable ? { reusable: l.reusable } : {}),
+      },
+      status,
+    );
+  }
+}

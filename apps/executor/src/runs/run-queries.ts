@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import {
+  AgentPlan,
+  STEP_RUN_EVENTS,
+  type RunDetail,
+  type RunListQuery,
+  type RunPage,
+  type RunSummary,
+} from '@switchyard/contracts';
+import { RunsRepository, type RunRow } from '@switchyard/server-db';
+import type { CallContext } from '@switchyard/server-observability';
+import { foldExecutions } from './executions';
+import { ownerOf, visibleTo } from './run-access';
+
+const HISTORY_EVENTS = 1_000;
+
+/** Runs as their owner (or an admin) sees them: a page of summaries, or one run with its history. */
+@Injectable()
+export class RunQueries {
+  constructor(private readonly repo: RunsRepository) {}
+
+  async list(q: RunListQuery, ctx: CallContext): Promise<RunPage> {
+    const page = await this.repo.list(ownerOf(ctx), q);
+    return { items: page.items.map(summaryOf), nextCursor: page.nextCursor };
+  }
+
+  async get(runId: string, ctx: CallContext): Promise<RunDetail> {
+    const run = await this.repo.getVisible(runId, visibleTo(ctx));
+    const [events, stepEvents] = await Promise.all([
+      this.repo.events(runId, HISTORY_EVENTS + 1),
+      this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS),
+    ]);
+    const plan = parsePlan(run.plan);
+    return {
+      ...summaryOf(run),
+      config: run.config,
+      inputs: run.inputs,
+      plan,
+      executions: foldExecutions(plan, stepEvents),
+      events: events.slice(0, HISTORY_EVENTS),
+      eventsTruncated: events.length > HISTORY_EVENTS,
+    };
+  }
+}
+
+/** A run's stored plan, or null when it has none (or one this version cannot read). */
+export function parsePlan(value: unknown): AgentPlan | null {
+  if (value === null || value === undefined) return null;
+  const parsed = AgentPlan.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
+function summaryOf(run: RunRow): RunSummary {
+  return {
+    id: run.id,
+    ownerId: run.ownerId,
+    status: run.status,
+    goal: run.goal,
+    summary: run.summary,
+    error: run.error,
+    sourceRunId: run.sourceRunId,
+    batchId: run.batchId,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    finishedAt: run.finishedAt,
+  };
+}

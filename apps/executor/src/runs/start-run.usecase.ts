@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AppError,
+  Rpc,
+  RunConfig,
+  type AgentPlan,
+  type BatchBody,
+  type StartRunBody,
+  type ToolDescriptor,
+} from '@switchyard/contracts';
+import { planRefusal, validatePlan } from '@switchyard/plan';
+import type { Bus } from '@switchyard/server-bus';
+import type { CallContext } from '@switchyard/server-observability';
+import { BUS } from '@switchyard/server-runtime';
+import type { RunDriver } from './run-driver';
+import { RunLauncher, type Launch, type RunOrigin } from './run-launcher';
+
+/** A saved workflow's plan to run, its inputs checked by the caller. */
+export interface WorkflowLaunch {
+  readonly goal: string;
+  readonly plan: unknown;
+  readonly inputNames: readonly string[];
+  readonly inputs: Record<string, unknown>;
+  readonly files?: readonly string[];
+  readonly config: Partial<RunConfig>;
+  readonly source: Omit<RunOrigin, 'source'>;
+}
+
+/** Starts new runs: from a goal or a workflow, one at a time or as a batch, or from a saved workflow. */
+@Injectable()
+export class StartRun {
+  constructor(
+    private readonly launcher: RunLauncher,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  async start(body: StartRunBody, ctx: CallContext): Promise<{ runId: string }> {
+    const tools = await this.launcher.catalog(ctx);
+    const launch = await this.prepare(
+      body,
+      tools,
+      ctx,
+      body.config.capabilityMode === 'read-only',
+      undefined,
+    );
+    return { runId: (await this.launcher.launch(launch, ctx)).runId };
+  }
+
+  /** Every run is checked before any starts: one refusal refuses the batch. */
+  async batch(body: BatchBody, ctx: CallContext): Promise<{ runIds: string[] }> {
+    const tools = await this.launcher.catalog(ctx);
+    const readOnly = body.capabilityMode === 'read-only';
+    const batchId = randomUUID();
+    const launches: Launch[] = [];
+    for (const [i, run] of body.runs.entries()) {
+      try {
+        launches.push(await this.prepare(run, tools, ctx, readOnly, batchId));
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'validation_failed') {
+          throw new AppError('validation_failed', `runs[${i}]: ${err.message}`, {
+            issues: (err.issues ?? []).map((x) => ({
+              path: `runs[${i}].workflow${x.path.slice(1)}`,
+              message: x.message,
+            })),
+            details: { ...err.details, run: i },
+          });
+        }
+        throw err;
+      }
+    }
+    const runIds: string[] = [];
+    for (const launch of launches) runIds.push((await this.launcher.launch(launch, ctx)).runId);
+    return { runIds };
+  }
+
+  /**
+   * Starts a run of a saved workflow's plan (validated again against the caller's catalog, inputs
+   * checked by the caller) and hands back its driver, whose `settled` tells how it ended.
+   */
+  async startWorkflow(def: WorkflowLaunch, ctx: CallContext): Promise<RunDriver> {
+    const tools = await this.launcher.catalog(ctx);
+    const config = RunConfig.parse(def.config);
+    const checked = validatePlan(def.plan, {
+      tools,
+      inputNames: def.inputNames,
+      readOnly: config.capabilityMode === 'read-only',
+    });
+    if (!checked.ok) throw planRefusal('the workflow is no longer valid', checked.issues);
+    const inputs = { ...def.inputs, ...(def.files ? { files: def.files } : {}) };
+    return this.launcher.launch(
+      {
+        goal: def.goal,
+        config,
+        inputs,
+        files: def.files ?? [],
+        tools,
+        plan: checked.plan,
+        created: { source: 'workflow', ...def.source },
+      },
+      ctx,
+    );
+  }
+
+  /** The one preparation of a run from a start body: its config, inputs and plan, checked. */
+  private async prepare(
+    body: StartRunBody,
+    tools: ReadonlyMap<string, ToolDescriptor>,
+    ctx: CallContext,
+    readOnly: boolean,
+    batchId: string | undefined,
+  ): Promise<Launch> {
+    const config: RunConfig = {
+      ...body.config,
+      capabilityMode: readOnly ? 'read-only' : body.config.capabilityMode,
+    };
+    const inputs: Record<string, unknown> = { ...body.inputs, ...(body.files ? { files: body.files } : {}) };
+    let plan: AgentPlan | undefined;
+    if (body.workflow !== undefined) {
+      const checked = validatePlan(body.workflow, { tools, inputNames: Object.keys(inputs), readOnly });
+      if (!checked.ok) throw planRefusal('the workflow is not valid', checked.issues);
+      plan = checked.plan;
+    } else {
+      await this.bus.call(Rpc.planner.checkModel, config.model ? { model: config.model } : {}, { ctx });
+    }
+    return {
+      goal: body.goal || plan?.goal || '',
+      config,
+      inputs,
+      files: body.files ?? [],
+      tools,
+      ...(plan ? { plan } : {}),
+      ...(batchId ? { batchId } : {}),
+      created: { source: plan ? 'workflow' : 'goal', ...(batchId ? { batchId } : {}) },
+    };
+  }
+}

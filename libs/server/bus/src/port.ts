@@ -1,0 +1,32 @@
+import type { z } from 'zod';
+import type { EventContract, RpcContract, RpcRequest, RpcResponse } from '@switchyard/contracts';
+import type { CallContext } from '@switchyard/server-observability';
+
+export interface RequestOptions {
+  readonly timeoutMs?: number;
+  /** Who is asking; carried in headers. Omitted for service-internal calls without an owner. */
+  readonly ctx?: CallContext;
+}
+
+/**
+ * What code that talks over the bus depends on. `Bus` drives it over NATS; `InMemoryBus`
+ * (`@switchyard/testing`) drives it in one process, so an engine is unit-tested without a server.
+ * Failures are AppErrors either way: nobody answering is `unavailable`.
+ */
+export interface BusPort {
+  /** A request of the RPC catalog (`Rpc`), its reply typed by the contract. */
+  call<C extends RpcContract>(
+    contract: C,
+    payload: RpcRequest<C>,
+    opts?: RequestOptions,
+  ): Promise<RpcResponse<C>>;
+  request(subject: string, payload: unknown, opts?: RequestOptions): Promise<unknown>;
+  /** Answers requests on one subject from this process only. Returns the unsubscribe function. */
+  respond(subject: string, handler: (payload: unknown) => Promise<unknown>): Promise<() => void>;
+  /** Sends an event of the catalog (`Events`), its payload parsed against the contract first. */
+  emit<S extends z.ZodType>(contract: EventContract<S>, payload: z.input<S>): void;
+  /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */
+  on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void;
+  publish(subject: string, payload: unknown): void;
+  subscribe(subject: string, handler: (payload: unknown) => void): () => void;
+}
