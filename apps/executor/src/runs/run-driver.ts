@@ -5,22 +5,19 @@ import {
   type PermissionDecision,
   type PlanStep,
   type RunCompleted,
-  type RunConfig,
   type RunControlReply,
   type RunFailed,
   type RunStatus,
   type TerminalRunEvent,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import type { BusPort } from '@switchyard/server-bus';
 import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import type { Logger } from '@switchyard/server-observability';
 import { editedPlan } from './engine/plan-edits';
-import { draftPlan } from './engine/planning';
+import { draftPlan, type RunBasics } from './engine/planning';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
 import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
-import type { RunWriter } from './engine/run-writer';
 import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -36,16 +33,7 @@ export interface DriverSettings {
   readonly cancelGraceMs: number;
 }
 
-export interface DriverInit {
-  readonly runId: string;
-  readonly ctx: CallContext;
-  readonly goal: string;
-  readonly config: RunConfig;
-  readonly inputs: Record<string, unknown>;
-  readonly files: readonly string[];
-  readonly tools: ReadonlyMap<string, ToolDescriptor>;
-  readonly writer: RunWriter;
-  readonly bus: BusPort;
+export interface DriverInit extends RunBasics {
   readonly logger: Logger;
   readonly settings: DriverSettings;
   /** Refreshes the catalog (an edited plan is validated against the current one). */

@@ -47,6 +47,15 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
+/** The first executable `program` in the directories of `path` (a PATH string), if any. */
+export async function findProgram(program: string, path: string): Promise<string | undefined> {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, program);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
 /**
  * Confines execute_command with bubblewrap: new PID, IPC, UTS, cgroup, user and network
  * namespaces, uid nobody with no capabilities, the system's program directories read-only, a
@@ -102,13 +111,13 @@ export class CommandSandbox implements OnModuleInit {
     const { kind, bin: configured } = this.config.tools.sandbox;
     if (kind === 'none')
       return { available: false, reason: 'the sandbox is switched off (COMMAND_SANDBOX=none)' };
-    const bin = configured ?? (await this.find('bwrap', `${this.config.tools.commandPath}:/usr/bin:/bin`));
+    const bin = configured ?? (await findProgram('bwrap', `${this.config.tools.commandPath}:/usr/bin:/bin`));
     if (!bin || !(await isExecutable(bin)))
       return {
         available: false,
         reason: `bubblewrap is not installed (${configured ?? 'no bwrap on PATH'})`,
       };
-    const truePath = await this.find('true', '/usr/bin:/bin');
+    const truePath = await findProgram('true', '/usr/bin:/bin');
     if (!truePath) return { available: false, reason: 'no `true` program to probe the sandbox with' };
     const args = await this.args({ cwd: '/', binds: [], command: [truePath] });
     return new Promise((resolve) => {
@@ -121,14 +130,6 @@ export class CommandSandbox implements OnModuleInit {
           });
       });
     });
-  }
-
-  private async find(program: string, path: string): Promise<string | undefined> {
-    for (const dir of path.split(delimiter).filter(Boolean)) {
-      const candidate = join(dir, program);
-      if (await isExecutable(candidate)) return candidate;
-    }
-    return undefined;
   }
 
   /** The part of bwrap's arguments that is the same for every command: namespaces, system dirs. */

@@ -1,13 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { spawn } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
 import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
-import { CommandSandbox, HOW_TO_ENABLE } from './command-sandbox';
+import { CommandSandbox, findProgram, HOW_TO_ENABLE } from './command-sandbox';
 import { WorkspaceGuard } from './workspace.guard';
 
 const TIMEOUT_MS = 30_000;
@@ -100,15 +98,8 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
   }
 
   private async locate(program: string, path: string): Promise<string> {
-    for (const dir of path.split(delimiter).filter(Boolean)) {
-      const candidate = join(dir, program);
-      try {
-        await access(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // not here
-      }
-    }
+    const found = await findProgram(program, path);
+    if (found) return found;
     throw new AppError(
       'forbidden',
       `command refused: "${program}" is allowlisted but no such program is installed (shell built-ins do not count)`,

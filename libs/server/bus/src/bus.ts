@@ -8,16 +8,15 @@ import {
 import type { z } from 'zod';
 import {
   AppError,
-  describeIssues,
   Headers,
   isErrorBody,
-  toFieldIssues,
   type EventContract,
   type RpcContract,
   type RpcRequest,
   type RpcResponse,
 } from '@switchyard/contracts';
 import type { BusPort, RequestOptions } from './port';
+import { checkedReply, eventPayload, heardPayload } from './contract-checks';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
 
 export interface BusOptions {
@@ -88,14 +87,7 @@ export class Bus implements BusPort {
     opts: RequestOptions = {},
   ): Promise<RpcResponse<C>> {
     const reply = await this.request(contract.subject, payload, opts);
-    if (this.opts.validateReplies) {
-      const checked = contract.response.safeParse(reply);
-      if (!checked.success)
-        throw new AppError(
-          'internal',
-          `the reply to ${contract.subject} does not fit its contract: ${describeIssues(toFieldIssues(checked.error))}`,
-        );
-    }
+    if (this.opts.validateReplies) checkedReply(contract, reply);
     return reply as RpcResponse<C>;
   }
 
@@ -155,20 +147,14 @@ export class Bus implements BusPort {
    * that does not fit is a bug here, thrown as `internal`, never sent.
    */
   emit<S extends z.ZodType>(contract: EventContract<S>, payload: z.input<S>): void {
-    const parsed = contract.schema.safeParse(payload);
-    if (!parsed.success)
-      throw new AppError(
-        'internal',
-        `${contract.subject}: the payload does not fit its contract: ${describeIssues(toFieldIssues(parsed.error))}`,
-      );
-    this.publish(contract.subject, parsed.data);
+    this.publish(contract.subject, eventPayload(contract, payload));
   }
 
   /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */
   on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void {
     return this.subscribe(contract.subject, (payload) => {
-      const parsed = contract.schema.safeParse(payload);
-      if (parsed.success) handler(parsed.data);
+      const heard = heardPayload(contract, payload);
+      if (heard !== undefined) handler(heard);
     });
   }
 

@@ -2,3 +2,4 @@ export * from './bus';
 export * from './port';
 export * from './nats-server';
 export * from './wire';
+export * from './contract-checks';

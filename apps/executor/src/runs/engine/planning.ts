@@ -13,7 +13,8 @@ import { storableText } from '@switchyard/server-db';
 import type { CallContext } from '@switchyard/server-observability';
 import type { RunWriter } from './run-writer';
 
-export interface DraftRequest {
+/** What every part of the engine knows of the run it works on. */
+export interface RunBasics {
   readonly runId: string;
   readonly ctx: CallContext;
   readonly goal: string;
@@ -23,6 +24,9 @@ export interface DraftRequest {
   readonly tools: ReadonlyMap<string, ToolDescriptor>;
   readonly bus: BusPort;
   readonly writer: RunWriter;
+}
+
+export interface DraftRequest extends RunBasics {
   readonly timeoutMs: number;
   /** Tokens arriving after the run closed are not written. */
   readonly closed: () => boolean;
