@@ -2,6 +2,7 @@ import { builtinModules } from 'node:module';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
 
@@ -78,19 +79,11 @@ function boundaries({ tests }) {
 
 export default [
   {
-    ignores: [
-      '**/node_modules/**',
-      '**/dist/**',
-      'tmp/**',
-      '.nx/**',
-      'apps/web/**',
-      'coverage/**',
-      'bench/results/**',
-    ],
+    ignores: ['**/node_modules/**', '**/dist/**', 'tmp/**', '.nx/**', 'coverage/**', 'bench/results/**'],
   },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { '@nx': nx },
     rules: {
       '@nx/enforce-module-boundaries': ['error', boundaries({ tests: false })],
@@ -100,6 +93,37 @@ export default [
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
       ],
       '@typescript-eslint/ban-ts-comment': ['error', { 'ts-expect-error': true, 'ts-ignore': true }],
+    },
+  },
+  {
+    // The web client: hooks used by the rules of hooks; only browser-safe libraries.
+    files: ['apps/web/src/**/*.ts', 'apps/web/src/**/*.tsx'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...TRANSPORTS,
+            ...['pg', 'pino', 'express'].map((name) => ({ name, message: NOT_IN_BROWSER })),
+          ],
+          patterns: [
+            {
+              group: [
+                'node:*',
+                '@nestjs/*',
+                '@prisma/*',
+                '@langchain/*',
+                '@switchyard/server-*',
+                '@switchyard/testing',
+              ],
+              message: NOT_IN_BROWSER,
+            },
+          ],
+        },
+      ],
     },
   },
   {

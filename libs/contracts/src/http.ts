@@ -13,6 +13,7 @@ import {
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
+import { Inbox } from './feed';
 import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
   CreatedTrigger,
@@ -272,6 +273,16 @@ export const Routes = {
     response: RunControlReply,
     status: 200,
     errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  inbox: route({
+    method: 'GET',
+    path: '/api/agent/inbox',
+    summary:
+      'Everything waiting for the caller: their runs at a plan gate and each open step gate, oldest first',
+    tag: 'runs',
+    auth: { permission: 'agent:run:approve' },
+    response: Inbox,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
   }),
   runList: route({
     method: 'GET',

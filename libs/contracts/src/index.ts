@@ -17,3 +17,4 @@ export * from './permissions';
 export * from './workflows';
 export * from './tasks';
 export * from './triggers';
+export * from './feed';

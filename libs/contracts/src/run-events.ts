@@ -217,6 +217,10 @@ export const RunEvent = z.intersection(
 export type RunEvent = z.infer<typeof RunEvent>;
 
 export type RunEventType = RunEventBody['type'];
+/** Every event type of the catalog, in catalog order (an SSE client listens for each by name). */
+export const RUN_EVENT_TYPE_LIST: readonly RunEventType[] = RunEventBody.options.map(
+  (o) => o.shape.type.value,
+);
 /** Each event type's stored event (a map, so generic code over event types can still read `data`). */
 type RunEventByType = { [T in RunEventType]: Extract<RunEvent, { type: T }> };
 export type RunEventOf<T extends RunEventType> = RunEventByType[T];

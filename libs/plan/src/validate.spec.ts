@@ -290,3 +290,35 @@ describe('validatePlan', () => {
     }
   });
 });
+
+describe('validatePlan where code generation is forbidden (a strict Content-Security-Policy)', () => {
+  it('reports the tools whose arguments it could not check instead of passing them silently', () => {
+    jest.isolateModules(() => {
+      const realFunction = globalThis.Function;
+      // What a browser does under `script-src 'self'`: new Function throws an EvalError.
+      const forbidden = function () {
+        throw new EvalError(
+          "Refused to evaluate a string as JavaScript because 'unsafe-eval' is not allowed",
+        );
+      } as unknown as FunctionConstructor;
+      globalThis.Function = forbidden;
+      try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { validatePlan: validate } = require('./validate') as typeof import('./validate');
+        const tools = [
+          {
+            name: 'strict_tool',
+            inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+          },
+        ];
+        const result = validate(
+          { steps: [{ id: 'a', tool: 'strict_tool', arguments: { n: 'x' } }] },
+          { tools },
+        );
+        expect(result.uncheckedTools).toEqual(['strict_tool']);
+      } finally {
+        globalThis.Function = realFunction;
+      }
+    });
+  });
+});

@@ -25,8 +25,18 @@ export function retrySafe(tool: Partial<Pick<ToolDescriptor, 'effect' | 'idempot
   return tool.effect === 'read' || tool.idempotent === true;
 }
 
+/**
+ * Tools whose argument schemas could not be checked here: where the page's Content-Security-Policy
+ * forbids compiling code (Ajv builds validators with `new Function`), arguments are not checked
+ * rather than silently passed; the caller must say so (the server checks them again anyway).
+ */
+export interface Unchecked {
+  readonly uncheckedTools?: readonly string[];
+}
+
 export type ValidationResult =
-  { readonly ok: true; readonly plan: AgentPlan } | { readonly ok: false; readonly issues: PlanIssue[] };
+  | ({ readonly ok: true; readonly plan: AgentPlan } & Unchecked)
+  | ({ readonly ok: false; readonly issues: PlanIssue[] } & Unchecked);
 
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 /**
@@ -35,8 +45,19 @@ const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
  */
 const compiled = new Map<string, ValidateFunction | null>();
 const MAX_COMPILED = 1_000;
+/** Set once compiling fails because code generation is forbidden (a strict CSP): nothing compiles then. */
+let codegenForbidden = false;
 
-function validatorFor(schema: Record<string, unknown>): ValidateFunction | undefined {
+function forbidsCodegen(err: unknown): boolean {
+  return (
+    err instanceof EvalError ||
+    /unsafe-eval|Content Security Policy|code generation from strings/i.test(String((err as Error)?.message))
+  );
+}
+
+/** The validator for a schema; undefined when the schema cannot compile, 'unavailable' under a no-eval policy. */
+function validatorFor(schema: Record<string, unknown>): ValidateFunction | 'unavailable' | undefined {
+  if (codegenForbidden) return 'unavailable';
   // $id would register the schema globally in Ajv (a second tool with the same id would not compile).
   const { $schema: _schema, $id: _id, ...rest } = schema;
   const key = JSON.stringify(rest);
@@ -44,7 +65,11 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | undef
   if (v === undefined) {
     try {
       v = ajv.compile(rest);
-    } catch {
+    } catch (err) {
+      if (forbidsCodegen(err)) {
+        codegenForbidden = true;
+        return 'unavailable';
+      }
       v = null; // a schema Ajv cannot compile is not the plan's fault
     }
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
@@ -110,6 +135,7 @@ function ancestors(id: string, deps: Map<string, string[]>): Set<string> {
  */
 export function validatePlan(input: unknown, opts: ValidationOptions): ValidationResult {
   const issues: PlanIssue[] = [];
+  const unchecked: string[] = [];
   let size: number;
   try {
     size = JSON.stringify(input ?? null).length;
@@ -272,7 +298,9 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
       });
     }
     const validate = validatorFor(tool.inputSchema);
-    if (validate && !validate(step.arguments)) {
+    if (validate === 'unavailable') {
+      if (!unchecked.includes(step.tool)) unchecked.push(step.tool);
+    } else if (validate && !validate(step.arguments)) {
       for (const e of validate.errors ?? []) {
         const parts = e.instancePath
           .split('/')
@@ -291,5 +319,6 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
     }
   });
 
-  return issues.length ? { ok: false, issues } : { ok: true, plan };
+  const extra = unchecked.length ? { uncheckedTools: unchecked } : {};
+  return issues.length ? { ok: false, issues, ...extra } : { ok: true, plan, ...extra };
 }

@@ -1,0 +1,39 @@
+import { lazy, Suspense } from 'react';
+import { Navigate, Route, Routes } from 'react-router';
+import { useAuth } from './api/auth';
+import { Layout } from './ui/Layout';
+import { Loading } from './ui/bits';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { SignInPage } from './pages/SignInPage';
+import { RunsPage } from './pages/RunsPage';
+
+// The heavier pages load on demand: the first load stays small.
+const RunPage = lazy(() => import('./pages/RunPage'));
+const InboxPage = lazy(() => import('./pages/InboxPage'));
+const TasksPage = lazy(() => import('./pages/TasksPage'));
+const TriggersPage = lazy(() => import('./pages/TriggersPage'));
+const ToolsPage = lazy(() => import('./pages/ToolsPage'));
+const SettingsPage = lazy(() => import('./pages/SettingsPage'));
+
+export function App() {
+  const { token, me } = useAuth();
+  if (!token) return <SignInPage />;
+  if (!me) return <Loading />;
+  return (
+    <Layout>
+      <Suspense fallback={<Loading />}>
+        <Routes>
+          <Route path="/" element={<Navigate to="/runs" replace />} />
+          <Route path="/runs" element={<RunsPage />} />
+          <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/inbox" element={<InboxPage />} />
+          <Route path="/tasks" element={<TasksPage />} />
+          <Route path="/triggers/*" element={<TriggersPage />} />
+          <Route path="/tools/*" element={<ToolsPage />} />
+          <Route path="/settings/*" element={<SettingsPage />} />
+          <Route path="*" element={<NotFoundPage />} />
+        </Routes>
+      </Suspense>
+    </Layout>
+  );
+}

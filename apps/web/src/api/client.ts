@@ -1,0 +1,122 @@
+import type { z } from 'zod';
+import { Problem, type FieldIssue, type RouteDef } from '@switchyard/contracts';
+
+/** What the server said when it refused a request: its stable code, its sentence, and field paths. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors: readonly FieldIssue[] = [],
+    readonly correlationId?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The issues reported at `path` (dot-joined, as problem+json gives them) or below it. */
+  at(path: string): FieldIssue[] {
+    return this.errors.filter((e) => e.path === path || e.path.startsWith(`${path}.`));
+  }
+}
+
+type Input<S> = S extends z.ZodType ? z.input<S> : never;
+export type RouteInput<R extends RouteDef> = (R['params'] extends z.ZodType
+  ? { params: Input<R['params']> }
+  : { params?: undefined }) &
+  (R['query'] extends z.ZodType ? { query?: Input<R['query']> } : { query?: undefined }) &
+  (R['body'] extends z.ZodType ? { body?: unknown } : { body?: undefined }) & {
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+  };
+export type RouteOutput<R extends RouteDef> = z.output<R['response']>;
+
+const TOKEN_KEY = 'switchyard.token';
+
+/** The API token of this tab: session storage, so it goes when the tab does. */
+export const tokenStore = {
+  get(): string | null {
+    return sessionStorage.getItem(TOKEN_KEY);
+  },
+  set(token: string): void {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  },
+  clear(): void {
+    sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+/** Listeners told when the server refuses the token (expired or revoked): the app signs out. */
+const unauthenticated = new Set<() => void>();
+export function onUnauthenticated(fn: () => void): () => void {
+  unauthenticated.add(fn);
+  return () => unauthenticated.delete(fn);
+}
+
+export function routePath(def: RouteDef, params?: Record<string, unknown>, query?: Record<string, unknown>) {
+  const path = def.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params?.[name];
+    if (value === undefined || value === null || value === '')
+      throw new Error(`missing path parameter ${name}`);
+    return encodeURIComponent(String(value));
+  });
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v !== undefined && v !== null && v !== '') search.set(k, String(v));
+  }
+  const qs = search.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+async function problemOf(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  try {
+    const p = Problem.safeParse(JSON.parse(text));
+    if (p.success)
+      return new ApiError(res.status, p.data.code, p.data.detail, p.data.errors ?? [], p.data.correlationId);
+  } catch {
+    // not problem+json: a proxy's page or a network failure
+  }
+  return new ApiError(
+    res.status,
+    res.status >= 500 ? 'unavailable' : 'internal',
+    text.slice(0, 300) || res.statusText,
+  );
+}
+
+/**
+ * Calls one route of the contract table: the path, method and types come from `Routes`, so the
+ * client cannot drift from the server. Resolves with the parsed body, rejects with an ApiError.
+ */
+export async function call<R extends RouteDef>(
+  def: R,
+  input: RouteInput<R> = {} as RouteInput<R>,
+): Promise<RouteOutput<R>> {
+  const token = tokenStore.get();
+  const headers: Record<string, string> = { accept: 'application/json', ...(input.headers ?? {}) };
+  if (token) headers['x-switchyard-token'] = token;
+  const init: RequestInit = { method: def.method, headers };
+  if (input.signal) init.signal = input.signal;
+  if (input.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(input.body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(
+      routePath(def, input.params as Record<string, unknown>, input.query as Record<string, unknown>),
+      init,
+    );
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(0, 'unavailable', 'the server cannot be reached; check your connection');
+  }
+  if (!res.ok) {
+    const problem = await problemOf(res);
+    if (problem.status === 401 && token) unauthenticated.forEach((fn) => fn());
+    throw problem;
+  }
+  if (def.produces === 'text/csv') return (await res.text()) as RouteOutput<R>;
+  if (res.status === 204) return undefined as RouteOutput<R>;
+  return (await res.json()) as RouteOutput<R>;
+}

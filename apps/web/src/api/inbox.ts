@@ -1,0 +1,20 @@
+import { useQuery } from '@tanstack/react-query';
+import { Routes } from '@switchyard/contracts';
+import { useAuth } from './auth';
+import { call } from './client';
+
+export const inboxKey = ['inbox'] as const;
+
+/** Everything waiting for this person: runs at a plan gate or a step gate. */
+export function useInbox() {
+  const { can } = useAuth();
+  return useQuery({
+    queryKey: inboxKey,
+    queryFn: () => call(Routes.inbox),
+    enabled: can('agent:run:approve'),
+  });
+}
+
+export function useInboxCount(): number {
+  return useInbox().data?.items.length ?? 0;
+}

@@ -1,0 +1,67 @@
+import { useEffect, useRef, useState } from 'react';
+import { RUN_EVENT_TYPE_LIST, RunEvent } from '@switchyard/contracts';
+import { tokenStore } from '../api/client';
+
+export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+const RETRY_MS = [500, 1_000, 2_000, 5_000];
+
+/**
+ * One run's SSE stream, resumable: it starts after `afterSeq` and, when the connection drops, comes
+ * back with the last sequence it saw, so no frame is lost and none arrives twice (`onEvent` also
+ * gets only frames newer than any before). One stream per tab: the page that shows a run owns it.
+ */
+export function useRunStream(
+  runId: string,
+  afterSeq: number | undefined,
+  onEvent: (e: RunEvent) => void,
+): StreamState {
+  const [state, setState] = useState<StreamState>('connecting');
+  const handler = useRef(onEvent);
+  handler.current = onEvent;
+
+  useEffect(() => {
+    if (afterSeq === undefined) return undefined;
+    let last = afterSeq;
+    let source: EventSource | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    let stopped = false;
+
+    const open = () => {
+      const token = tokenStore.get() ?? '';
+      const url = `/api/agent/stream?runId=${encodeURIComponent(runId)}&lastEventId=${last}&token=${encodeURIComponent(token)}`;
+      const es = new EventSource(url);
+      source = es;
+      es.onopen = () => {
+        failures = 0;
+        setState('open');
+      };
+      es.onmessage = () => undefined; // every frame is named by its type
+      const receive = (msg: MessageEvent<string>) => {
+        const parsed = RunEvent.safeParse(JSON.parse(msg.data));
+        if (!parsed.success || parsed.data.seq <= last) return;
+        last = parsed.data.seq;
+        handler.current(parsed.data);
+      };
+      for (const type of RUN_EVENT_TYPE_LIST) es.addEventListener(type, receive as EventListener);
+      es.onerror = () => {
+        // The browser's own retry would resend Last-Event-ID too; ours also survives a refused
+        // reconnect, and always resumes from what this page has applied.
+        es.close();
+        if (stopped) return;
+        setState('reconnecting');
+        timer = setTimeout(open, RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
+      };
+    };
+    open();
+    return () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      source?.close();
+      setState('closed');
+    };
+  }, [runId, afterSeq]);
+
+  return state;
+}

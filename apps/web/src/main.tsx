@@ -1,0 +1,34 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter } from 'react-router';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { z } from 'zod';
+import { App } from './App';
+import { AuthProvider } from './api/auth';
+import { I18nProvider } from './i18n/i18n';
+import { applyTheme, initialTheme } from './ui/theme';
+import './styles.css';
+
+// The page's Content-Security-Policy forbids eval: zod must not even try its compiled fast path.
+z.config({ jitless: true });
+applyTheme(initialTheme());
+
+const queries = new QueryClient({
+  defaultOptions: {
+    queries: { staleTime: 5_000, refetchOnWindowFocus: true, retry: 1 },
+  },
+});
+
+createRoot(document.getElementById('root') as HTMLElement).render(
+  <StrictMode>
+    <QueryClientProvider client={queries}>
+      <I18nProvider>
+        <BrowserRouter>
+          <AuthProvider>
+            <App />
+          </AuthProvider>
+        </BrowserRouter>
+      </I18nProvider>
+    </QueryClientProvider>
+  </StrictMode>,
+);

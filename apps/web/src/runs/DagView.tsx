@@ -1,0 +1,107 @@
+import { memo, useMemo } from 'react';
+import {
+  Background,
+  Controls,
+  Handle,
+  Position,
+  ReactFlow,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { useI18n } from '../i18n/i18n';
+import { NODE_TONE } from './badges';
+import { layoutDag, NODE_H, NODE_W } from './layout';
+import type { StepView } from './model';
+
+type StepNode = Node<{ step: StepView; selected: boolean }, 'step'>;
+
+const StepCard = memo(function StepCard({ data }: NodeProps<StepNode>) {
+  const { t } = useI18n();
+  const s = data.step;
+  return (
+    <div
+      className={`dag-node tone-${NODE_TONE[s.status]} ${data.selected ? 'selected' : ''}`}
+      style={{ width: NODE_W, height: NODE_H }}
+      data-step-id={s.id}
+      data-status={s.status}
+    >
+      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <div className="dag-title">
+        <strong>{s.id}</strong>
+        <span className={`badge badge-${NODE_TONE[s.status]}`}>{t(`step.${s.status}`)}</span>
+      </div>
+      <div className="dag-sub">
+        <code>{s.tool}</code>
+        {s.effect ? <span className={`badge effect-${s.effect}`}>{s.effect}</span> : null}
+        {s.retries > 0 ? <span className="badge badge-warn">{t('step.retry', { n: s.retries })}</span> : null}
+      </div>
+      <Handle type="source" position={Position.Right} isConnectable={false} />
+    </div>
+  );
+});
+
+const nodeTypes = { step: StepCard };
+
+/** The plan as a DAG, levels left to right, every node showing its live status. */
+export default function DagView({
+  steps,
+  selected,
+  onSelect,
+}: {
+  steps: readonly StepView[];
+  selected?: string | undefined;
+  onSelect?: (stepId: string) => void;
+}) {
+  // The layout depends on the plan's shape only, not on statuses: statuses change 500 times a
+  // second, the shape when the plan does.
+  const shape = steps.map((s) => `${s.id}<${s.dependsOn.join(',')}`).join(';');
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const positions = useMemo(() => layoutDag(steps), [shape]);
+  const nodes = useMemo<StepNode[]>(
+    () =>
+      steps.map((s) => ({
+        id: s.id,
+        type: 'step',
+        position: positions.get(s.id) ?? { x: 0, y: 0 },
+        data: { step: s, selected: s.id === selected },
+        draggable: false,
+        connectable: false,
+        width: NODE_W,
+        height: NODE_H,
+      })),
+    [steps, positions, selected],
+  );
+  const edges = useMemo<Edge[]>(
+    () =>
+      steps.flatMap((s) =>
+        s.dependsOn.map((d) => ({
+          id: `${d}->${s.id}`,
+          source: d,
+          target: s.id,
+          animated: s.status === 'running',
+        })),
+      ),
+    [steps],
+  );
+  return (
+    <div className="dag" data-testid="dag">
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        fitView
+        minZoom={0.2}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        proOptions={{ hideAttribution: true }}
+        onNodeClick={(_, n) => onSelect?.(n.id)}
+        colorMode="system"
+      >
+        <Background gap={20} />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}

@@ -1,0 +1,174 @@
+import { useState } from 'react';
+import { useMutation, useQueries } from '@tanstack/react-query';
+import { Routes, type PermissionMode } from '@switchyard/contracts';
+import { call } from '../api/client';
+import { useAuth } from '../api/auth';
+import { useI18n } from '../i18n/i18n';
+import { Badge, ErrorNote, JsonView } from '../ui/bits';
+import { PlanEditor, usePlanCheck } from './PlanEditor';
+import type { RunView } from './model';
+
+const DECISION_TONE = { allow: 'ok', ask: 'wait', deny: 'bad' } as const;
+
+/**
+ * The plan gate: the whole plan with each step's effect and what the permission rules would decide
+ * for it; approve as is, edit and approve (checked as you type, the server checks again), or cancel.
+ */
+export function PlanGate({ view, config }: { view: RunView; config: Record<string, unknown> }) {
+  const { t } = useI18n();
+  const { can } = useAuth();
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(() => JSON.stringify(view.plan, null, 2));
+  const check = usePlanCheck(editing ? text : '');
+  const mode = (config['permissionMode'] as PermissionMode | undefined) ?? 'ask';
+  const steps = view.plan?.steps ?? [];
+  const decisions = useQueries({
+    queries: steps.map((s) => ({
+      queryKey: ['evaluate', s.tool, s.arguments, mode],
+      queryFn: () =>
+        call(Routes.permissionsEvaluate, {
+          body: { tool: s.tool, arguments: s.arguments as Record<string, unknown>, permissionMode: mode },
+        }),
+      staleTime: 30_000,
+      enabled: can('settings:permissions:read'),
+    })),
+  });
+  const approve = useMutation({
+    mutationFn: (edited: boolean) =>
+      call(Routes.runApprove, {
+        params: { runId: view.runId },
+        ...(edited ? { body: JSON.parse(text) as unknown } : {}),
+      }),
+    onSuccess: () => setEditing(false),
+  });
+  const cancel = useMutation({ mutationFn: () => call(Routes.runCancel, { params: { runId: view.runId } }) });
+  const canApprove = can('agent:run:approve');
+  return (
+    <div className="card gate" data-testid="plan-gate">
+      <h2>{t('run.gate.plan')}</h2>
+      <table className="list compact">
+        <thead>
+          <tr>
+            <th scope="col">{t('run.steps')}</th>
+            <th scope="col">tool</th>
+            <th scope="col">effect</th>
+            <th scope="col">{t('run.decision')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {steps.map((s, i) => {
+            const d = decisions[i]?.data;
+            const step = view.steps.get(s.id);
+            return (
+              <tr key={s.id} data-step-id={s.id}>
+                <td>
+                  <strong>{s.id}</strong>
+                  {s.description ? <div className="sub">{s.description}</div> : null}
+                </td>
+                <td>
+                  <code>{s.tool}</code>
+                </td>
+                <td>
+                  {step?.effect ? <span className={`badge effect-${step.effect}`}>{step.effect}</span> : null}
+                </td>
+                <td>
+                  {d ? (
+                    <Badge tone={DECISION_TONE[d.decision]} title={d.reason}>
+                      {d.decision}
+                    </Badge>
+                  ) : null}
+                  {d ? <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div> : null}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {editing ? <PlanEditor value={text} onChange={setText} label={t('run.editPlan')} /> : null}
+      <ErrorNote error={approve.error ?? cancel.error} />
+      {canApprove ? (
+        <div className="actions">
+          {editing ? (
+            <button
+              type="button"
+              className="primary"
+              disabled={approve.isPending || check.state !== 'checked' || !check.result.ok}
+              onClick={() => approve.mutate(true)}
+            >
+              {t('run.approveEdited')}
+            </button>
+          ) : (
+            <>
+              <button
+                type="button"
+                className="primary"
+                disabled={approve.isPending}
+                onClick={() => approve.mutate(false)}
+              >
+                {t('run.approve')}
+              </button>
+              <button type="button" onClick={() => setEditing(true)}>
+                {t('run.editPlan')}
+              </button>
+            </>
+          )}
+          <button
+            type="button"
+            className="danger"
+            disabled={cancel.isPending}
+            onClick={() => cancel.mutate()}
+          >
+            {t('run.cancel')}
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** Each open step gate: the call's arguments, the rule or hook that asked, release or cancel. */
+export function StepGates({ view }: { view: RunView }) {
+  const { t } = useI18n();
+  const { can } = useAuth();
+  const release = useMutation({
+    mutationFn: (stepId: string) =>
+      call(Routes.runApprove, { params: { runId: view.runId }, query: { stepId } }),
+  });
+  const gates = [...view.steps.values()].filter((s) => s.status === 'awaiting_approval');
+  if (!gates.length) return null;
+  return (
+    <>
+      {gates.map((s) => (
+        <div className="card gate" key={s.id} data-testid="step-gate" data-step-id={s.id}>
+          <h2>{t('run.gate.step', { step: s.id })}</h2>
+          <p>
+            <code>{s.tool}</code>{' '}
+            {s.effect ? <span className={`badge effect-${s.effect}`}>{s.effect}</span> : null}
+          </p>
+          <h3>{t('run.gate.reason')}</h3>
+          <p>
+            {s.reason}
+            {s.permission?.rule ? <code className="code-tag">{s.permission.rule}</code> : null}
+            {s.permission?.hook ? <code className="code-tag">{s.permission.hook}</code> : null}
+            {s.permission?.floor ? <code className="code-tag">{s.permission.floor}</code> : null}
+          </p>
+          <h3>{t('run.gate.arguments')}</h3>
+          <JsonView value={s.arguments} label={t('run.gate.arguments')} />
+          <ErrorNote error={release.error} />
+          {can('agent:run:approve') ? (
+            <div className="actions">
+              <button
+                type="button"
+                className="primary"
+                disabled={release.isPending}
+                onClick={() => release.mutate(s.id)}
+              >
+                {t('run.gate.release')}
+              </button>
+            </div>
+          ) : null}
+        </div>
+      ))}
+    </>
+  );
+}

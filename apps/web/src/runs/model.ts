@@ -1,0 +1,256 @@
+import type {
+  AgentPlan,
+  ErrorCode,
+  PermissionDecision,
+  RunDetail,
+  RunEvent,
+  RunStatus,
+  ToolEffect,
+} from '@switchyard/contracts';
+
+/** A node's status on the run page (the seed's words: queued, waiting approval, running…). */
+export type NodeStatus =
+  'queued' | 'awaiting_approval' | 'running' | 'completed' | 'failed' | 'cancelled' | 'pinned';
+
+export interface StepView {
+  readonly id: string;
+  readonly tool: string;
+  readonly description: string;
+  readonly dependsOn: readonly string[];
+  status: NodeStatus;
+  effect?: ToolEffect;
+  attempt: number;
+  retries: number;
+  result?: unknown;
+  hasResult: boolean;
+  truncated?: boolean;
+  error?: string;
+  code?: ErrorCode;
+  arguments?: unknown;
+  /** Why a step gate asks, and the decision that asked. */
+  reason?: string;
+  permission?: PermissionDecision;
+  durationMs?: number;
+}
+
+export interface RunView {
+  readonly runId: string;
+  status: RunStatus;
+  goal: string;
+  plan: AgentPlan | null;
+  planText: string;
+  steps: Map<string, StepView>;
+  /** The plan gate is open (awaiting_plan_approval). */
+  planGate: boolean;
+  summary?: string;
+  result?: unknown;
+  error?: { message: string; code: ErrorCode; stepId?: string };
+  lastSeq: number;
+}
+
+function stepsOf(plan: AgentPlan | null, previous?: Map<string, StepView>): Map<string, StepView> {
+  const steps = new Map<string, StepView>();
+  for (const s of plan?.steps ?? []) {
+    const before = previous?.get(s.id);
+    steps.set(s.id, {
+      id: s.id,
+      tool: s.tool,
+      description: s.description ?? '',
+      dependsOn: s.dependsOn ?? [],
+      status: before?.status ?? 'queued',
+      attempt: before?.attempt ?? 0,
+      retries: before?.retries ?? 0,
+      hasResult: before?.hasResult ?? false,
+      ...(before?.result !== undefined ? { result: before.result } : {}),
+    });
+  }
+  return steps;
+}
+
+export function emptyRun(runId: string): RunView {
+  return {
+    runId,
+    status: 'planning',
+    goal: '',
+    plan: null,
+    planText: '',
+    steps: new Map(),
+    planGate: false,
+    lastSeq: 0,
+  };
+}
+
+const RUN_STATUS_AFTER: Partial<Record<RunEvent['type'], RunStatus>> = {
+  planning_started: 'planning',
+  plan_approval_requested: 'awaiting_plan_approval',
+  run_started: 'running',
+  step_approval_requested: 'awaiting_step_approval',
+  complete: 'completed',
+  error: 'failed',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted',
+};
+
+/**
+ * Folds one event into the view (in place; the caller copies for React). Events at or below
+ * `lastSeq` are ignored, so a replayed frame after a reconnect never counts twice.
+ */
+export function applyEvent(view: RunView, e: RunEvent): boolean {
+  if (e.seq <= view.lastSeq) return false;
+  view.lastSeq = e.seq;
+  const status = RUN_STATUS_AFTER[e.type];
+  if (status) view.status = status;
+  switch (e.type) {
+    case 'run_created':
+      view.goal = e.data.goal;
+      break;
+    case 'plan_token':
+      view.planText += e.data.text;
+      break;
+    case 'plan_ready':
+      view.plan = e.data.plan;
+      view.steps = stepsOf(e.data.plan, view.steps);
+      break;
+    case 'plan_approval_requested':
+      view.planGate = true;
+      break;
+    case 'plan_approved':
+      view.planGate = false;
+      if (e.data.edited) {
+        view.plan = e.data.plan;
+        view.steps = stepsOf(e.data.plan, view.steps);
+      }
+      break;
+    case 'run_started':
+      view.planGate = false;
+      break;
+    case 'step_approval_requested': {
+      const s = view.steps.get(e.data.stepId);
+      if (s) {
+        s.status = 'awaiting_approval';
+        s.effect = e.data.effect;
+        s.arguments = e.data.arguments;
+        s.reason = e.data.reason;
+        s.permission = e.data.permission;
+      }
+      break;
+    }
+    case 'step_approved': {
+      const s = view.steps.get(e.data.stepId);
+      if (s && s.status === 'awaiting_approval') s.status = 'queued';
+      if (view.status === 'awaiting_step_approval') view.status = 'running';
+      break;
+    }
+    case 'step_start': {
+      const s = view.steps.get(e.data.stepId);
+      if (s) {
+        s.status = 'running';
+        s.effect = e.data.effect;
+        s.attempt = e.data.attempt;
+        s.arguments = e.data.arguments;
+        s.permission = e.data.permission;
+        delete s.error;
+        delete s.code;
+      }
+      if (view.status === 'awaiting_step_approval') view.status = 'running';
+      break;
+    }
+    case 'step_retry': {
+      const s = view.steps.get(e.data.stepId);
+      if (s) {
+        s.retries += 1;
+        s.error = e.data.error;
+        s.code = e.data.code;
+      }
+      break;
+    }
+    case 'step_complete': {
+      const s = view.steps.get(e.data.stepId);
+      if (s) {
+        s.status = e.data.pinned ? 'pinned' : 'completed';
+        s.result = e.data.result;
+        s.hasResult = true;
+        s.truncated = e.data.truncated;
+        s.attempt = e.data.attempt;
+        if (e.data.durationMs !== undefined) s.durationMs = e.data.durationMs;
+        delete s.error;
+        delete s.code;
+      }
+      break;
+    }
+    case 'step_failed': {
+      const s = view.steps.get(e.data.stepId);
+      if (s) {
+        s.status = e.data.cancelled ? 'cancelled' : 'failed';
+        s.error = e.data.error;
+        if (!e.data.cancelled) s.code = e.data.code;
+      }
+      break;
+    }
+    case 'resumed':
+      view.status = 'running';
+      delete view.error;
+      for (const s of view.steps.values()) {
+        if (!e.data.reusedSteps.includes(s.id) && s.status !== 'completed' && s.status !== 'pinned') {
+          s.status = 'queued';
+        }
+      }
+      break;
+    case 'complete':
+      view.summary = e.data.summary;
+      view.result = e.data.result;
+      break;
+    case 'error':
+      view.error = {
+        message: e.data.message,
+        code: e.data.code,
+        ...(e.data.stepId !== undefined ? { stepId: e.data.stepId } : {}),
+      };
+      break;
+    case 'cancelled':
+    case 'interrupted':
+      for (const s of view.steps.values()) {
+        if (s.status === 'running' || s.status === 'awaiting_approval') s.status = 'cancelled';
+      }
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+/** The view of a run from its detail (plan + events so far). */
+export function viewOf(detail: RunDetail): RunView {
+  const view = emptyRun(detail.id);
+  view.goal = detail.goal;
+  view.status = detail.status;
+  for (const e of detail.events) applyEvent(view, e);
+  // The log in the detail may be cut: the plan and status from the row are authoritative.
+  view.status = detail.status;
+  if (detail.plan && !view.plan) {
+    view.plan = detail.plan;
+    view.steps = stepsOf(detail.plan, view.steps);
+  }
+  view.planGate = detail.status === 'awaiting_plan_approval';
+  if (detail.eventsTruncated) {
+    for (const x of detail.executions) {
+      const s = view.steps.get(x.stepId);
+      if (!s) continue;
+      s.status = x.status === 'waiting' ? 'queued' : x.status;
+      s.attempt = x.attempt;
+      if (x.result !== undefined) {
+        s.result = x.result;
+        s.hasResult = true;
+      }
+      if (x.error) s.error = x.error;
+      if (x.code) s.code = x.code;
+    }
+  }
+  return view;
+}
+
+export function copyView(v: RunView): RunView {
+  return { ...v, steps: new Map([...v.steps].map(([k, s]) => [k, { ...s }])) };
+}
+
+export const FINISHED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
