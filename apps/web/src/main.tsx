@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { App } from './App';
 import { AuthProvider } from './api/auth';
 import { I18nProvider } from './i18n/i18n';
-import { applyTheme, initialTheme } from './ui/theme';
+import { applyTheme, initialTheme, ThemeProvider } from './ui/theme';
 import './styles.css';
 
 // The page's Content-Security-Policy forbids eval: zod must not even try its compiled fast path.
@@ -23,11 +23,13 @@ createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <QueryClientProvider client={queries}>
       <I18nProvider>
-        <BrowserRouter>
-          <AuthProvider>
-            <App />
-          </AuthProvider>
-        </BrowserRouter>
+        <ThemeProvider>
+          <BrowserRouter>
+            <AuthProvider>
+              <App />
+            </AuthProvider>
+          </BrowserRouter>
+        </ThemeProvider>
       </I18nProvider>
     </QueryClientProvider>
   </StrictMode>,

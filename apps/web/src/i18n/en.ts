@@ -61,6 +61,8 @@ export const en = {
   'plan.valid': 'The plan is valid: {n} steps.',
   'plan.unchecked':
     'Arguments of {tools} were not checked here (this page forbids compiling validators); the server checks them when you submit.',
+  'run.tool': 'Tool',
+  'run.effect': 'Effect',
   'run.title': 'Run',
   'run.plan': 'Plan',
   'run.log': 'Event log',

@@ -62,6 +62,8 @@ export const zh: Record<MessageKey, string> = {
   'plan.notJson': '不是合法的 JSON',
   'plan.valid': '计划有效：共 {n} 步。',
   'plan.unchecked': '{tools} 的参数未在此处校验（本页面的安全策略禁止编译校验器）；提交时服务器会校验。',
+  'run.tool': '工具',
+  'run.effect': '作用',
   'run.title': '运行',
   'run.plan': '计划',
   'run.log': '事件日志',

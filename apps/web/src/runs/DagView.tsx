@@ -11,6 +11,7 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useI18n } from '../i18n/i18n';
+import { useTheme } from '../ui/theme';
 import { NODE_TONE } from './badges';
 import { layoutDag, NODE_H, NODE_W } from './layout';
 import type { StepView } from './model';
@@ -54,6 +55,7 @@ export default function DagView({
   selected?: string | undefined;
   onSelect?: (stepId: string) => void;
 }) {
+  const { theme } = useTheme();
   // The layout depends on the plan's shape only, not on statuses: statuses change 500 times a
   // second, the shape when the plan does.
   const shape = steps.map((s) => `${s.id}<${s.dependsOn.join(',')}`).join(';');
@@ -97,7 +99,7 @@ export default function DagView({
         nodesConnectable={false}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, n) => onSelect?.(n.id)}
-        colorMode="system"
+        colorMode={theme}
       >
         <Background gap={20} />
         <Controls showInteractive={false} />

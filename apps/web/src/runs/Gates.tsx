@@ -50,8 +50,8 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
         <thead>
           <tr>
             <th scope="col">{t('run.steps')}</th>
-            <th scope="col">tool</th>
-            <th scope="col">effect</th>
+            <th scope="col">{t('run.tool')}</th>
+            <th scope="col">{t('run.effect')}</th>
             <th scope="col">{t('run.decision')}</th>
           </tr>
         </thead>

@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { NavLink } from 'react-router';
 import type { Permission } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
@@ -6,7 +6,7 @@ import { useInboxCount } from '../api/inbox';
 import { useOwnerFeed } from '../live/feed';
 import { useI18n } from '../i18n/i18n';
 import type { MessageKey } from '../i18n/en';
-import { applyTheme, initialTheme, type Theme } from './theme';
+import { useTheme } from './theme';
 
 interface NavItem {
   readonly to: string;
@@ -27,14 +27,9 @@ const NAV: readonly NavItem[] = [
 export function Layout({ children }: { children: ReactNode }) {
   const { t, lang, setLang } = useI18n();
   const { me, can, signOut } = useAuth();
-  const [theme, setTheme] = useState<Theme>(initialTheme);
+  const { theme, toggle: toggleTheme } = useTheme();
   const feed = useOwnerFeed();
   const inbox = useInboxCount();
-  const toggleTheme = () => {
-    const next = theme === 'dark' ? 'light' : 'dark';
-    applyTheme(next);
-    setTheme(next);
-  };
   return (
     <div className="shell">
       <a className="skip" href="#main">

@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { RunDetail } from '@switchyard/contracts';
+import {
+  api,
+  createTestDatabase,
+  FakeLlmServer,
+  Stack,
+  TcpProxy,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
+import { launchChromium, openPage, screenshot, type PageProblems } from '@switchyard/testing/browser';
+
+type Step = Record<string, unknown>;
+const wait = (id: string, ms: number, value: unknown, dependsOn: string[] = []): Step => ({
+  id,
+  tool: 'wait',
+  description: `wait ${ms} ms`,
+  arguments: { ms, value },
+  dependsOn,
+});
+
+/**
+ * The console in a real browser (Debian's Chromium) against the whole platform started as
+ * `npm start` runs it: five services as processes, the gateway serving the built client with its
+ * Content-Security-Policy. Each test leaves a screenshot under test-results/screenshots.
+ */
+describe('web console (browser)', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let llm: FakeLlmServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let workspace: string;
+  const admin = `e2e_${randomBytes(24).toString('base64url')}`;
+  let alice: string;
+  let base: string;
+  /** The browser reaches the gateway through this proxy, so a test can cut its connections. */
+  let network: TcpProxy;
+  const problems: PageProblems[] = [];
+
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
+  const startRun = async (body: Record<string, unknown>, token = alice): Promise<string> => {
+    const res = await call('POST', '/api/agent/run', token, body);
+    if (res.status !== 200) throw new Error(`start answered ${res.status}: ${res.text}`);
+    return res.json['runId'] as string;
+  };
+  const detail = async (runId: string, token = alice) =>
+    RunDetail.parse((await call('GET', `/api/agent/runs/${runId}`, token)).json);
+
+  /** A signed-in page (the token goes in through the sign-in form, as a person types it). */
+  const signedIn = async (token = alice, path = '/runs'): Promise<Page> => {
+    const { page, problems: p } = await openPage(context);
+    problems.push(p);
+    await page.goto(`${base}${path}`);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('nav[aria-label="main"]').waitFor();
+    return page;
+  };
+  const nodeStatuses = (page: Page) =>
+    page
+      .locator('.dag-node')
+      .evaluateAll((nodes) =>
+        Object.fromEntries(nodes.map((n) => [n.getAttribute('data-step-id'), n.getAttribute('data-status')])),
+      );
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    llm = await FakeLlmServer.start();
+    workspace = realpathSync(mkdtempSync(join(tmpdir(), 'sy-web-')));
+    stack = await Stack.start({
+      DATABASE_URL: db.url,
+      NATS_SUBJECT_PREFIX: uniquePrefix('web'),
+      SWITCHYARD_ADMIN_TOKEN: admin,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE_MS: '3000',
+      WORKSPACE_DIR: workspace,
+      LLM_PROVIDER: 'openai',
+      LLM_MODEL: 'fake',
+      LLM_BASE_URL: llm.baseUrl,
+      RUN_LEASE_MS: '1500',
+      RUN_SWEEP_MS: '300',
+    });
+    const gateway = new URL(stack.gatewayUrl);
+    network = await TcpProxy.start(gateway.hostname, Number(gateway.port));
+    base = network.url;
+    const res = await call('POST', '/api/tokens', admin, { owner: 'alice', role: 'user' });
+    alice = res.json['token'] as string;
+    browser = await launchChromium();
+  }, 120_000);
+
+  beforeEach(async () => {
+    context = await browser.newContext();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    // No page may have thrown or been refused by the Content-Security-Policy.
+    const seen = problems.splice(0).flatMap((p) => p.errors);
+    expect(seen).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await network?.close();
+    await stack?.stop();
+    await llm?.close();
+    await db?.drop();
+    rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('signs in with a token, refusing a wrong one with a clear page', async () => {
+    const { page, problems: p } = await openPage(context);
+    problems.push(p);
+    const res = await page.goto(`${base}/runs`);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await page.getByLabel('API token').fill('not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expectText(page, 'This token was not accepted');
+    await screenshot(page, 'sign-in-refused');
+    await page.getByLabel('API token').fill(alice);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await expectText(page, 'alice');
+    await screenshot(page, 'runs-empty');
+  });
+
+  it('starts a supplied plan from the dialog and watches every node go done', async () => {
+    const page = await signedIn();
+    await page.getByRole('button', { name: 'New run' }).first().click();
+    await page.getByRole('tab', { name: 'From a plan' }).click();
+    const plan = {
+      steps: [wait('a', 200, 1), wait('b', 200, 2), wait('c', 100, '{{node.a.result}}', ['a', 'b'])],
+    };
+    await page.locator('#plan-json').fill(JSON.stringify(plan, null, 2));
+    // Under the page's CSP the browser cannot compile tool schemas: it says so instead of passing.
+    await page.getByTestId('plan-unchecked').waitFor();
+    await page.getByLabel('Ask me to approve the plan first').uncheck();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    await page.getByTestId('run-result').waitFor();
+    expect(await nodeStatuses(page)).toEqual({ a: 'completed', b: 'completed', c: 'completed' });
+    await screenshot(page, 'run-completed');
+    // The page is a deep link: reloading it draws the same finished run.
+    await page.reload();
+    await page.getByTestId('run-result').waitFor();
+    expect(await nodeStatuses(page)).toEqual({ a: 'completed', b: 'completed', c: 'completed' });
+  });
+
+  it('approves a plan after editing it', async () => {
+    const runId = await startRun({
+      goal: 'edit me',
+      workflow: { steps: [wait('only', 0, 'before')] },
+      config: { permissionMode: 'full-access' },
+    });
+    const page = await signedIn(alice, `/runs/${runId}`);
+    await page.getByTestId('plan-gate').waitFor();
+    await page.getByRole('button', { name: 'Edit plan' }).click();
+    const editor = page.locator('#plan-json');
+    const text = await editor.inputValue();
+    await editor.fill(text.replace('"before"', '"after"'));
+    await page.getByRole('button', { name: 'Approve edited plan' }).click();
+    await page.getByTestId('run-result').waitFor();
+    await expectText(page.getByTestId('run-result'), 'after');
+    await screenshot(page, 'plan-edited-approved');
+    expect((await detail(runId)).status).toBe('completed');
+  });
+
+  it('releases a step gate from the inbox, whose count shows in the header', async () => {
+    const runId = await startRun({
+      goal: 'gated step',
+      workflow: { steps: [wait('gated', 0, 'released')] },
+      config: { planApproval: false, stepApproval: 'all', permissionMode: 'full-access' },
+    });
+    await waitFor(async () => (await detail(runId)).status === 'awaiting_step_approval', 20_000);
+    const page = await signedIn(alice, '/inbox');
+    await page.getByTestId('inbox-count').waitFor();
+    const item = page.locator(`[data-testid="inbox-item"][data-run-id="${runId}"]`);
+    await item.waitFor();
+    await screenshot(page, 'inbox-step-gate');
+    await item.getByRole('button', { name: 'Release step' }).click();
+    await waitFor(async () => (await detail(runId)).status === 'completed', 20_000);
+    await item.waitFor({ state: 'detached' });
+  });
+
+  it('cancels a run at its plan gate', async () => {
+    const runId = await startRun({ goal: 'cancel me', workflow: { steps: [wait('x', 0, 1)] } });
+    const page = await signedIn(alice, `/runs/${runId}`);
+    await page.getByTestId('plan-gate').getByRole('button', { name: 'Cancel run' }).click();
+    await page.locator('.page-header .badge', { hasText: 'cancelled' }).waitFor();
+    await screenshot(page, 'run-cancelled');
+    expect((await detail(runId)).status).toBe('cancelled');
+  });
+
+  it('resumes an interrupted run without running its finished steps again', async () => {
+    const runId = await startRun({
+      goal: 'survive a crash',
+      workflow: { steps: [wait('first', 0, 1), wait('long', 4_000, 2, ['first'])] },
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    await waitFor(
+      async () => (await detail(runId)).executions.some((x) => x.stepId === 'long' && x.status === 'running'),
+      20_000,
+    );
+    await stack.stopService('executor', 'SIGKILL');
+    await stack.startService('executor');
+    await waitFor(async () => (await detail(runId)).status === 'interrupted', 30_000, 200);
+    const page = await signedIn(alice, `/runs/${runId}`);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByTestId('run-result').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'run-resumed');
+    const d = await detail(runId);
+    expect(d.status).toBe('completed');
+    expect(d.events.filter((e) => e.type === 'step_start' && e.data.stepId === 'first')).toHaveLength(1);
+  });
+
+  it('keeps the live log whole across a network drop: the stream resumes with no line twice', async () => {
+    const steps = Array.from({ length: 8 }, (_, i) => wait(`s${i}`, 250, i, i ? [`s${i - 1}`] : []));
+    const runId = await startRun({
+      goal: 'a long sequence',
+      workflow: { steps },
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    const page = await signedIn(alice, `/runs/${runId}`);
+    await page.locator('[data-testid="stream-state"]', { hasText: 'Live' }).waitFor();
+    await page.locator('.event-log li[data-type="step_complete"]').first().waitFor();
+    expect(network.drop()).toBeGreaterThan(0); // the stream (and anything else open) is cut mid-run
+    await page.getByTestId('run-result').waitFor({ timeout: 30_000 });
+    const seqs = await page
+      .locator('[data-testid="event-log"] li')
+      .evaluateAll((items) => items.map((li) => Number(li.getAttribute('data-seq'))));
+    const stored = (await detail(runId)).events.map((e) => e.seq);
+    expect(seqs).toEqual(stored); // every event once, in order
+    await screenshot(page, 'stream-resumed');
+  });
+
+  it('answers an unknown path with a not-found page', async () => {
+    const page = await signedIn(alice, '/no/such/page');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await screenshot(page, 'not-found');
+  });
+});
+
+async function expectText(where: Page | ReturnType<Page['locator']>, text: string): Promise<void> {
+  await where.getByText(text, { exact: false }).first().waitFor();
+}
