@@ -4,6 +4,7 @@ import { runRunsBench } from './runs.bench';
 import { runTasksBench } from './tasks.bench';
 import { runToolsBench } from './tools.bench';
 import { runTriggersBench } from './triggers.bench';
+import { runWebBench } from './web.bench';
 
 /** `npm run bench -- <name…>`; no name runs them all. Results land in bench/results/<name>.json. */
 const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown>>> = {
@@ -12,6 +13,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   runs: runRunsBench,
   tasks: runTasksBench,
   triggers: runTriggersBench,
+  web: runWebBench,
 };
 
 async function main(): Promise<void> {

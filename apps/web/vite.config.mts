@@ -15,6 +15,8 @@ export default defineConfig({
     outDir,
     emptyOutDir: true,
     sourcemap: true,
+    // The web benchmark reads it to tell the first load from what loads on demand.
+    manifest: true,
     // The bundle budget is checked by `npm run bench -- web`; heavy parts load on demand.
     chunkSizeWarningLimit: 600,
   },
