@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Routes, RunStatus } from '@switchyard/contracts';
@@ -7,7 +7,9 @@ import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { EmptyState, ErrorNote, Loading, PageHeader, formatTime } from '../ui/bits';
 import { RunStatusBadge } from '../runs/badges';
-import { StartRunDialog } from '../runs/StartRunDialog';
+
+// The dialog brings the plan validator (Ajv): loaded when a person opens it.
+const StartRunDialog = lazy(() => import('../runs/StartRunDialog'));
 
 const PAGE = 50;
 
@@ -138,13 +140,15 @@ export function RunsPage() {
         </button>
       ) : null}
       {starting ? (
-        <StartRunDialog
-          onClose={() => setStarting(false)}
-          onStarted={(runId) => {
-            setStarting(false);
-            void navigate(`/runs/${runId}`);
-          }}
-        />
+        <Suspense fallback={<Loading />}>
+          <StartRunDialog
+            onClose={() => setStarting(false)}
+            onStarted={(runId) => {
+              setStarting(false);
+              void navigate(`/runs/${runId}`);
+            }}
+          />
+        </Suspense>
       ) : null}
     </section>
   );

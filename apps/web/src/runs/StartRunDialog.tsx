@@ -14,7 +14,7 @@ const EXAMPLE = JSON.stringify(
 );
 
 /** Start a run from a goal (the model plans; tokens stream on the run page) or from a pasted plan. */
-export function StartRunDialog({
+export default function StartRunDialog({
   onClose,
   onStarted,
 }: {
