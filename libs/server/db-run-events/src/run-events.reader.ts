@@ -18,7 +18,7 @@ export function toEvent(runId: string, r: EventRow): RunEvent {
  */
 @Injectable()
 export class RunEventsReader {
-  constructor(@Inject(PRISMA) protected readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   /** The run's owner, or not_found; `ownerId` null is the admin path that may see any run. */
   async assertVisible(runId: string, ownerId: string | null): Promise<void> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, type RunEvent, type RunEventBody } from '@switchyard/contracts';
+import { PRISMA, type PrismaClient } from '@switchyard/server-db';
 import { RunEventsReader, toEvent, type EventRow } from '@switchyard/server-db-run-events';
 
 /**
@@ -12,16 +13,20 @@ import { RunEventsReader, toEvent, type EventRow } from '@switchyard/server-db-r
  */
 @Injectable()
 export class RunEventsRepository extends RunEventsReader {
+  constructor(@Inject(PRISMA) private readonly db: PrismaClient) {
+    super(db);
+  }
+
   /** Creates a run row (the minimum its events need). */
   async createRun(ownerId: string, goal: string, config: Record<string, unknown> = {}): Promise<string> {
     const id = randomUUID();
-    await this.prisma.run.create({ data: { id, ownerId, goal, config: config as object } });
+    await this.db.run.create({ data: { id, ownerId, goal, config: config as object } });
     return id;
   }
 
   async append(runId: string, events: readonly RunEventBody[]): Promise<RunEvent[]> {
     if (!events.length) return [];
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+    const rows = await this.db.$queryRawUnsafe<EventRow[]>(
       `WITH bumped AS (
          UPDATE run SET next_seq = next_seq + $2, updated_at = now() WHERE id = $1::uuid
          RETURNING next_seq - $2 AS first_seq
