@@ -14,7 +14,8 @@ import {
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
-import { jsonHoldsUnstorable, LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { jsonHoldsUnstorable } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';

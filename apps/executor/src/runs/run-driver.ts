@@ -11,7 +11,8 @@ import {
   type TerminalRunEvent,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
+import { storableText } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
 import { editedPlan } from './engine/plan-edits';
 import { draftPlan, type RunBasics } from './engine/planning';

@@ -1,5 +1,5 @@
 import { Events, type RunEvent, type RunEventBody, type RunEventType } from '@switchyard/contracts';
-import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './run-writer';
 

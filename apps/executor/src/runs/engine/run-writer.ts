@@ -10,7 +10,8 @@ import {
   type RunFailed,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
-import { LeaseLostError, storableText, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
+import { storableText } from '@switchyard/server-db';
+import { LeaseLostError, type RunsRepository, type RunUpdate } from '@switchyard/server-db-runs';
 
 /** What the writer needs of the run's log: the runs repository, or an in-memory log in unit tests. */
 export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;

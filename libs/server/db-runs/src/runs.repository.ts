@@ -1,3 +1,4 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   AppError,
   type RunEvent,
@@ -8,8 +9,9 @@ import {
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import { toEvent, type EventRow } from './run-events.repository';
-import { storableText } from './storable';
+import { PRISMA, storableText } from '@switchyard/server-db';
+import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { RUNS_POOL } from './runs-pool';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
@@ -119,11 +121,12 @@ function likePattern(q: string): string {
  * statement as the events that announce it, guarded by the writing replica's ownership, so the log and
  * the row cannot disagree and a replica that lost its lease cannot write behind the one that took over.
  */
+@Injectable()
 export class RunsRepository {
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly pool?: Pool,
+    @Inject(PRISMA) private readonly prisma: PrismaClient,
+    @Optional() @Inject(RUNS_POOL) private readonly pool?: Pool,
   ) {}
 
   /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
