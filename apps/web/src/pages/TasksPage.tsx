@@ -8,6 +8,7 @@ import { EmptyState, ErrorNote, Loading, PageHeader } from '../ui/bits';
 import { useNow } from '../ui/useNow';
 import { CapacityPanel } from '../tasks/Capacity';
 import { TaskRow } from '../tasks/TaskRows';
+import { useWorkflows, workflowName } from '../triggers/workflows';
 
 const PAGE = 50;
 /** While the page is open it refreshes this often (the owner feed also invalidates ['tasks']). */
@@ -42,6 +43,7 @@ export default function TasksPage() {
   const anyActive = items.some((x) => !FINISHED_TASK_STATES.has(x.state));
   const now = useNow(anyActive);
   const canKill = can('agent:task:submit');
+  const workflows = useWorkflows();
 
   return (
     <section>
@@ -108,6 +110,7 @@ export default function TasksPage() {
                   fetchedAt={tasks.dataUpdatedAt}
                   now={now}
                   canKill={canKill}
+                  workflow={workflowName(workflows.data, task.workflowId)}
                   onKill={async () => {
                     await call(Routes.taskKill, { params: { id: task.id } });
                     await queries.invalidateQueries({ queryKey: ['tasks'] });

@@ -92,7 +92,7 @@ function AgentDialog({
       onClose={onClose}
       wide
     >
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <label htmlFor="agent-name">{t('tools.form.name')}</label>
         <input
           id="agent-name"

@@ -75,7 +75,7 @@ function HookDialog({ hook, onClose, onSaved }: { hook?: Hook; onClose: () => vo
       onClose={onClose}
       wide
     >
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <div className="row">
           <div className="grow">
             <label htmlFor="hook-name">{t('tools.form.name')}</label>

@@ -2,7 +2,7 @@ import { useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Routes, type PermissionSettings } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
-import { call } from '../api/client';
+import { ApiError, call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ErrorNote, Loading, formatTime } from '../ui/bits';
 import { RULE_LISTS, linesOf, ruleIssues, type RuleIssue, type RuleListName } from './rule-issues';
@@ -127,8 +127,16 @@ function RulesForm({
           />
         ))}
       </div>
-      {save.isError ? (
-        <ErrorNote error={save.error} title={issues.length ? t('settings.rules.notSaved') : undefined} />
+      {save.isError && issues.length && save.error instanceof ApiError ? (
+        <div className="error-note" role="alert" data-code={save.error.code}>
+          <strong>
+            {t('settings.rules.notSaved')}
+            <code className="code-tag">{save.error.code}</code>
+          </strong>
+          <div>{save.error.message}</div>
+        </div>
+      ) : save.isError ? (
+        <ErrorNote error={save.error} />
       ) : null}
       {save.isSuccess ? (
         <p className="ok-text" role="status">

@@ -44,7 +44,7 @@ function CreateTokenDialog({
   };
   return (
     <Modal title={t('settings.tokens.create')} onClose={onClose}>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <label htmlFor="tok-label">{t('settings.tokens.label')}</label>
         <input
           id="tok-label"

@@ -43,7 +43,7 @@ export function WhyTester() {
   return (
     <div className="card why" data-testid="why-tester">
       <h2>{t('settings.rules.why')}</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <div className="row">
           <div className="grow">
             <label htmlFor="why-tool">{t('settings.why.tool')}</label>

@@ -117,35 +117,37 @@ export function CapacityPanel({ capacity: c }: { capacity: TaskCapacity }) {
             {t('tasks.ownAvailable', { n: c.owner.ownedQueueAvailable })}
           </div>
         </div>
-        <div className="card">
+        <div className="card mix-card">
           <h2>{t('tasks.mix')}</h2>
-          <table className="list compact" aria-label={t('tasks.mix')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('tasks.priority')}</th>
-                <th scope="col">{t('tasks.waitingAll')}</th>
-                <th scope="col">{t('tasks.waitingMine')}</th>
-                <th scope="col">{t('tasks.oldest')}</th>
-                <th scope="col">{t('tasks.weight')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {CLASSES.map((cls) => {
-                const oldest = c[OLDEST[cls]] as number | null;
-                return (
-                  <tr key={cls}>
-                    <td>{t(`tasks.class.${cls}`)}</td>
-                    <td>{c.queuedByPriority[cls]}</td>
-                    <td>{c.owner.queuedByPriority[cls]}</td>
-                    <td className={oldest !== null && oldest >= AGING_MS ? 'error-text' : ''}>
-                      {oldest === null ? '—' : formatDuration(oldest)}
-                    </td>
-                    <td>{c.weights[cls]}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <div className="table-wrap">
+            <table className="list compact mix" aria-label={t('tasks.mix')}>
+              <thead>
+                <tr>
+                  <th scope="col">{t('tasks.priority')}</th>
+                  <th scope="col">{t('tasks.waitingAll')}</th>
+                  <th scope="col">{t('tasks.waitingMine')}</th>
+                  <th scope="col">{t('tasks.oldest')}</th>
+                  <th scope="col">{t('tasks.weight')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {CLASSES.map((cls) => {
+                  const oldest = c[OLDEST[cls]] as number | null;
+                  return (
+                    <tr key={cls}>
+                      <td>{t(`tasks.class.${cls}`)}</td>
+                      <td>{c.queuedByPriority[cls]}</td>
+                      <td>{c.owner.queuedByPriority[cls]}</td>
+                      <td className={oldest !== null && oldest >= AGING_MS ? 'error-text' : ''}>
+                        {oldest === null ? '—' : formatDuration(oldest)}
+                      </td>
+                      <td>{c.weights[cls]}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
         </div>
         <div className="card">
           <h2>{t('tasks.queueBound')}</h2>

@@ -32,8 +32,10 @@ export function TaskRow({
   now,
   canKill,
   onKill,
+  workflow,
 }: {
   task: Task;
+  workflow: string;
   fetchedAt: number;
   now: number;
   canKill: boolean;
@@ -51,9 +53,12 @@ export function TaskRow({
           <code title={task.id}>{task.id.slice(0, 8)}</code>
           <div className="sub">
             {task.runId ? <Link to={`/runs/${task.runId}`}>{t('tasks.openRun')}</Link> : null}{' '}
-            <span title={task.workflowId}>
-              {t('tasks.workflow')} {task.workflowId.slice(0, 8)}
-            </span>
+            <span title={task.workflowId}>{workflow}</span>
+          </div>
+          <div className="narrow-only sub">
+            <Badge tone={STATE_TONE[task.state]}>{t(`tasks.state.${task.state}`)}</Badge> {t('tasks.wait')}{' '}
+            {formatDuration(wait)}
+            {duration === null ? '' : ` · ${t('tasks.duration')} ${formatDuration(duration)}`}
           </div>
           {task.error ? <div className="sub error-text">{task.error}</div> : null}
         </td>

@@ -55,7 +55,7 @@ export function RecordDialog({
 
   return (
     <Modal title={editing ? t('tools.edit', { name: record.name }) : t('tools.add')} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <div className="row">
           <div className="grow">
             <label htmlFor="rec-name">{t('tools.form.name')}</label>

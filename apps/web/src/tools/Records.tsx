@@ -24,6 +24,15 @@ export function download(text: string, filename: string, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 1_000);
 }
 
+function LockIcon() {
+  return (
+    <svg className="lock" width="10" height="11" viewBox="0 0 10 11" aria-hidden="true">
+      <rect x="1" y="5" width="8" height="6" rx="1" fill="currentColor" />
+      <path d="M3 5V3.5a2 2 0 0 1 4 0V5" fill="none" stroke="currentColor" strokeWidth="1.4" />
+    </svg>
+  );
+}
+
 function TestOutcome({ result, onClose }: { result: McpToolTestResult; onClose: () => void }) {
   const { t } = useI18n();
   return (
@@ -69,7 +78,7 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
           <strong>{r.name}</strong>{' '}
           {builtin ? (
             <Badge tone="muted" title={t('tools.builtinLocked')}>
-              🔒 {t('tools.builtin')}
+              <LockIcon /> {t('tools.builtin')}
             </Badge>
           ) : null}
           {r.description ? <div className="sub">{r.description}</div> : null}
@@ -96,7 +105,9 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
         </td>
         <td>
           {builtin ? (
-            <span className="sub">{t('tools.builtinLocked')}</span>
+            <span className="sub" title={t('tools.builtinLocked')}>
+              <LockIcon /> {t('tools.locked')}
+            </span>
           ) : (
             <div className="row-actions">
               {can('mcp:tool:test') ? (

@@ -80,7 +80,7 @@ export function ScheduleDialog({
 
   return (
     <Modal title={t('triggers.schedule.new')} onClose={onClose} wide>
-      <form onSubmit={submit} className="form" noValidate>
+      <form onSubmit={submit} className="form stack" noValidate>
         <label htmlFor="sch-workflow">{t('triggers.workflow')}</label>
         <WorkflowPicker
           id="sch-workflow"

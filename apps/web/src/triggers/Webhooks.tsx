@@ -113,7 +113,7 @@ function WebhookDialog({
   };
   return (
     <Modal title={t('triggers.webhook.new')} onClose={onClose} wide>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submit} noValidate className="stack">
         <label htmlFor="wh-workflow">{t('triggers.workflow')}</label>
         <WorkflowPicker id="wh-workflow" value={workflowId} onChange={setWorkflowId} workflows={workflows} />
         <FieldErrors error={create.error} path="workflowId" />
