@@ -159,7 +159,6 @@ export const en = {
   'tasks.bound.nonInteractiveOwner': 'My normal + batch',
   'tasks.warn.saturated': 'Every running slot is busy and the global queue is full.',
   'tasks.openRun': 'Open run',
-  'tasks.workflow': 'workflow',
   'tasks.hideOutput': 'Hide output',
   'tasks.truncated': 'The output was capped; this is its beginning.',
   'tasks.kill.title': 'Kill this task?',

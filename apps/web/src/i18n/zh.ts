@@ -160,7 +160,6 @@ export const zh: Record<MessageKey, string> = {
   'tasks.bound.nonInteractiveOwner': '我的普通+批量',
   'tasks.warn.saturated': '所有运行名额都已占满，全局队列也已满。',
   'tasks.openRun': '打开运行',
-  'tasks.workflow': '工作流',
   'tasks.hideOutput': '隐藏输出',
   'tasks.truncated': '输出已截断；这里是开头部分。',
   'tasks.kill.title': '终止此任务？',
