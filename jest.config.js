@@ -20,6 +20,20 @@ const swc = [
   },
 ];
 
+// The web client's component tests: React (automatic JSX runtime) in jsdom; stylesheets stubbed.
+const swcReact = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', tsx: true },
+      transform: { react: { runtime: 'automatic' } },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
 const base = {
   rootDir: __dirname,
   testEnvironment: 'node',
@@ -37,5 +51,15 @@ module.exports = {
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools,bench}/**/*.spec.ts'] },
     { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,tools}/**/*.int-spec.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,tools,test}/**/*.e2e-spec.ts'] },
+    {
+      displayName: 'web',
+      rootDir: __dirname,
+      testEnvironment: 'jsdom',
+      setupFiles: ['<rootDir>/tools/jest/web-setup.js'],
+      testMatch: ['<rootDir>/apps/web/src/**/*.spec.tsx'],
+      transform: { '^.+\\.(ts|tsx)$': swcReact },
+      moduleNameMapper: { ...moduleNameMapper, '\\.css$': '<rootDir>/tools/jest/style-stub.js' },
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    },
   ],
 };

@@ -22,6 +22,7 @@ export default defineConfig({
   },
   server: {
     port: Number(process.env['WEB_DEV_PORT'] ?? 5173),
-    proxy: { '/api': { target: api, changeOrigin: false } },
+    // The tool-record routes keep the seed's paths (/mcp/tool/...), outside /api.
+    proxy: { '/api': { target: api, changeOrigin: false }, '/mcp/': { target: api, changeOrigin: false } },
   },
 });

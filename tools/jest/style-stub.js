@@ -1,0 +1,2 @@
+// Web component tests import stylesheets the way Vite does; under jest they are nothing.
+module.exports = {};
