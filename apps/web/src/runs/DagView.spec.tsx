@@ -18,11 +18,6 @@ class FakeResizeObserver {
 }
 
 beforeAll(() => {
-  // jest's jsdom environment lacks structuredClone (dagre uses it); Node's serializer does the same job.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const v8 = require('node:v8') as typeof import('node:v8');
-  globalThis.structuredClone ??= ((value: unknown) =>
-    v8.deserialize(v8.serialize(value))) as typeof structuredClone;
   globalThis.ResizeObserver = FakeResizeObserver as unknown as typeof ResizeObserver;
   Object.defineProperties(HTMLElement.prototype, {
     offsetWidth: { configurable: true, get: () => 800 },
