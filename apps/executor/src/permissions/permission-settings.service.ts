@@ -91,7 +91,7 @@ export class PermissionSettingsService implements OnModuleInit, OnModuleDestroy 
             .join('; '),
         {
           issues: parsed.errors.map((e) => ({
-            path: `${e.list}[${e.line - 1}]`,
+            path: `${e.list}.${e.line - 1}`,
             message: `line ${e.line}: ${e.message}`,
           })),
           details: { errors: parsed.errors },

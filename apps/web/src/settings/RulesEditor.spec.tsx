@@ -105,7 +105,7 @@ test('a 400 marks each bad line with the server’s reason and nothing claims to
     status: 400,
     body: problem([
       { path: 'allow.1', message: 'line 2: unknown matcher Nope(x)' },
-      { path: 'deny[0]', message: 'line 1: empty parentheses' },
+      { path: 'deny.0', message: 'line 1: empty parentheses' },
     ]),
   }));
   renderEditor();

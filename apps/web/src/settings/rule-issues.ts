@@ -10,12 +10,9 @@ export interface RuleIssue {
   readonly message: string;
 }
 
-const PATH = /^(allow|ask|deny)(?:(?:\.|\[)(\d+)\]?)?(?:\.|$)/;
+const PATH = /^(allow|ask|deny)(?:\.(\d+))?(?:\.|$)/;
 
-/**
- * The server's refusal of a rules save, line by line. Paths come as `allow.1` (schema checks) or
- * `allow[1]` (the rule parser); both name the second line of the allow list.
- */
+/** The server's refusal of a rules save, line by line: `allow.1` names the allow list's second line. */
 export function ruleIssues(error: unknown): RuleIssue[] {
   if (!(error instanceof ApiError)) return [];
   const out: RuleIssue[] = [];
