@@ -16,6 +16,14 @@ import {
 } from '@switchyard/testing';
 import { launchChromium, openPage, screenshot, type PageProblems } from '@switchyard/testing/browser';
 
+const EVERYTHING = join(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+);
+
 type Step = Record<string, unknown>;
 const wait = (id: string, ms: number, value: unknown, dependsOn: string[] = []): Step => ({
   id,
@@ -87,6 +95,8 @@ describe('web console (browser)', () => {
       LLM_BASE_URL: llm.baseUrl,
       RUN_LEASE_MS: '1500',
       RUN_SWEEP_MS: '300',
+      // One background task at a time, so a second one waits in the queue.
+      TASK_RUNNING_LIMIT: '1',
     });
     const gateway = new URL(stack.gatewayUrl);
     network = await TcpProxy.start(gateway.hostname, Number(gateway.port));
@@ -239,6 +249,83 @@ describe('web console (browser)', () => {
     const stored = (await detail(runId)).events.map((e) => e.seq);
     expect(seqs).toEqual(stored); // every event once, in order
     await screenshot(page, 'stream-resumed');
+  });
+
+  it('adds a LOCAL MCP server, tests it, and finds its tools in the catalog', async () => {
+    const page = await signedIn(admin, '/tools');
+    await page.getByRole('button', { name: 'Add server' }).first().click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('everything');
+    await dialog.getByLabel('Command (an executable, no shell syntax)').fill(process.execPath);
+    await dialog.getByLabel('Arguments (one per line)').fill(`${EVERYTHING}\nstdio`);
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    const row = page.locator('[data-record-name="everything"]');
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Test' }).click();
+    const result = page.getByTestId('test-result');
+    await result.getByText(/Connected: \d+ tools/).waitFor({ timeout: 30_000 });
+    await expectText(result, 'echo');
+    await screenshot(page, 'tools-record-tested');
+    await page.goto(`${base}/tools/catalog`);
+    await page.locator('[data-tool="mcp__everything__echo"]').waitFor();
+    await screenshot(page, 'tools-catalog');
+  });
+
+  it("marks a bad rule line with the server's reason and saves nothing", async () => {
+    const page = await signedIn(alice, '/settings/rules');
+    const allow = page.getByLabel('Allow', { exact: false }).first();
+    await allow.fill('Read(/workspace/**)\nCommand()');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('allow-line-2').waitFor();
+    await expectText(page, 'Nothing was saved');
+    await screenshot(page, 'rules-bad-line');
+    const saved = await call('GET', '/api/settings/permissions', alice);
+    expect(JSON.stringify(saved.json)).not.toContain('/workspace/**');
+  });
+
+  it('kills a queued background task', async () => {
+    const created = await call('POST', '/api/workflows', alice, {
+      name: 'long wait',
+      plan: { steps: [{ id: 'w', tool: 'wait', arguments: { ms: 20_000, value: 1 } }] },
+    });
+    const workflowId = created.json['id'] as string;
+    expect((await call('POST', `/api/workflows/${workflowId}/publish`, alice, { revision: 1 })).status).toBe(
+      200,
+    );
+    const submit = async () =>
+      (await call('POST', '/api/agent/tasks', alice, { workflowId, permissionMode: 'full-access' })).json[
+        'id'
+      ] as string;
+    const running = await submit();
+    const queued = await submit();
+    const page = await signedIn(alice, '/tasks');
+    const row = page.locator(`[data-task-id="${queued}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-state')).toBe('queued');
+    await screenshot(page, 'tasks-queued');
+    await row.getByRole('button', { name: 'Kill' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Kill' }).click();
+    await page.locator(`[data-task-id="${queued}"][data-state="cancelled"]`).waitFor();
+    await call('POST', `/api/agent/tasks/${running}/kill`, alice);
+  });
+
+  it('shows a user token no admin menu', async () => {
+    const page = await signedIn(alice, '/tools');
+    await page.locator('[data-tool]').first().waitFor(); // a user lands on the catalog
+    expect(await page.getByRole('button', { name: 'Add server' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'MCP servers' }).count()).toBe(0);
+    await screenshot(page, 'user-tools');
+    const adminPage = await signedIn(admin, '/tools');
+    await adminPage.getByRole('link', { name: 'MCP servers' }).waitFor();
+  });
+
+  it('switches to Chinese and to the light theme', async () => {
+    const page = await signedIn(alice, '/runs');
+    await page.getByRole('button', { name: '中文' }).click();
+    await page.getByRole('heading', { name: '运行' }).waitFor();
+    await page.getByRole('button', { name: '切换主题' }).click();
+    expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('light');
+    await screenshot(page, 'runs-zh-light');
   });
 
   it('answers an unknown path with a not-found page', async () => {
