@@ -112,9 +112,10 @@ async function heapUsedKiB(metricsUrl: string): Promise<number> {
 /** The raw peer of the relay: plain node:http holding SSE streams open, nothing else. */
 const RAW_SSE_SERVER = `
 const http = require('node:http');
+const FRAME = JSON.stringify({ runId: '00000000-0000-4000-8000-000000000001', seq: 1, at: new Date().toISOString(), type: 'plan_approval_requested', data: { gate: 'plan', steps: 1, nonReadSteps: [], reusedSteps: [] } });
 const server = http.createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(': connected\\n\\nid: 1\\nevent: plan_approval_requested\\ndata: {}\\n\\n');
+  res.write(': connected\\n\\nid: 1\\nevent: plan_approval_requested\\ndata: ' + FRAME + '\\n\\n');
   req.on('close', () => res.end());
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
