@@ -150,6 +150,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       NATS_SUBJECT_PREFIX: prefix,
       SWITCHYARD_ADMIN_TOKEN: admin,
       LOG_LEVEL: 'warn',
+      // As deployed (Dockerfile, k8s, compose): not the test-only check of every RPC reply.
+      NODE_ENV: 'production',
       WORKSPACE_DIR: join(__dirname, '..', '..', 'tmp', 'bench-workspace'),
       TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
     },
@@ -455,7 +457,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         rounds: ROUNDS,
         statistic: 'median of rounds',
         step: 'wait {ms:0} through registry.tools.invoke',
-        path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes',
+        path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes (NODE_ENV=production, as deployed)',
         floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
         insertFloor: 'per step: one raw pg INSERT (autocommit), sequential',
         peers:
