@@ -197,7 +197,9 @@ export class RunsRepository {
     const eventsParam = param(encodeEvents(events));
     // The common shapes (no row change, with or without the guard) are prepared statements.
     const name = sets.length === 2 ? `run_append${opts.replica ? '_guarded' : ''}` : undefined;
-    const rows = await this.query<EventRow>(
+    // The rows give back only what the statement decided (numbers, times): the bodies are the ones
+    // sent, not parsed back out of jsonb.
+    const rows = await this.query<{ seq: number; at: Date }>(
       name,
       `WITH bumped AS (
          UPDATE run SET ${sets.join(', ')} WHERE id = $1::uuid${guard}
@@ -206,20 +208,19 @@ export class RunsRepository {
          INSERT INTO run_event (run_id, seq, type, data)
          SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
          FROM bumped, ROWS FROM (jsonb_to_recordset(${eventsParam}::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-         RETURNING seq, type, data, created_at AS at
+         RETURNING seq, created_at AS at
        )
-       SELECT seq, type, data, at FROM inserted
-       UNION ALL SELECT 0, '', '{}'::jsonb, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
+       SELECT seq, at FROM inserted
+       UNION ALL SELECT 0, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
       params,
     );
     if (!rows.length) {
       if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
       throw new AppError('not_found', `run ${runId} does not exist`);
     }
-    return rows
-      .filter((r) => Number(r.seq) > 0)
-      .map((r) => toEvent(runId, r))
-      .sort((a, b) => a.seq - b.seq);
+    const numbered = rows.filter((r) => Number(r.seq) > 0).sort((a, b) => Number(a.seq) - Number(b.seq));
+    // Numbered in the order sent (seq = first + ordinality - 1).
+    return numbered.map((r, i) => toEvent(runId, { ...(events[i] as RunEventBody), seq: r.seq, at: r.at }));
   }
 
   /** Takes a finished run over for `replica` (resume), if it is in one of `from`. */
