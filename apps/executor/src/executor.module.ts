@@ -11,7 +11,8 @@ import { DeriveRun } from './runs/derive-run.usecase';
 import { RunLauncher } from './runs/run-launcher';
 import { RunQueries } from './runs/run-queries';
 import { StartRun } from './runs/start-run.usecase';
-import { TaskWorker } from './tasks/task-worker';
+import { BullTaskJobs, TASK_JOBS } from './tasks/task-jobs';
+import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 
@@ -36,6 +37,8 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     RunQueries,
     WorkflowRuns,
     TaskWorker,
+    { provide: TASK_JOBS, useClass: BullTaskJobs },
+    { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },
   ],
 })
 export class ExecutorModule {}
