@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { APP_CONFIG } from '@switchyard/server-runtime';
 import { PermissionsRepository, RUNS_POOL_PROVIDERS, RunsRepository } from '@switchyard/server-db-runs';
+import { HOOK_RUNNER, hookRunnerFor } from './permissions/hook-runner';
 import { HooksService } from './permissions/hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';
 import { PermissionsHandler } from './permissions/permissions.handler';
@@ -28,6 +30,7 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     PermissionsRepository,
     PermissionSettingsService,
     HooksService,
+    { provide: HOOK_RUNNER, inject: [APP_CONFIG], useFactory: hookRunnerFor },
     PermissionsService,
     ActiveRuns,
     RunLauncher,
