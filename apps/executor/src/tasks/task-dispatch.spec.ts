@@ -468,6 +468,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       state: 'completed',
       runId: runIdOf(1),
       output: JSON.stringify(big).slice(0, RESULT_LIMIT),
+      outputTruncated: true,
       error: null,
     });
     expect(t.launched[0]?.log.events.at(-1)?.data).toMatchObject({ truncated: ['s'] });

@@ -118,6 +118,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
               state: 'completed',
               runId: driver.runId,
               output: end.data.result ?? null,
+              ...(end.data.truncated?.length ? { outputTruncated: true } : {}),
               error: null,
             }
           : {
