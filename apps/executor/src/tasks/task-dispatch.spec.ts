@@ -20,6 +20,7 @@ import { InMemoryBus, ManualClock } from '@switchyard/testing';
 import { RunDriver } from '../runs/run-driver';
 import { RunWriter } from '../runs/engine/run-writer';
 import type { WorkflowLaunch } from '../runs/start-run.usecase';
+import { firstWork } from '../runs/run-launcher';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
 import type { TaskJobSource } from './task-jobs';
 import { KILL_MEMORY_MS, TASK_ERROR_LIMIT, TaskWorker, type WorkerTime } from './task-worker';
@@ -237,7 +238,11 @@ function setup(opts: { answers?: Answer[] } = {}) {
         'planning',
       );
       launched.push({ def, ctx, driver, log });
-      void driver.planReady(def.plan as AgentPlan, { review: false }).catch((err) => driver.crashed(err));
+      void firstWork(
+        driver,
+        { plan: def.plan as AgentPlan, ...(def.beforeWork ? { beforeWork: def.beforeWork } : {}) },
+        false,
+      ).catch((err: unknown) => driver.crashed(err));
       return driver;
     },
   };
@@ -281,6 +286,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const [run] = t.launched;
     expect(run?.ctx).toEqual({ correlationId: `task-${TASK}`, ownerId: OWNER, role: 'user' });
     expect(run?.def).toEqual({
+      beforeWork: expect.any(Function),
       goal: 'nightly',
       plan,
       inputNames: ['n'],
@@ -399,7 +405,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       { id: TASK, state: 'cancelled', runId: runIdOf(1), error: 'the task was killed' },
     ]);
     expect(t.calls).toEqual([]);
-    expect(t.launched[0]?.log.types).toEqual(['plan_ready', 'run_started', 'cancel_requested', 'cancelled']);
+    // Attached before it did anything: cancelled without a plan run or a step started.
+    expect(t.launched[0]?.log.types).toEqual(['cancel_requested', 'cancelled']);
   });
 
   it('cancels the run when the scheduler answers the attach with a kill it saw first', async () => {

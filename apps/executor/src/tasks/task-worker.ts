@@ -92,6 +92,13 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         task.permissionMode,
         { taskId },
         ctx,
+        // The run is attached before it does anything: a kill the scheduler (or this replica) saw
+        // first cancels it before any tool is called.
+        async (runId) => {
+          const { cancel } = await this.bus.call(Rpc.tasks.attach, { id: taskId, runId });
+          this.forgetOldKills();
+          return cancel || this.killed.delete(taskId) ? 'the task was killed' : undefined;
+        },
       ));
     } catch (err) {
       await this.report({
@@ -106,10 +113,9 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
     }
     this.running.set(taskId, driver);
     try {
-      const { cancel } = await this.bus.call(Rpc.tasks.attach, { id: taskId, runId: driver.runId });
+      // A kill heard between the attach and now found no driver to cancel: it was remembered.
       this.forgetOldKills();
-      if (cancel || this.killed.delete(taskId))
-        await driver.cancel('the task was killed').catch(() => undefined);
+      if (this.killed.delete(taskId)) await driver.cancel('the task was killed').catch(() => undefined);
       const end = await driver.settled;
       await this.report(
         end.type === 'complete'

@@ -16,6 +16,7 @@ import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { StartRun } from '../runs/start-run.usecase';
+import type { BeforeWork } from '../runs/run-launcher';
 
 const text = (t: string, isError: boolean): ToolResult => ({
   content: [{ type: 'text', text: t }],
@@ -91,6 +92,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
     source: Pick<RunCreated, 'taskId' | 'asTool'>,
     ctx: CallContext,
+    beforeWork?: BeforeWork,
   ): Promise<{ driver: RunDriver; name: string }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
     const issues = checkInputs(def.inputSchema, inputs);
@@ -110,6 +112,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         inputs,
         config: { permissionMode, planApproval: false, unattended: true },
         source: { workflowId, version: def.version, ...source },
+        ...(beforeWork ? { beforeWork } : {}),
       },
       ctx,
     );
