@@ -162,6 +162,8 @@ export class RunDriver {
     plan: AgentPlan,
     opts: { review: boolean; attempts?: number; resumed?: boolean },
   ): Promise<void> {
+    // Cancelled before its plan was announced (a task killed while its run was being attached).
+    if (this.closed || this.cancelReason !== undefined) return this.settle();
     const { writer } = this.init;
     const announced = writer.emit(
       'plan_ready',

@@ -36,6 +36,31 @@ export interface Launch {
   readonly batchId?: string;
   readonly reusable?: ReadonlyMap<string, ReusableStep>;
   readonly created: RunOrigin;
+  /**
+   * Asked once the run is written and before any of its work starts (a task attaches its run
+   * here); a reason answered cancels the run before a tool is called.
+   */
+  readonly beforeWork?: BeforeWork;
+}
+
+/** Resolves with a reason to cancel the new run before it does anything, or undefined to go on. */
+export type BeforeWork = (runId: string) => Promise<string | undefined>;
+
+/**
+ * A new run's first work, once its row is written: `beforeWork` may cancel it first; then its plan
+ * is reviewed (and run) or drafted.
+ */
+export async function firstWork(
+  driver: RunDriver,
+  l: Pick<Launch, 'plan' | 'beforeWork'>,
+  review: boolean,
+): Promise<void> {
+  const stop = l.beforeWork ? await l.beforeWork(driver.runId) : undefined;
+  if (stop !== undefined) {
+    await driver.cancel(stop);
+    return;
+  }
+  await (l.plan ? driver.planReady(l.plan, { review }) : driver.draft());
 }
 
 /**
@@ -108,7 +133,7 @@ export class RunLauncher {
     }
     const plan = l.plan;
     const review = l.sourceRunId !== undefined || l.config.planApproval;
-    this.kick(driver, () => (plan ? driver.planReady(plan, { review }) : driver.draft()));
+    this.kick(driver, () => firstWork(driver, l, review));
     this.logger.info({ runId, source: l.created.source, steps: plan?.steps.length }, 'run started');
     return driver;
   }

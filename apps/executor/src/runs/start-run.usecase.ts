@@ -14,7 +14,7 @@ import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
-import { RunLauncher, type Launch, type RunOrigin } from './run-launcher';
+import { RunLauncher, type BeforeWork, type Launch, type RunOrigin } from './run-launcher';
 
 /** A saved workflow's plan to run, its inputs checked by the caller. */
 export interface WorkflowLaunch {
@@ -25,6 +25,7 @@ export interface WorkflowLaunch {
   readonly files?: readonly string[];
   readonly config: Partial<RunConfig>;
   readonly source: Omit<RunOrigin, 'source'>;
+  readonly beforeWork?: BeforeWork;
 }
 
 /** Starts new runs: from a goal or a workflow, one at a time or as a batch, or from a saved workflow. */
@@ -97,6 +98,7 @@ export class StartRun {
         tools,
         plan: checked.plan,
         created: { source: 'workflow', ...def.source },
+        ...(def.beforeWork ? { beforeWork: def.beforeWork } : {}),
       },
       ctx,
     );

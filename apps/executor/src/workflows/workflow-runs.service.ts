@@ -11,17 +11,21 @@ import {
 } from '@switchyard/contracts';
 import { checkInputs, inputNamesOf } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { StartRun } from '../runs/start-run.usecase';
+import type { BeforeWork } from '../runs/run-launcher';
 
 const text = (t: string, isError: boolean): ToolResult => ({
   content: [{ type: 'text', text: t }],
   isError,
   truncated: false,
 });
+
+/** What saved workflows need of the run use cases: starting a run of a workflow's plan. */
+export type WorkflowStarter = Pick<StartRun, 'startWorkflow'>;
 
 /**
  * Saved workflows as runs: by hand (`POST /api/workflows/{id}/run`: the draft or a version, normal
@@ -35,8 +39,8 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly runs: StartRun,
-    @Inject(BUS) private readonly bus: Bus,
+    @Inject(StartRun) private readonly runs: WorkflowStarter,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -88,6 +92,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
     source: Pick<RunCreated, 'taskId' | 'asTool'>,
     ctx: CallContext,
+    beforeWork?: BeforeWork,
   ): Promise<{ driver: RunDriver; name: string }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
     const issues = checkInputs(def.inputSchema, inputs);
@@ -107,6 +112,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         inputs,
         config: { permissionMode, planApproval: false, unattended: true },
         source: { workflowId, version: def.version, ...source },
+        ...(beforeWork ? { beforeWork } : {}),
       },
       ctx,
     );
