@@ -117,6 +117,9 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         },
       });
     }
+    // Straight to the owner feed, not through the transitions: a delivery's audit must never hear
+    // "queued" after its task's "running" (listeners run concurrently).
+    this.bus.emit(Events.ownerFeed(t.ownerId), { kind: 'task', taskId: t.id, status: 'queued' });
     void this.pump();
     return undefined;
   }
@@ -193,7 +196,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async claim(id: string) {
     const row = await this.repo.claim(id);
     if (row) {
-      this.transitions.emit({ taskId: id, state: 'running', error: null });
+      this.transitions.emit({ taskId: id, ownerId: row.ownerId, state: 'running', error: null });
       return {
         go: true,
         task: {
@@ -211,12 +214,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = 'the executor running this task stopped; it was not started again';
       if (await this.repo.interrupt(id, reason))
-        this.transitions.emit({ taskId: id, state: 'interrupted', error: reason });
+        this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
     if (now?.state === 'queued' && now.killRequested) {
       const killed = await this.repo.kill(id, now.ownerId);
-      this.transitions.emit({ taskId: id, state: killed.state, error: killed.error });
+      this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: killed.state, error: killed.error });
     }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
@@ -235,7 +238,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const row = await this.repo.finish(f, output);
     await this.fair.finish(f.id);
     if (row) {
-      this.transitions.emit({ taskId: f.id, state: f.state, error: f.error });
+      this.transitions.emit({ taskId: f.id, ownerId: row.ownerId, state: f.state, error: f.error });
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
     void this.pump();
@@ -251,7 +254,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // Not dispatched yet: its queue slot is free now. Dispatched: its claim will refuse it.
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
-      this.transitions.emit({ taskId: id, state: 'cancelled', error: row.error });
+      this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
     } else if (row.state === 'running' || row.state === 'queued') {
       this.bus.emit(Events.taskKill, { id });
     }

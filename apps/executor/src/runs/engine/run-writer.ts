@@ -40,6 +40,8 @@ export class RunWriter {
     readonly runId: string,
     private readonly replica: string,
     private readonly onFailure: (err: unknown) => void,
+    /** Told of every batch once published, with the row change it carried (the owner feed follows it). */
+    private readonly onPublished?: (events: readonly RunEvent[], update: RunUpdate | undefined) => void,
   ) {}
 
   /**
@@ -72,9 +74,10 @@ export class RunWriter {
   }
 
   /** Publishes events stored elsewhere (the run's first events, written with its row). */
-  publish(events: readonly RunEvent[]): void {
+  publish(events: readonly RunEvent[], update?: RunUpdate): void {
     const live = Events.run(this.runId);
     for (const e of events) this.bus.emit(live, e);
+    this.onPublished?.(events, update);
   }
 
   /**
@@ -97,7 +100,7 @@ export class RunWriter {
       stored = await this.repo.fail(this.runId, this.replica, data.message);
       if (!stored.length) throw new LeaseLostError(`run ${this.runId} is no longer held by this replica`);
     }
-    this.publish(stored);
+    this.publish(stored, update);
     return data;
   }
 
@@ -114,7 +117,7 @@ export class RunWriter {
           batch.map((p) => p.event),
           { replica: this.replica, ...(update ? { update } : {}) },
         );
-        this.publish(stored);
+        this.publish(stored, update);
         batch.forEach((p) => p.resolve());
       } catch (err) {
         this.stop(err, batch);
