@@ -8,3 +8,4 @@ export * from './sse';
 export * from './route-corpus';
 export * from './clock';
 export * from './in-memory-bus';
+export * from './owner-feed';
