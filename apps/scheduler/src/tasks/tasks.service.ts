@@ -18,6 +18,7 @@ import { TasksRepository, toTask } from '@switchyard/server-db';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
+import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
 import { TaskTransitions } from './task-transitions';
 
@@ -55,6 +56,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly repo: TasksRepository,
     private readonly metrics: TaskMetrics,
     private readonly transitions: TaskTransitions,
+    private readonly feed: TaskFeed,
     @Inject(REDIS) redis: Redis,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -117,9 +119,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         },
       });
     }
-    // Straight to the owner feed, not through the transitions: a delivery's audit must never hear
-    // "queued" after its task's "running" (listeners run concurrently).
-    this.bus.emit(Events.ownerFeed(t.ownerId), { kind: 'task', taskId: t.id, status: 'queued' });
+    this.feed.tell(t.ownerId, t.id, 'queued');
     void this.pump();
     return undefined;
   }
