@@ -5,10 +5,53 @@ import prettier from 'eslint-config-prettier';
 
 const TESTS = ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'];
 
-const TRANSPORTS = ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adapter-pg'].map((name) => ({
-  name,
-  message: 'import it through libs/server/* (bus, queue, db) instead',
-}));
+const TRANSPORTS = ['nats', 'ioredis', 'bullmq', '@prisma/client', '@prisma/adapter-pg', 'pg'].map(
+  (name) => ({
+    name,
+    message: 'import it through libs/server/* (bus, queue, db) instead',
+  }),
+);
+
+/**
+ * An app reaches tables only through its own repositories (libs/server/db-<owner>, injected): not through
+ * the service's Prisma client or a pg pool, which would reach every service's tables. Tests may seed.
+ */
+const RAW_DATABASE = [
+  {
+    name: '@switchyard/server-db',
+    importNames: ['Prisma', 'PrismaClient', 'createPrisma', 'createPgPool', 'PgPool', 'PRISMA'],
+    message:
+      "an app reaches its tables through its repositories (libs/server/db-<owner>), not the database's clients",
+  },
+  {
+    name: '@switchyard/server-runtime',
+    importNames: ['PRISMA'],
+    message:
+      "an app reaches its tables through its repositories (libs/server/db-<owner>), not the database's clients",
+  },
+];
+
+/**
+ * Data ownership (DESIGN.md): each service's tables have one repository lib, tagged with the owner's
+ * scope and `db:<name>`, so the scope constraints below keep an app out of another's tables. The run
+ * log's read-only face (db-run-events, `scope:run-events`) is open to the gateway (SSE replay) and the
+ * executor (whose db-runs writes it).
+ */
+const SCOPES = {
+  gateway: ['scope:run-events'],
+  planner: [],
+  executor: ['scope:run-events'],
+  'tool-registry': [],
+  scheduler: [],
+  web: [],
+};
+
+/**
+ * Tables that tests may seed although another service owns them: owners (every test needs one), runs
+ * and their events (the gateway's stream test stands in for the executor), workflows (the scheduler's
+ * schedule test publishes one). Production code never gets these.
+ */
+const TEST_FIXTURES = ['db:identity', 'db:runs', 'db:workflows'];
 
 const NOT_IN_BROWSER = 'libraries imported by the browser may not use Node built-ins or server-only packages';
 
@@ -18,6 +61,7 @@ const BENCH_PEERS = ['@dbos-inc/*', '@langchain/langgraph', '@langchain/langgrap
 /** Module boundaries by tag. Only test files may import libs/testing. */
 function boundaries({ tests }) {
   const t = tests ? ['type:testing'] : [];
+  const fixtures = tests ? TEST_FIXTURES : [];
   return {
     enforceBuildableLibDependency: false,
     allow: [],
@@ -26,11 +70,30 @@ function boundaries({ tests }) {
       // Apps are leaves: nothing imports an app, and an app imports libs only.
       {
         sourceTag: 'type:app',
-        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature', ...t],
+        onlyDependOnLibsWithTags: [
+          'type:contracts',
+          'type:infra',
+          'type:util',
+          'type:feature',
+          'type:data',
+          ...t,
+        ],
       },
       {
         sourceTag: 'type:feature',
-        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:feature', ...t],
+        onlyDependOnLibsWithTags: [
+          'type:contracts',
+          'type:infra',
+          'type:util',
+          'type:feature',
+          'type:data',
+          ...t,
+        ],
+      },
+      // Repositories: over the shared core (libs/server/db); the run writer also over the run reader.
+      {
+        sourceTag: 'type:data',
+        onlyDependOnLibsWithTags: ['type:contracts', 'type:infra', 'type:util', 'type:data', ...t],
       },
       {
         sourceTag: 'type:infra',
@@ -61,14 +124,20 @@ function boundaries({ tests }) {
         onlyDependOnLibsWithTags: ['scope:shared'],
         bannedExternalImports: BENCH_PEERS,
       },
-      ...['gateway', 'planner', 'executor', 'tool-registry', 'scheduler', 'web'].map((scope) => ({
+      ...Object.entries(SCOPES).map(([scope, also]) => ({
         sourceTag: `scope:${scope}`,
-        onlyDependOnLibsWithTags: ['scope:shared', `scope:${scope}`],
+        onlyDependOnLibsWithTags: ['scope:shared', `scope:${scope}`, ...also, ...fixtures],
         bannedExternalImports: BENCH_PEERS,
       })),
       {
+        sourceTag: 'scope:run-events',
+        onlyDependOnLibsWithTags: ['scope:shared', ...fixtures],
+        bannedExternalImports: BENCH_PEERS,
+      },
+      // The CLI bootstraps the first admin owner and token.
+      {
         sourceTag: 'scope:cli',
-        onlyDependOnLibsWithTags: ['scope:shared'],
+        onlyDependOnLibsWithTags: ['scope:shared', 'db:identity'],
         bannedExternalImports: BENCH_PEERS,
       },
       { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared'] },
@@ -107,6 +176,13 @@ export default [
     files: ['apps/**/*.ts', 'libs/contracts/**/*.ts', 'tools/**/*.ts', 'libs/testing/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: TRANSPORTS }],
+    },
+  },
+  {
+    files: ['apps/**/*.ts'],
+    ignores: TESTS,
+    rules: {
+      'no-restricted-imports': ['error', { paths: [...TRANSPORTS, ...RAW_DATABASE] }],
     },
   },
   {

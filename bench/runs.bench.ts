@@ -112,9 +112,10 @@ async function heapUsedKiB(metricsUrl: string): Promise<number> {
 /** The raw peer of the relay: plain node:http holding SSE streams open, nothing else. */
 const RAW_SSE_SERVER = `
 const http = require('node:http');
+const FRAME = JSON.stringify({ runId: '00000000-0000-4000-8000-000000000001', seq: 1, at: new Date().toISOString(), type: 'plan_approval_requested', data: { gate: 'plan', steps: 1, nonReadSteps: [], reusedSteps: [] } });
 const server = http.createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(': connected\\n\\nid: 1\\nevent: plan_approval_requested\\ndata: {}\\n\\n');
+  res.write(': connected\\n\\nid: 1\\nevent: plan_approval_requested\\ndata: ' + FRAME + '\\n\\n');
   req.on('close', () => res.end());
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
@@ -149,6 +150,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       NATS_SUBJECT_PREFIX: prefix,
       SWITCHYARD_ADMIN_TOKEN: admin,
       LOG_LEVEL: 'warn',
+      // As deployed (Dockerfile, k8s, compose): not the test-only check of every RPC reply.
+      NODE_ENV: 'production',
       WORKSPACE_DIR: join(__dirname, '..', '..', 'tmp', 'bench-workspace'),
       TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
     },
@@ -454,7 +457,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         rounds: ROUNDS,
         statistic: 'median of rounds',
         step: 'wait {ms:0} through registry.tools.invoke',
-        path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes',
+        path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes (NODE_ENV=production, as deployed)',
         floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
         insertFloor: 'per step: one raw pg INSERT (autocommit), sequential',
         peers:

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AppError, OwnerName, Role } from '@switchyard/contracts';
 import { ConfigError, environment, loadConfig } from '@switchyard/server-config';
-import { createPrisma, ensureDatabase, IdentityRepository, migrate } from '@switchyard/server-db';
+import { createPrisma, ensureDatabase, migrate } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 
 const USAGE = `usage: npm run switchyard -- <command>
 

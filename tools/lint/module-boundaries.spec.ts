@@ -159,7 +159,7 @@ const CASES: Case[] = [
   {
     name: 'plan importing a server lib',
     file: 'libs/plan/src/x.ts',
-    code: "import { RunsRepository } from '@switchyard/server-db';\nexport const r = RunsRepository;\n",
+    code: "import { RunsRepository } from '@switchyard/server-db-runs';\nexport const r = RunsRepository;\n",
     rule: /no-restricted-imports/,
   },
   {
@@ -179,6 +179,115 @@ const CASES: Case[] = [
     file: 'libs/plan/src/x.spec.ts',
     code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n",
     rule: null,
+  },
+  // Data ownership: each service's tables behind its own repository lib (libs/server/db-<owner>).
+  {
+    name: "an app importing another service's repositories (the gateway writing runs)",
+    file: 'apps/gateway/src/x.ts',
+    code: "import { RunsRepository } from '@switchyard/server-db-runs';\nexport const r = RunsRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: "an app importing another service's repositories (the scheduler reading workflows)",
+    file: 'apps/scheduler/src/x.ts',
+    code: "import { WorkflowsRepository } from '@switchyard/server-db-workflows';\nexport const w = WorkflowsRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: "an app importing another service's repositories (the planner reading tasks)",
+    file: 'apps/planner/src/x.ts',
+    code: "import { TasksRepository } from '@switchyard/server-db-tasks';\nexport const t = TasksRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: "an app importing another service's repositories (the executor reading tool records)",
+    file: 'apps/executor/src/x.ts',
+    code: "import { McpToolRepository } from '@switchyard/server-db-tools';\nexport const m = McpToolRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: "an app importing another service's repositories (the tool registry reading tokens)",
+    file: 'apps/tool-registry/src/x.ts',
+    code: "import { IdentityRepository } from '@switchyard/server-db-identity';\nexport const i = IdentityRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'the gateway importing the read-only run-events reader and its own repositories',
+    file: 'apps/gateway/src/x.ts',
+    code: "import { RunEventsReader } from '@switchyard/server-db-run-events';\nimport { IdentityRepository } from '@switchyard/server-db-identity';\nexport const both = [RunEventsReader, IdentityRepository];\n",
+    rule: null,
+  },
+  {
+    name: 'the executor importing its own repositories',
+    file: 'apps/executor/src/x.ts',
+    code: "import { PermissionsRepository, RunsRepository } from '@switchyard/server-db-runs';\nexport const both = [PermissionsRepository, RunsRepository];\n",
+    rule: null,
+  },
+  {
+    name: 'the run-events reader importing the run writer',
+    file: 'libs/server/db-run-events/src/x.ts',
+    code: "import { RunsRepository } from '@switchyard/server-db-runs';\nexport const r = RunsRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'a shared lib importing a repository lib',
+    file: 'libs/server/runtime/src/x.ts',
+    code: "import { TasksRepository } from '@switchyard/server-db-tasks';\nexport const t = TasksRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'the shared database core importing a repository lib',
+    file: 'libs/server/db/src/x.ts',
+    code: "import { IdentityRepository } from '@switchyard/server-db-identity';\nexport const i = IdentityRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'an app importing pg directly',
+    file: 'apps/executor/src/x.ts',
+    code: "import { Pool } from 'pg';\nexport const p = Pool;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: "an app taking the service's Prisma client (every service's tables)",
+    file: 'apps/gateway/src/x.ts',
+    code: "import { PRISMA } from '@switchyard/server-runtime';\nexport const p = PRISMA;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'an app opening its own pg pool',
+    file: 'apps/scheduler/src/x.ts',
+    code: "import { createPgPool } from '@switchyard/server-db';\nexport const c = createPgPool;\n",
+    rule: /no-restricted-imports/,
+  },
+  {
+    name: 'an app importing the shared database core for storable text and secrets',
+    file: 'apps/tool-registry/src/x.ts',
+    code: "import { SecretBox, storableText } from '@switchyard/server-db';\nexport const both = [SecretBox, storableText];\n",
+    rule: null,
+  },
+  {
+    name: "a test seeding another service's fixtures (owners, runs, workflows)",
+    file: 'apps/scheduler/src/x.int-spec.ts',
+    code: "import { createPrisma } from '@switchyard/server-db';\nimport { IdentityRepository } from '@switchyard/server-db-identity';\nimport { RunsRepository } from '@switchyard/server-db-runs';\nimport { WorkflowsRepository } from '@switchyard/server-db-workflows';\nexport const all = [createPrisma, IdentityRepository, RunsRepository, WorkflowsRepository];\n",
+    rule: null,
+  },
+  {
+    name: "a test importing another service's repositories beyond the fixtures",
+    file: 'apps/gateway/src/x.int-spec.ts',
+    code: "import { TasksRepository } from '@switchyard/server-db-tasks';\nexport const t = TasksRepository;\n",
+    rule: /enforce-module-boundaries/,
+  },
+  {
+    name: 'the CLI bootstrapping the admin token',
+    file: 'tools/cli/x.ts',
+    code: "import { IdentityRepository } from '@switchyard/server-db-identity';\nexport const i = IdentityRepository;\n",
+    rule: null,
+  },
+  {
+    name: 'the CLI importing a run repository',
+    file: 'tools/cli/x.ts',
+    code: "import { RunsRepository } from '@switchyard/server-db-runs';\nexport const r = RunsRepository;\n",
+    rule: /enforce-module-boundaries/,
   },
 ];
 

@@ -1,13 +1,5 @@
-import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
-import type { AppConfig } from '@switchyard/server-config';
-import {
-  createPgPool,
-  PermissionsRepository,
-  RunsRepository,
-  type PgPool,
-  type PrismaClient,
-} from '@switchyard/server-db';
-import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
+import { Module } from '@nestjs/common';
+import { PermissionsRepository, RUNS_POOL_PROVIDERS, RunsRepository } from '@switchyard/server-db-runs';
 import { HooksService } from './permissions/hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';
 import { PermissionsHandler } from './permissions/permissions.handler';
@@ -23,18 +15,6 @@ import { TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 
-const RUNS_POOL = Symbol('RUNS_POOL');
-
-/** Closes the run log's pg pool after everything else (runs are marked interrupted through it). */
-@Injectable()
-class RunsPoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(RUNS_POOL) private readonly pool: PgPool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
  * bootstrapService.
@@ -42,27 +22,9 @@ class RunsPoolCloser implements OnApplicationShutdown {
 @Module({
   controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler],
   providers: [
-    {
-      provide: RUNS_POOL,
-      useFactory: (config: AppConfig) =>
-        createPgPool({
-          url: config.database.url,
-          poolSize: config.database.poolSize,
-          applicationName: `${config.service}-runs`,
-        }),
-      inject: [APP_CONFIG],
-    },
-    RunsPoolCloser,
-    {
-      provide: RunsRepository,
-      useFactory: (prisma: PrismaClient, pool: PgPool) => new RunsRepository(prisma, pool),
-      inject: [PRISMA, RUNS_POOL],
-    },
-    {
-      provide: PermissionsRepository,
-      useFactory: (prisma: PrismaClient) => new PermissionsRepository(prisma),
-      inject: [PRISMA],
-    },
+    ...RUNS_POOL_PROVIDERS,
+    RunsRepository,
+    PermissionsRepository,
     PermissionSettingsService,
     HooksService,
     PermissionsService,

@@ -1,12 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import {
-  IdempotencyRepository,
-  IdentityRepository,
-  RunEventsRepository,
-  type PrismaClient,
-} from '@switchyard/server-db';
-import { PRISMA } from '@switchyard/server-runtime';
+import { IdempotencyRepository, IdentityRepository } from '@switchyard/server-db-identity';
+import { RunEventsReader } from '@switchyard/server-db-run-events';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
@@ -53,21 +48,9 @@ import { ToolsController } from './tools/tools.controller';
     OwnerFeed,
     StreamRelay,
     StreamFastPath,
-    {
-      provide: IdentityRepository,
-      useFactory: (prisma: PrismaClient) => new IdentityRepository(prisma),
-      inject: [PRISMA],
-    },
-    {
-      provide: RunEventsRepository,
-      useFactory: (prisma: PrismaClient) => new RunEventsRepository(prisma),
-      inject: [PRISMA],
-    },
-    {
-      provide: IdempotencyRepository,
-      useFactory: (prisma: PrismaClient) => new IdempotencyRepository(prisma),
-      inject: [PRISMA],
-    },
+    IdentityRepository,
+    RunEventsReader,
+    IdempotencyRepository,
     TokenVerifier,
     TokenUseCases,
     AdminBootstrap,

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { WorkflowsRepository, type PrismaClient } from '@switchyard/server-db';
-import { PRISMA } from '@switchyard/server-runtime';
+import { WorkflowsRepository } from '@switchyard/server-db-workflows';
 import { PlanDrafter } from './plans/plan-drafter';
 import { PlansHandler } from './plans/plans.handler';
 import { WorkflowsHandler } from './workflows/workflows.handler';
@@ -12,14 +11,6 @@ import { WorkflowsService } from './workflows/workflows.service';
  */
 @Module({
   controllers: [PlansHandler, WorkflowsHandler],
-  providers: [
-    PlanDrafter,
-    {
-      provide: WorkflowsRepository,
-      useFactory: (prisma: PrismaClient) => new WorkflowsRepository(prisma),
-      inject: [PRISMA],
-    },
-    WorkflowsService,
-  ],
+  providers: [PlanDrafter, WorkflowsRepository, WorkflowsService],
 })
 export class PlannerModule {}

@@ -1,11 +1,5 @@
 import { Module, type Type } from '@nestjs/common';
-import {
-  SchedulesRepository,
-  TasksRepository,
-  WebhooksRepository,
-  type PrismaClient,
-} from '@switchyard/server-db';
-import { PRISMA } from '@switchyard/server-runtime';
+import { SchedulesRepository, TasksRepository, WebhooksRepository } from '@switchyard/server-db-tasks';
 import { CLOCK, systemClock, type Clock } from './clock';
 import { ScheduleFirer } from './schedules/schedule-firer';
 import { SchedulesHandler } from './schedules/schedules.handler';
@@ -20,12 +14,6 @@ import { UnattendedCheck } from './triggers/unattended-check';
 import { WebhooksHandler } from './webhooks/webhooks.handler';
 import { WebhooksService } from './webhooks/webhooks.service';
 
-const repository = <T>(Repo: new (prisma: PrismaClient) => T) => ({
-  provide: Repo,
-  useFactory: (prisma: PrismaClient) => new Repo(prisma),
-  inject: [PRISMA],
-});
-
 /**
  * The scheduler's features, on the given clock (the system's; tests move theirs by hand). The service
  * kit (config, logs, metrics, NATS, Postgres, Redis, probes, health RPC) is added by bootstrapService.
@@ -34,9 +22,9 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
   @Module({
     controllers: [TasksHandler, SchedulesHandler, WebhooksHandler],
     providers: [
-      repository(TasksRepository),
-      repository(SchedulesRepository),
-      repository(WebhooksRepository),
+      TasksRepository,
+      SchedulesRepository,
+      WebhooksRepository,
       { provide: CLOCK, useValue: clock },
       TaskMetrics,
       TaskTransitions,

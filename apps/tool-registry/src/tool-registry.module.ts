@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
-import { AgentRepository, McpToolRepository, SecretBox, type PrismaClient } from '@switchyard/server-db';
+import { SecretBox } from '@switchyard/server-db';
+import { AgentRepository, McpToolRepository } from '@switchyard/server-db-tools';
 import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
-import { APP_CONFIG, PRISMA } from '@switchyard/server-runtime';
+import { APP_CONFIG } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp/mcp-client.pool';
 import { McpToolsService } from './mcp/mcp-tools.service';
@@ -50,16 +51,8 @@ export const BUILTIN_TOOLS = [
   imports: [DiscoveryModule],
   controllers: [ToolsHandler, RecordsHandler, AgentsHandler],
   providers: [
-    {
-      provide: McpToolRepository,
-      useFactory: (prisma: PrismaClient) => new McpToolRepository(prisma),
-      inject: [PRISMA],
-    },
-    {
-      provide: AgentRepository,
-      useFactory: (prisma: PrismaClient) => new AgentRepository(prisma),
-      inject: [PRISMA],
-    },
+    McpToolRepository,
+    AgentRepository,
     ToolSetService,
     AgentsUseCases,
     {

@@ -70,6 +70,12 @@ describe('run event catalog', () => {
     expect(RunEventBody.options.map((o) => o.shape.type.value).sort()).toEqual(Object.keys(SAMPLES).sort());
   });
 
+  it('stores each body as it is emitted, with the same data schema', () => {
+    expect(RunEvent.options.map((o) => [o.shape.type.value, o.shape.data])).toEqual(
+      RunEventBody.options.map((o) => [o.shape.type.value, o.shape.data]),
+    );
+  });
+
   it.each(Object.entries(SAMPLES))('parses a stored %s event', (type, data) => {
     expect(RunEvent.parse({ ...envelope, type, data })).toEqual({ ...envelope, type, data });
   });

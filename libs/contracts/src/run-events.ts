@@ -209,11 +209,39 @@ export const RunEventBody = z.discriminatedUnion('type', [
 ]);
 export type RunEventBody = z.infer<typeof RunEventBody>;
 
-/** A stored event: numbered 1, 2, 3… per run with no gap, in the order it was written. */
-export const RunEvent = z.intersection(
-  RunEventBody,
-  z.object({ runId: z.string().uuid(), seq: z.number().int().positive(), at: z.string() }),
-);
+/** Where and when the log put an event. */
+const stamp = { runId: z.string().uuid(), seq: z.number().int().positive(), at: z.string() };
+
+function stored<T extends string, D extends z.ZodType>(type: T, data: D) {
+  return z.object({ type: z.literal(type), data, ...stamp });
+}
+
+/**
+ * A stored event: numbered 1, 2, 3… per run with no gap, in the order it was written. One object
+ * per type, the same as `RunEventBody`'s with the stamp: not an intersection of the two, which zod
+ * parses (both sides, then a deep merge) about five times slower — and every SSE relay parses each.
+ */
+export const RunEvent = z.discriminatedUnion('type', [
+  stored('run_created', RunCreated),
+  stored('planning_started', PlanningStarted),
+  stored('plan_token', PlanToken),
+  stored('plan_ready', PlanReady),
+  stored('plan_approval_requested', PlanApprovalRequested),
+  stored('plan_approved', PlanApproved),
+  stored('run_started', RunStarted),
+  stored('step_start', StepStarted),
+  stored('step_approval_requested', StepApprovalRequested),
+  stored('step_approved', StepApproved),
+  stored('step_retry', StepRetry),
+  stored('step_complete', StepCompleted),
+  stored('step_failed', StepFailed),
+  stored('cancel_requested', CancelRequested),
+  stored('resumed', RunResumed),
+  stored('cancelled', RunCancelled),
+  stored('interrupted', RunInterrupted),
+  stored('complete', RunCompleted),
+  stored('error', RunFailed),
+]);
 export type RunEvent = z.infer<typeof RunEvent>;
 
 export type RunEventType = RunEventBody['type'];

@@ -9,7 +9,7 @@ import {
 } from '@switchyard/permissions';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db';
+import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { AddressPolicy, APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { HookRunner } from './hook-runner';

@@ -1,6 +1,6 @@
 import { PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import { GLOBAL_SCOPE } from '@switchyard/server-db';
+import { GLOBAL_SCOPE } from '@switchyard/server-db-runs';
 
 /** How long rules and hooks are trusted without a change event (a lost broadcast heals by then). */
 export const PERMISSIONS_CACHE_MS = 5_000;

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { AppError, type PermissionSettings, type RuleLists } from '@switchyard/contracts';
 import { parseRules, type Rule } from '@switchyard/permissions';
 import type { Bus } from '@switchyard/server-bus';
-import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db';
+import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { BUS, LOGGER } from '@switchyard/server-runtime';
 import { announceChange, OwnerCache } from './owner-cache';

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { RunConfig, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import {
-  createPrisma,
-  IdentityRepository,
-  RunsRepository,
-  type NewRun,
-  type PrismaClient,
-} from '@switchyard/server-db';
+import { createPrisma, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
+import { RunsRepository, type NewRun } from '@switchyard/server-db-runs';
 import { createLogger } from '@switchyard/server-observability';
 import {
   createTestDatabase,

@@ -14,7 +14,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { RunsRepository } from '@switchyard/server-db';
+import { RunsRepository } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';

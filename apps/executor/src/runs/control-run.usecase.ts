@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, FINISHED_RUN_STATUSES, type RunControlReply } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
-import { RunsRepository } from '@switchyard/server-db';
+import { RunsRepository } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { ActiveRuns } from './active-runs';

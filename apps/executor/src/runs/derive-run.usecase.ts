@@ -9,7 +9,7 @@ import {
 } from '@switchyard/contracts';
 import { planRefusal, validatePlan } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
-import { RunsRepository, type RunRow } from '@switchyard/server-db';
+import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { foldExecutions, reusableSteps, type ReusableStep } from './executions';

@@ -1,5 +1,5 @@
 import { Events, RunConfig, type AgentPlan, type RunEvent, type RunEventBody } from '@switchyard/contracts';
-import type { RunUpdate } from '@switchyard/server-db';
+import type { RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './engine/run-writer';
 import { ownerFeedOf } from './owner-feed';

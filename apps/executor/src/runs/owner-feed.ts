@@ -1,6 +1,6 @@
 import { Events, isOwnerFeedRunEvent, type RunEvent, type RunStatus } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
-import type { RunUpdate } from '@switchyard/server-db';
+import type { RunUpdate } from '@switchyard/server-db-runs';
 
 /**
  * Tells the run's owner feed (`Events.ownerFeed`) about the events that change what a list or an

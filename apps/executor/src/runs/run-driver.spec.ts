@@ -14,7 +14,8 @@ import {
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
-import { jsonHoldsUnstorable, LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { jsonHoldsUnstorable } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';
@@ -318,6 +319,19 @@ describe('RunDriver: what the log cannot store', () => {
     expect(log.failedWith).toBeUndefined();
   });
 
+  it('calls no tool when the write of the plan, run_started and the first starts is refused, and ends the run', async () => {
+    const log = new MemoryLog();
+    log.refuse = 'run_started';
+    const { end, calls } = await drive({
+      plan: { steps: [step('a'), step('b')] },
+      answers: [ok('a'), ok('b')],
+      log,
+    });
+    expect(calls).toEqual([]);
+    expect(end).toMatchObject({ status: 'failed', type: 'error', data: { code: 'internal' } });
+    expect(log.types).toEqual(['error']);
+  });
+
   it('marks the run failed by the plain statement when the log refuses the error event too', async () => {
     const log = new MemoryLog();
     log.refuse = 'error';
@@ -346,6 +360,36 @@ function held() {
 }
 
 const ask = (reason = 'rule Tool(reader) asks'): PermissionDecision => ({ decision: 'ask', reason });
+
+describe('RunDriver: the hot path', () => {
+  it('a chain costs one log write per step (a completion with the next start; the plan with the first) and calls each tool only once its start is stored', async () => {
+    const log = new MemoryLog();
+    const batches: RunEventType[][] = [];
+    const append = log.append.bind(log);
+    log.append = (runId, batch, opts) => {
+      batches.push(batch.map((e) => e.type));
+      return append(runId, batch, opts);
+    };
+    // The steps whose start the log held when each call reached the registry.
+    const storedAtCall: string[][] = [];
+    const answer = (result: string) => async () => {
+      storedAtCall.push(log.of('step_start').map((e) => e.data.stepId));
+      return ok(result);
+    };
+    const { driver, calls } = setup({ log, answers: ['a', 'b', 'c'].map(answer) });
+    const chain = { steps: [step('a'), step('b', { dependsOn: ['a'] }), step('c', { dependsOn: ['b'] })] };
+    await driver.planReady(chain, { review: false });
+    expect(await driver.settled).toMatchObject({ status: 'completed', data: { result: 'c' } });
+    expect(calls.map((c) => c.invocationId)).toEqual([`${RUN}:a:1`, `${RUN}:b:1`, `${RUN}:c:1`]);
+    expect(storedAtCall).toEqual([['a'], ['a', 'b'], ['a', 'b', 'c']]);
+    expect(batches).toEqual([
+      ['plan_ready', 'run_started', 'step_start'],
+      ['step_complete', 'step_start'],
+      ['step_complete', 'step_start'],
+      ['step_complete', 'complete'],
+    ]);
+  });
+});
 
 describe('RunDriver: event sequences at gates, retries and control', () => {
   it('plan gate: waits for approval before any step starts, then runs', async () => {

@@ -11,7 +11,8 @@ import {
   type TerminalRunEvent,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { LeaseLostError, storableText, type RunUpdate } from '@switchyard/server-db';
+import { storableText } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
 import { editedPlan } from './engine/plan-edits';
 import { draftPlan, type RunBasics } from './engine/planning';
@@ -162,12 +163,16 @@ export class RunDriver {
     opts: { review: boolean; attempts?: number; resumed?: boolean },
   ): Promise<void> {
     const { writer } = this.init;
-    await writer.emit(
+    const announced = writer.emit(
       'plan_ready',
       { plan, ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}) },
       { plan },
     );
+    // Without a plan gate the run goes on in this turn: the plan, run_started and the first steps'
+    // starts are one write. Nothing waits on it but the tools (each is called once its start, and so
+    // everything written before it, is durable); a failed write ends the run (writerFailed).
     if (!opts.review) return this.execute(plan);
+    await announced;
     this.status = 'awaiting_plan_approval';
     // The gate exists before it is announced: an approval may arrive as soon as the event is out.
     const decided = new Promise<void>((release, refuse) => {
@@ -295,37 +300,32 @@ export class RunDriver {
 
   // ── execution ───────────────────────────────────────────────────────────────────────────────
 
-  private async execute(plan: AgentPlan): Promise<void> {
+  private execute(plan: AgentPlan): void {
     // A cancel or a failed write while the plan was being announced: the run is ending already.
     if (this.phase.kind === 'finishing' || this.closed) return;
     this.phase = { kind: 'running', plan };
     this.status = 'running';
     for (const step of plan.steps) if (!this.states.has(step.id)) this.states.set(step.id, 'waiting');
-    const reused: Array<Promise<unknown>> = [];
+    // Written in order with what follows (the steps' starts) in one batch: nothing here waits on it.
+    let reused = 0;
     for (const step of plan.steps) {
       const kept = this.reusableFor(step);
       if (!kept || this.states.get(step.id) !== 'waiting') continue;
       this.states.set(step.id, 'done');
       this.results.set(step.id, kept.result);
       const shown = capResult(kept.result, this.init.settings.resultLimitBytes);
-      reused.push(
-        this.init.writer.emit('step_complete', {
-          stepId: step.id,
-          tool: step.tool,
-          attempt: 0,
-          result: shown.value,
-          truncated: kept.truncated || shown.truncated,
-          ...(shown.encoded ? { encoded: shown.encoded } : {}),
-          reused: true,
-        }),
-      );
+      void this.init.writer.emit('step_complete', {
+        stepId: step.id,
+        tool: step.tool,
+        attempt: 0,
+        result: shown.value,
+        truncated: kept.truncated || shown.truncated,
+        ...(shown.encoded ? { encoded: shown.encoded } : {}),
+        reused: true,
+      });
+      reused++;
     }
-    await this.init.writer.emit(
-      'run_started',
-      { steps: plan.steps.length, reused: reused.length },
-      { status: 'running' },
-    );
-    await Promise.all(reused);
+    void this.init.writer.emit('run_started', { steps: plan.steps.length, reused }, { status: 'running' });
     this.pump();
   }
 

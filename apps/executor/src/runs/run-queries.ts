@@ -10,7 +10,7 @@ import {
   type RunPage,
   type RunSummary,
 } from '@switchyard/contracts';
-import { RunsRepository, type RunRow } from '@switchyard/server-db';
+import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { foldExecutions } from './executions';
 import { ownerOf, visibleTo } from './run-access';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
-import { IdentityRepository } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 

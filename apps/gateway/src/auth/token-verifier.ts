@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PERMISSIONS, roleAllows } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
-import { digestToken, IdentityRepository } from '@switchyard/server-db';
+import { digestToken, IdentityRepository } from '@switchyard/server-db-identity';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from './principal';

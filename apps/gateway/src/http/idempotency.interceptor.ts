@@ -3,7 +3,7 @@ import { type CallHandler, type ExecutionContext, Injectable, type NestIntercept
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { AppError, type RouteDef } from '@switchyard/contracts';
-import { IdempotencyRepository } from '@switchyard/server-db';
+import { IdempotencyRepository } from '@switchyard/server-db-identity';
 import { ROUTE_DEF, type GatewayRequest } from './endpoint';
 
 const HEADER = 'idempotency-key';

@@ -7,7 +7,7 @@ import {
   type TokenListQuery,
   type TokenPage,
 } from '@switchyard/contracts';
-import { IdentityRepository } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import type { Principal } from '../auth/principal';
 import { TokenVerifier } from '../auth/token-verifier';
 

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Events, type OwnerFeedEvent } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import { createPrisma, IdentityRepository, type PrismaClient } from '@switchyard/server-db';
+import { createPrisma, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import type { RunningService } from '@switchyard/server-runtime';
 import {
   api,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import { isTerminalRunEvent, type RunEvent } from '@switchyard/contracts';
-import { RunEventsRepository } from '@switchyard/server-db';
+import { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
@@ -25,7 +25,7 @@ export function lastEventIdOf(req: IncomingMessage, fallback: number | undefined
 @Injectable()
 export class StreamRelay {
   constructor(
-    private readonly events: RunEventsRepository,
+    private readonly events: RunEventsReader,
     private readonly feed: RunFeed,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}

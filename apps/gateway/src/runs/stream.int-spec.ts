@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Events, runEventsSubject, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import {
-  createPrisma,
-  IdentityRepository,
-  RunEventsRepository,
-  type PrismaClient,
-} from '@switchyard/server-db';
+import { createPrisma, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
+import { RunEventsRepository } from '@switchyard/server-db-runs';
 import type { RunningService } from '@switchyard/server-runtime';
 import {
   api,

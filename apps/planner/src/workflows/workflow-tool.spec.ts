@@ -1,5 +1,5 @@
 import type { ToolEffect } from '@switchyard/contracts';
-import type { PublishedWorkflow } from '@switchyard/server-db';
+import type { PublishedWorkflow } from '@switchyard/server-db-workflows';
 import { workflowEffect, workflowTool } from './workflow-tool';
 
 const effects = new Map<string, ToolEffect>([

@@ -4,7 +4,7 @@ import {
   type ToolDescriptor,
   type ToolEffect,
 } from '@switchyard/contracts';
-import type { PublishedWorkflow } from '@switchyard/server-db';
+import type { PublishedWorkflow } from '@switchyard/server-db-workflows';
 
 /**
  * What running the workflow does to the world: read if every step reads, external if any step reaches

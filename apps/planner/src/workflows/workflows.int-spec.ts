@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, Rpc, type RpcRequest, type ToolDescriptor } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import { createPrisma, IdentityRepository, type PrismaClient } from '@switchyard/server-db';
+import { createPrisma, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import type { CallContext } from '@switchyard/server-observability';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';

@@ -16,7 +16,7 @@ import {
   WorkflowsRepository,
   type VersionSelector,
   type WorkflowDefinition,
-} from '@switchyard/server-db';
+} from '@switchyard/server-db-workflows';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import { checkDefinition, definitionRefused, type DefinitionInput } from './check-definition';

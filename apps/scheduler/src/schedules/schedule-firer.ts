@@ -6,7 +6,7 @@ import {
   type ClaimPlan,
   type ScheduleClaim,
   type ScheduleRow,
-} from '@switchyard/server-db';
+} from '@switchyard/server-db-tasks';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { CLOCK, type Clock } from '../clock';

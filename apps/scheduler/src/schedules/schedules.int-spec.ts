@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, EvaluateBody, Rpc, WorkflowIdParam, type RpcRequest } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import {
-  createPrisma,
-  IdentityRepository,
-  SchedulesRepository,
-  WorkflowsRepository,
-  type PrismaClient,
-} from '@switchyard/server-db';
+import { createPrisma, type PrismaClient } from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
+import { SchedulesRepository } from '@switchyard/server-db-tasks';
+import { WorkflowsRepository } from '@switchyard/server-db-workflows';
 import type { CallContext } from '@switchyard/server-observability';
 import type { RunningService } from '@switchyard/server-runtime';
 import {

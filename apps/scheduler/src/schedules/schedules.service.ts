@@ -7,7 +7,7 @@ import {
   type SchedulePreview,
   type SchedulePreviewBody,
 } from '@switchyard/contracts';
-import { SchedulesRepository, type ScheduleDefinition, type ScheduleRow } from '@switchyard/server-db';
+import { SchedulesRepository, type ScheduleDefinition, type ScheduleRow } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { CLOCK, type Clock } from '../clock';
 import { UnattendedCheck } from '../triggers/unattended-check';

@@ -14,7 +14,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { TasksRepository, toTask } from '@switchyard/server-db';
+import { TasksRepository, toTask } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';

@@ -13,7 +13,7 @@ import {
   type Trigger,
   type TriggerBody,
 } from '@switchyard/contracts';
-import { WebhooksRepository, type TriggerRow } from '@switchyard/server-db';
+import { WebhooksRepository, type TriggerRow } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { CLOCK, type Clock } from '../clock';

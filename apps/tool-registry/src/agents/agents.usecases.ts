@@ -6,7 +6,7 @@ import {
   type ToolSet,
   type UpdateAgentBody,
 } from '@switchyard/contracts';
-import { AgentRepository } from '@switchyard/server-db';
+import { AgentRepository } from '@switchyard/server-db-tools';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { ToolSetService } from './tool-set.service';
 

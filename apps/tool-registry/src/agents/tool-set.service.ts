@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolDescriptor, ToolSet, ToolSetRequest } from '@switchyard/contracts';
-import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import { McpToolsService } from '../mcp/mcp-tools.service';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 

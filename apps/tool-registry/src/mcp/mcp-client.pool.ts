@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppError, LocalServerConfig, RemoteServerConfig } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
-import { SecretBox, type McpToolRow } from '@switchyard/server-db';
+import { SecretBox } from '@switchyard/server-db';
+import { type McpToolRow } from '@switchyard/server-db-tools';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';

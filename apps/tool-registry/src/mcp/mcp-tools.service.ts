@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { AppError, type ToolContent, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
-import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Events, type RecordChangedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import { McpToolRepository, type McpToolRow } from '@switchyard/server-db';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import { BUS } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp-client.pool';
 

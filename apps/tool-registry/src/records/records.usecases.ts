@@ -18,7 +18,8 @@ import {
   type McpToolType,
   type UpdateMcpToolBody,
 } from '@switchyard/contracts';
-import { McpToolRepository, SecretBox, type McpToolRow } from '@switchyard/server-db';
+import { SecretBox } from '@switchyard/server-db';
+import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';

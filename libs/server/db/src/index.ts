@@ -1,17 +1,8 @@
+// The shared core of persistence: Prisma and pg clients, migrations, secrets, storable text and scratch
+// databases. Repositories live with the service that owns their tables (libs/server/db-<owner>).
 export * from './prisma';
+export * from './tokens';
 export * from './migrate';
-export * from './identity.repository';
 export * from './scratch-database';
 export * from './secret-box';
-export * from './mcp-tool.repository';
-export * from './agent-sql';
-export * from './agent.repository';
-export * from './run-events.repository';
-export * from './runs.repository';
-export * from './permissions.repository';
-export * from './workflows.repository';
-export * from './tasks.repository';
 export * from './storable';
-export * from './schedules.repository';
-export * from './webhooks.repository';
-export * from './idempotency.repository';

@@ -3,7 +3,7 @@ export const LOGGER = Symbol('LOGGER');
 export const METRICS = Symbol('METRICS');
 export const CONTEXT = Symbol('CONTEXT');
 export const BUS = Symbol('BUS');
-export const PRISMA = Symbol('PRISMA');
+export { PRISMA } from '@switchyard/server-db';
 export const REDIS = Symbol('REDIS');
 export const SERVICE_INFO = Symbol('SERVICE_INFO');
 export { APP_CONFIG } from '@switchyard/server-config';

@@ -1,5 +1,5 @@
 import { Events, type RunEvent, type RunEventBody, type RunEventType } from '@switchyard/contracts';
-import { LeaseLostError, type RunUpdate } from '@switchyard/server-db';
+import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './run-writer';
 
@@ -40,6 +40,15 @@ let bus = new InMemoryBus();
 /** What the writer published on the run's live subject, in order. */
 const published = (): RunEvent[] => bus.sent(Events.run(RUN));
 const token = (text: string) => ({ text, attempt: 1 });
+const stepStart = {
+  stepId: 's',
+  tool: 'wait',
+  effect: 'read' as const,
+  attempt: 1,
+  description: '',
+  arguments: { ms: 0 },
+  permission: { decision: 'allow' as const, reason: 'full-access' },
+};
 
 describe('RunWriter', () => {
   beforeEach(() => (bus = new InMemoryBus()));
@@ -66,6 +75,34 @@ describe('RunWriter', () => {
       [4, 'cancelled'],
     ]);
     expect(failures).toEqual([]);
+  });
+
+  it('calls what waits on an event once it is durable, before the event is published, with the call in the same turn', async () => {
+    const log = new MemoryLog();
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
+    const seen: Array<{ writes: number; published: number }> = [];
+    const sent = w.emitThen('step_start', stepStart, () => {
+      seen.push({ writes: log.writes.length, published: bus.traffic.events.length });
+      return 'called';
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual([]);
+    log.release?.();
+    expect(await sent).toBe('called');
+    expect(seen).toEqual([{ writes: 1, published: 0 }]);
+    expect(published().map((e) => [e.seq, e.type])).toEqual([[1, 'step_start']]);
+  });
+
+  it('never calls what waits on an event whose write failed', async () => {
+    const log = new MemoryLog();
+    log.fail = new Error('the log is down');
+    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
+    let called = false;
+    await expect(w.emitThen('step_start', stepStart, () => (called = true))).rejects.toThrow(
+      'the log is down',
+    );
+    expect(called).toBe(false);
+    expect(published()).toEqual([]);
   });
 
   it('fails every pending and later emit once a write fails, and reports it once', async () => {

@@ -10,7 +10,8 @@ import {
   type RunFailed,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
-import { LeaseLostError, storableText, type RunsRepository, type RunUpdate } from '@switchyard/server-db';
+import { storableText } from '@switchyard/server-db';
+import { LeaseLostError, type RunsRepository, type RunUpdate } from '@switchyard/server-db-runs';
 
 /** What the writer needs of the run's log: the runs repository, or an in-memory log in unit tests. */
 export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;
@@ -18,21 +19,24 @@ export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;
 interface Pending {
   readonly event: RunEventBody;
   readonly update: RunUpdate | undefined;
-  readonly resolve: () => void;
+  /** Called once the event is durable (it settles the emit). */
+  readonly durable: () => void;
   readonly reject: (err: unknown) => void;
 }
 
 /**
- * The one writer of a run's audit log on this replica. Each event is parsed against the catalog,
- * stored (with any change of the run row it announces) and then published, in order; whatever is
- * emitted while a write is in flight goes into the next write, so a busy run costs one round trip
- * per batch, not per event. A write that fails (or an event that does not fit the catalog) stops the
- * writer: that batch and everything after it is refused, and `onFailure` is told once.
+ * The one writer of a run's audit log on this replica. Each event is parsed against the catalog
+ * (once: what is published after is not parsed again), stored (with any change of the run row it
+ * announces) and then published, in order; whatever is emitted while a write is in flight goes into
+ * the next write, so a busy run costs one round trip per batch, not per event. A write that fails
+ * (or an event that does not fit the catalog) stops the writer: that batch and everything after it
+ * is refused, and `onFailure` is told once.
  */
 export class RunWriter {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private failure: unknown;
+  private readonly subject: string;
 
   constructor(
     private readonly repo: RunLog,
@@ -42,19 +46,39 @@ export class RunWriter {
     private readonly onFailure: (err: unknown) => void,
     /** Told of every batch once published, with the row change it carried (the owner feed follows it). */
     private readonly onPublished?: (events: readonly RunEvent[], update: RunUpdate | undefined) => void,
-  ) {}
+  ) {
+    this.subject = Events.run(runId).subject;
+  }
 
   /**
    * Resolves once the event is durable and published. A failure is also told to `onFailure`, so a
    * caller that does not wait for the write may leave the rejection unobserved.
    */
   emit<T extends RunEventType>(type: T, data: RunEventData<T>, update?: RunUpdate): Promise<void> {
-    const written = this.write(type, data, update);
+    const written = this.write(type, data, update, () => undefined);
     written.catch(() => undefined);
     return written;
   }
 
-  private write<T extends RunEventType>(type: T, data: RunEventData<T>, update?: RunUpdate): Promise<void> {
+  /**
+   * Like `emit`, and once the event is durable calls `next` right away, in the turn that publishes
+   * the batch and ahead of it; resolves with what `next` returned (`next` throwing rejects it). A
+   * step's tool call goes out this way: in the same socket write as the events that announce it,
+   * instead of a write of its own a few microtasks later (a write wakes a process: the costliest
+   * part of a step on a busy machine).
+   */
+  emitThen<T extends RunEventType, R>(type: T, data: RunEventData<T>, next: () => R): Promise<R> {
+    const written = this.write(type, data, undefined, next);
+    written.catch(() => undefined);
+    return written;
+  }
+
+  private write<T extends RunEventType, R>(
+    type: T,
+    data: RunEventData<T>,
+    update: RunUpdate | undefined,
+    next: () => R,
+  ): Promise<R> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const parsed = RunEventBody.safeParse({ type, data });
     if (!parsed.success) {
@@ -65,8 +89,15 @@ export class RunWriter {
       this.stop(err, []);
       return Promise.reject(err);
     }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ event: parsed.data, update, resolve, reject });
+    return new Promise<R>((resolve, reject) => {
+      const durable = () => {
+        try {
+          resolve(next());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      this.queue.push({ event: parsed.data, update, durable, reject });
       // Deferred to the end of this turn, so what the run emits together (a step's completion and
       // the starts of the steps it unblocks) is written together.
       this.flushing ??= Promise.resolve().then(() => this.flush());
@@ -77,6 +108,12 @@ export class RunWriter {
   publish(events: readonly RunEvent[], update?: RunUpdate): void {
     const live = Events.run(this.runId);
     for (const e of events) this.bus.emit(live, e);
+    this.onPublished?.(events, update);
+  }
+
+  /** Publishes events this writer stored: their bodies were parsed against the catalog in `write`. */
+  private publishParsed(events: readonly RunEvent[], update: RunUpdate | undefined): void {
+    for (const e of events) this.bus.publish(this.subject, e);
     this.onPublished?.(events, update);
   }
 
@@ -117,8 +154,10 @@ export class RunWriter {
           batch.map((p) => p.event),
           { replica: this.replica, ...(update ? { update } : {}) },
         );
-        this.publish(stored, update);
-        batch.forEach((p) => p.resolve());
+        // What waited for the batch to be durable goes first (a tool call), then the batch's events:
+        // both before the bus's next flush, so they leave in one write.
+        batch.forEach((p) => p.durable());
+        this.publishParsed(stored, update);
       } catch (err) {
         this.stop(err, batch);
       }

@@ -292,34 +292,50 @@ export class StepRunner {
     host.invocations.set(step.id, invocationId);
     // The tool runs only once its start is durable, and with it (the log is written in order) the
     // completion of every step it depends on: a crash never leaves a call the history does not show.
+    // The call leaves in the same turn (and socket write) as the events of that write.
     const shown = capResult(args, host.settings.resultLimitBytes);
-    await writer.emit('step_start', {
-      stepId: step.id,
-      tool: step.tool,
-      effect: tool.effect,
-      attempt,
-      description: step.description,
-      arguments: shown.value,
-      ...(shown.truncated ? { argumentsTruncated: true } : {}),
-      ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
-      permission: decision,
-    });
-    this.throwIfCancelled();
-    const started = performance.now();
     const timeoutMs = config.limits.stepTimeoutMs ?? host.settings.defaultStepTimeoutMs;
+    const sent = await writer.emitThen(
+      'step_start',
+      {
+        stepId: step.id,
+        tool: step.tool,
+        effect: tool.effect,
+        attempt,
+        description: step.description,
+        arguments: shown.value,
+        ...(shown.truncated ? { argumentsTruncated: true } : {}),
+        ...(shown.encoded ? { argumentsEncoded: shown.encoded } : {}),
+        permission: decision,
+      },
+      () => {
+        // Cancelled while the start was being written: the tool is not called.
+        if (host.signal.aborted) return undefined;
+        const started = performance.now();
+        const reply = bus.call(
+          Rpc.registry.invoke,
+          {
+            tool: step.tool,
+            arguments: args,
+            invocationId,
+            timeoutMs,
+            // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
+            ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
+          },
+          { ctx, timeoutMs: timeoutMs + host.settings.invokeGraceMs },
+        );
+        // Awaited below, a microtask later: not an unhandled rejection meanwhile.
+        reply.catch(() => undefined);
+        return { reply, started };
+      },
+    );
+    if (!sent) {
+      host.invocations.delete(step.id);
+      throw new Cancelled(host.cancelReason() ?? 'cancelled');
+    }
+    const { started } = sent;
     try {
-      const result: ToolResult = await bus.call(
-        Rpc.registry.invoke,
-        {
-          tool: step.tool,
-          arguments: args,
-          invocationId,
-          timeoutMs,
-          // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
-          ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
-        },
-        { ctx, timeoutMs: timeoutMs + host.settings.invokeGraceMs },
-      );
+      const result: ToolResult = await sent.reply;
       const durationMs = Math.round((performance.now() - started) * 100) / 100;
       this.throwIfCancelled();
       const sandbox = sandboxFlag(result.sandboxed);

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { AppError, type ToolResult } from '@switchyard/contracts';
 import {
-  AgentSqlConnection,
   createPrisma,
   createScratchDatabase,
   type PrismaClient,
   type ScratchDatabase,
 } from '@switchyard/server-db';
+import { AgentSqlConnection } from '@switchyard/server-db-tools';
 import { TEST_POSTGRES_URL, testConfig, waitFor } from '@switchyard/testing';
 import {
   ExecuteSqlQueryTool,

@@ -8,7 +8,7 @@ import {
   AgentSqlTimeoutError,
   type AgentSqlQuery,
   type AgentSqlResult,
-} from '@switchyard/server-db';
+} from '@switchyard/server-db-tools';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { BuiltinTool, text, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
 import { allowlistKeys, MAX_SQL_LENGTH, SqlGuard } from './sql-guard';

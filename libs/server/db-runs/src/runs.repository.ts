@@ -1,3 +1,4 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   AppError,
   type RunEvent,
@@ -9,8 +10,9 @@ import {
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import { toEvent, type EventRow } from './run-events.repository';
-import { storableText } from './storable';
+import { PRISMA, storableText } from '@switchyard/server-db';
+import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { RUNS_POOL } from './runs-pool';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
@@ -128,11 +130,12 @@ function likePattern(q: string): string {
  * statement as the events that announce it, guarded by the writing replica's ownership, so the log and
  * the row cannot disagree and a replica that lost its lease cannot write behind the one that took over.
  */
+@Injectable()
 export class RunsRepository {
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly pool?: Pool,
+    @Inject(PRISMA) private readonly prisma: PrismaClient,
+    @Optional() @Inject(RUNS_POOL) private readonly pool?: Pool,
   ) {}
 
   /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
@@ -203,7 +206,9 @@ export class RunsRepository {
     const eventsParam = param(encodeEvents(events));
     // The common shapes (no row change, with or without the guard) are prepared statements.
     const name = sets.length === 2 ? `run_append${opts.replica ? '_guarded' : ''}` : undefined;
-    const rows = await this.query<EventRow>(
+    // The rows give back only what the statement decided (numbers, times): the bodies are the ones
+    // sent, not parsed back out of jsonb.
+    const rows = await this.query<{ seq: number; at: Date }>(
       name,
       `WITH bumped AS (
          UPDATE run SET ${sets.join(', ')} WHERE id = $1::uuid${guard}
@@ -212,20 +217,19 @@ export class RunsRepository {
          INSERT INTO run_event (run_id, seq, type, data)
          SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
          FROM bumped, ROWS FROM (jsonb_to_recordset(${eventsParam}::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-         RETURNING seq, type, data, created_at AS at
+         RETURNING seq, created_at AS at
        )
-       SELECT seq, type, data, at FROM inserted
-       UNION ALL SELECT 0, '', '{}'::jsonb, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
+       SELECT seq, at FROM inserted
+       UNION ALL SELECT 0, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
       params,
     );
     if (!rows.length) {
       if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
       throw new AppError('not_found', `run ${runId} does not exist`);
     }
-    return rows
-      .filter((r) => Number(r.seq) > 0)
-      .map((r) => toEvent(runId, r))
-      .sort((a, b) => a.seq - b.seq);
+    const numbered = rows.filter((r) => Number(r.seq) > 0).sort((a, b) => Number(a.seq) - Number(b.seq));
+    // Numbered in the order sent (seq = first + ordinality - 1).
+    return numbered.map((r, i) => toEvent(runId, { ...(events[i] as RunEventBody), seq: r.seq, at: r.at }));
   }
 
   /** Takes a finished run over for `replica` (resume), if it is in one of `from`. */

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
   type FinishTask,
@@ -6,6 +7,7 @@ import {
   type TaskState,
 } from '@switchyard/contracts';
 import type { BgTask, PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 /** Finished tasks kept per owner; older ones are pruned when a task finishes. */
 export const KEPT_FINISHED_TASKS = 100;
@@ -43,8 +45,9 @@ export function toTask(r: BgTask, now = Date.now()): Task {
 }
 
 /** Background tasks, written by the scheduler only. Postgres is their truth; Redis only carries them. */
+@Injectable()
 export class TasksRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async insert(t: NewTask): Promise<BgTask> {
     return this.prisma.bgTask.create({

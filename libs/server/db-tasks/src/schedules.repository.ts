@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
   MAX_ACTIVE_SCHEDULES,
@@ -7,6 +8,7 @@ import {
   type TaskPriority,
 } from '@switchyard/contracts';
 import type { Prisma, PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 export interface ScheduleRow {
   readonly id: string;
@@ -146,8 +148,9 @@ function definitionParams(def: ScheduleDefinition): unknown[] {
   ];
 }
 
+@Injectable()
 export class SchedulesRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   /** Inserts a schedule unless the owner already has the maximum of active ones (checked under a lock). */
   async create(id: string, ownerId: string, def: ScheduleDefinition): Promise<ScheduleRow> {

@@ -1,10 +1,17 @@
+import {
+  createPgPool,
+  createPrisma,
+  createScratchDatabase,
+  jsonHoldsUnstorable,
+  type PgPool,
+  type PrismaClient,
+  type ScratchDatabase,
+  storableText,
+} from '@switchyard/server-db';
 import { randomUUID } from 'node:crypto';
 import { RunConfig, type RunEventBody } from '@switchyard/contracts';
-import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
-import { IdentityRepository } from './identity.repository';
-import { createPgPool, createPrisma, type PgPool, type PrismaClient } from './prisma';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import { LeaseLostError, RunsRepository, type NewRun } from './runs.repository';
-import { jsonHoldsUnstorable, storableText } from './storable';
 
 const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 

@@ -1,5 +1,7 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, type Agent, type ModelSettings } from '@switchyard/contracts';
 import { Prisma, type Agent as AgentModel, type PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 function toAgent(a: AgentModel): Agent {
   return {
@@ -30,8 +32,9 @@ function mapWriteError(err: unknown, name: string | undefined): never {
 }
 
 /** Agents belong to their owner: every method takes the owner id, and another owner's agent is "not found". */
+@Injectable()
 export class AgentRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async page(ownerId: string, pageNum: number, pageSize: number): Promise<{ items: Agent[]; total: number }> {
     const [total, rows] = await this.prisma.$transaction([

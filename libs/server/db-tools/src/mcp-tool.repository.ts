@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
   type McpToolRecord,
@@ -6,6 +7,7 @@ import {
   type ToolEffect,
 } from '@switchyard/contracts';
 import { Prisma, type McpTool, type PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 export interface McpToolRow extends Omit<McpToolRecord, 'disabledUntil'> {
   readonly configEnc: string | null;
@@ -72,8 +74,9 @@ function uniqueViolation(err: unknown, name: string | undefined): never {
 }
 
 /** Tool records (admin-managed, shared by all owners: the catalog is one). */
+@Injectable()
 export class McpToolRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async page(
     f: McpToolFilter,

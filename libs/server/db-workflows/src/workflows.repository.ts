@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   AppError,
@@ -10,6 +11,7 @@ import {
   type WorkflowVersion,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 /** What a save stores: the plan already compiled and validated, the graph verbatim. */
 export interface WorkflowDefinition {
@@ -153,8 +155,9 @@ export function notPublished(id: string): AppError {
  * is based on, and is one statement guarded by that revision, so of two edits of the same revision
  * exactly one wins and the other learns the current revision.
  */
+@Injectable()
 export class WorkflowsRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   private query<T>(text: string, ...values: unknown[]): Promise<T[]> {
     return this.prisma.$queryRawUnsafe<T[]>(text, ...values);

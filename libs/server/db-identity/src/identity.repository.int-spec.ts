@@ -1,9 +1,13 @@
+import {
+  createPrisma,
+  createScratchDatabase,
+  type PrismaClient,
+  type ScratchDatabase,
+} from '@switchyard/server-db';
 import { Client } from 'pg';
-import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
 
 const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 import { digestToken, IdentityRepository } from './identity.repository';
-import { createPrisma, type PrismaClient } from './prisma';
 
 describe('IdentityRepository (real Postgres)', () => {
   let db: ScratchDatabase;

@@ -1,4 +1,6 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type { PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 /** Keys are honoured this long; an older key starts afresh. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -10,8 +12,9 @@ export type IdempotencyClaim =
   | { readonly kind: 'done'; readonly status: number; readonly response: unknown };
 
 /** Idempotency keys of the start routes (gateway): one row per owner, route and key. */
+@Injectable()
 export class IdempotencyRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   /** Claims the key for this body, or says what holds it: the same body (pending or answered) or another. */
   async claim(ownerId: string, route: string, key: string, bodyDigest: string): Promise<IdempotencyClaim> {

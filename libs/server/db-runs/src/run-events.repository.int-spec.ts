@@ -1,6 +1,10 @@
-import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
-import { IdentityRepository } from './identity.repository';
-import { createPrisma, type PrismaClient } from './prisma';
+import {
+  createPrisma,
+  createScratchDatabase,
+  type PrismaClient,
+  type ScratchDatabase,
+} from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import type { RunEventBody } from '@switchyard/contracts';
 import { RunEventsRepository } from './run-events.repository';
 

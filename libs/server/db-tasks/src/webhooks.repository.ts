@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
   DeliveryState,
@@ -7,6 +8,7 @@ import {
   type TaskPriority,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 export interface TriggerRow {
   readonly id: string;
@@ -109,8 +111,9 @@ export type DeliveryClaim =
  * claim: with an event id, the unique (trigger, event digest) makes the first claim win and every
  * retry find it; the task row is written by the statement that moves the claim on.
  */
+@Injectable()
 export class WebhooksRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   private query<T>(text: string, ...values: unknown[]): Promise<T[]> {
     return this.prisma.$queryRawUnsafe<T[]>(text, ...values);

@@ -1,5 +1,7 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, type Hook, type HookBody, type RuleLists } from '@switchyard/contracts';
 import type { PrismaClient, Hook as HookRow } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 export const GLOBAL_SCOPE = 'global';
 
@@ -41,8 +43,9 @@ function hookData(body: HookBody) {
 }
 
 /** Permission rules (per owner and global) and hooks; written by the executor only. */
+@Injectable()
 export class PermissionsRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   /** `scope`: an owner id, or GLOBAL_SCOPE. No row yet: empty lists. */
   async rules(scope: string): Promise<StoredRules> {

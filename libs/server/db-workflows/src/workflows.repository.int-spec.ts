@@ -1,8 +1,12 @@
+import {
+  createPrisma,
+  createScratchDatabase,
+  type PrismaClient,
+  type ScratchDatabase,
+} from '@switchyard/server-db';
 import { randomUUID } from 'node:crypto';
 import { AppError, type AgentPlan } from '@switchyard/contracts';
-import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
-import { IdentityRepository } from './identity.repository';
-import { createPrisma, type PrismaClient } from './prisma';
+import { IdentityRepository } from '@switchyard/server-db-identity';
 import { WorkflowsRepository, type WorkflowDefinition } from './workflows.repository';
 
 const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';

@@ -1,6 +1,8 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, TOKEN_PREFIX, type ApiTokenInfo, type Owner, type Role } from '@switchyard/contracts';
 import type { ApiToken, Owner as OwnerRecord, PrismaClient } from '@prisma/client';
+import { PRISMA } from '@switchyard/server-db';
 
 export function digestToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -50,8 +52,9 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 }
 
 /** Owners and API tokens. Tokens are stored only as SHA-256 digests. */
+@Injectable()
 export class IdentityRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async findOwnerByName(name: string): Promise<Owner | null> {
     const o = await this.prisma.owner.findUnique({ where: { name } });

@@ -1,0 +1,5 @@
+// The executor's tables: runs, their event log, permission rules and hooks.
+export * from './runs-pool';
+export * from './runs.repository';
+export * from './run-events.repository';
+export * from './permissions.repository';
