@@ -18,6 +18,7 @@ interface TaskJson {
   queued: boolean;
   runId: string | null;
   output: unknown;
+  outputTruncated: boolean;
   queueWaitMs: number;
   runDurationMs: number | null;
   priority: string;
@@ -71,6 +72,8 @@ describe('background tasks end to end', () => {
         REDIS_URL: 'redis://127.0.0.1:6379/12',
         // Some tasks here wait far longer than the test, so they end only when killed.
         TOOL_TIMEOUT_MS: '600000',
+        // Small, so one test's run cuts its result: the task must say its output is cut.
+        RUN_RESULT_LIMIT_BYTES: '2048',
         LLM_PROVIDER: 'openai',
         LLM_MODEL: 'fake',
         LLM_BASE_URL: llm.baseUrl,
@@ -115,6 +118,15 @@ describe('background tasks end to end', () => {
     expect((await call('GET', `/api/agent/runs/${String(done.runId)}`, alice)).json['status']).toBe(
       'completed',
     );
+  });
+
+  it('says the output is cut when the run cut its result', async () => {
+    const wf = await publish(0);
+    const tag = 'z'.repeat(4_000);
+    const submitted = await call('POST', '/api/agent/tasks', alice, { workflowId: wf, inputs: { tag } });
+    const done = await finished(submitted.json['id'] as string);
+    expect(done).toMatchObject({ state: 'completed', outputTruncated: true });
+    expect(done.output).toBe(JSON.stringify({ tag }).slice(0, 2048));
   });
 
   it('refuses bad input before admission: unpublished workflow, inputs that do not fit', async () => {

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { APP_CONFIG } from '@switchyard/server-runtime';
 import { PermissionsRepository, RUNS_POOL_PROVIDERS, RunsRepository } from '@switchyard/server-db-runs';
+import { HOOK_RUNNER, hookRunnerFor } from './permissions/hook-runner';
 import { HooksService } from './permissions/hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';
 import { PermissionsHandler } from './permissions/permissions.handler';
@@ -11,7 +13,8 @@ import { DeriveRun } from './runs/derive-run.usecase';
 import { RunLauncher } from './runs/run-launcher';
 import { RunQueries } from './runs/run-queries';
 import { StartRun } from './runs/start-run.usecase';
-import { TaskWorker } from './tasks/task-worker';
+import { BullTaskJobs, TASK_JOBS } from './tasks/task-jobs';
+import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 
@@ -27,6 +30,7 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     PermissionsRepository,
     PermissionSettingsService,
     HooksService,
+    { provide: HOOK_RUNNER, inject: [APP_CONFIG], useFactory: hookRunnerFor },
     PermissionsService,
     ActiveRuns,
     RunLauncher,
@@ -36,6 +40,8 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     RunQueries,
     WorkflowRuns,
     TaskWorker,
+    { provide: TASK_JOBS, useClass: BullTaskJobs },
+    { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },
   ],
 })
 export class ExecutorModule {}

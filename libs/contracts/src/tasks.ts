@@ -121,6 +121,10 @@ export const FinishTask = z.object({
   state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']),
   runId: z.string().uuid().nullable(),
   output: z.unknown().optional(),
+  outputTruncated: z
+    .boolean()
+    .optional()
+    .describe('the run cut the output already (RUN_RESULT_LIMIT_BYTES): it is a JSON prefix'),
   error: z.string().max(10_000).nullable(),
 });
 export type FinishTask = z.infer<typeof FinishTask>;

@@ -3,7 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Hook } from '@switchyard/contracts';
-import type { AddressPolicy } from '@switchyard/server-runtime';
+import type { AppConfig } from '@switchyard/server-config';
+import { AddressPolicy } from '@switchyard/server-runtime';
 
 /** What a hook said: a decision (pre_tool_use), nothing in particular, or that it failed. */
 export type HookOutcome =
@@ -12,6 +13,26 @@ export type HookOutcome =
   | { readonly kind: 'failed'; readonly reason: string };
 
 const MAX_OUTPUT = 64 * 1024;
+
+/** Runs one hook (`HookRunner`; a scripted fake in unit tests of the gate). */
+export interface HookRun {
+  run(hook: Hook, envelope: Record<string, unknown>): Promise<HookOutcome>;
+}
+
+export const HOOK_RUNNER = Symbol('HOOK_RUNNER');
+
+/** The addresses an HTTP hook may reach: those web_fetch may. */
+export function hookAddressPolicy(config: AppConfig): AddressPolicy {
+  return new AddressPolicy({
+    allowPrivate: config.tools.webFetch.allowPrivate,
+    privateHosts: config.tools.webFetch.privateHosts,
+  });
+}
+
+/** The executor's hook runner, from its config. */
+export function hookRunnerFor(config: AppConfig): HookRunner {
+  return new HookRunner(hookAddressPolicy(config), { PATH: config.tools.commandPath });
+}
 
 /** `{"decision":"deny","reason":"…"}` anywhere in the answer (a JSON object), or undefined. */
 function decisionOf(text: string): { decision: string; reason?: string } | undefined {
@@ -41,7 +62,7 @@ function firstLine(text: string): string {
  * vetted like web_fetch's, connected to the vetted address; a JSON deny in a 2xx answer denies, any
  * other 2xx goes on, anything else is a failure. The caller decides what a failure means.
  */
-export class HookRunner {
+export class HookRunner implements HookRun {
   constructor(
     private readonly policy: AddressPolicy,
     private readonly commandEnv: { PATH: string; HOME?: string },

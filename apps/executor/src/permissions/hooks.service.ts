@@ -8,15 +8,21 @@ import {
   type ToolCall,
 } from '@switchyard/permissions';
 import type { AppConfig } from '@switchyard/server-config';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
-import { AddressPolicy, APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
-import { HookRunner } from './hook-runner';
+import { APP_CONFIG, BUS, LOGGER, type AddressPolicy } from '@switchyard/server-runtime';
+import { HOOK_RUNNER, hookAddressPolicy, type HookRun } from './hook-runner';
 import { announceChange, OwnerCache } from './owner-cache';
 
 /** An owner's enabled hooks (their own and the global ones), with matchers parsed once. */
 export type OwnerHooks = ReadonlyArray<{ readonly hook: Hook; readonly matcher: ParsedMatcher }>;
+
+/** What hooks need of the permissions repository (an in-memory store in unit tests). */
+export type HookStore = Pick<
+  PermissionsRepository,
+  'hooks' | 'ownHook' | 'createHook' | 'updateHook' | 'deleteHook'
+>;
 
 /** What a pre-tool-use hook is told about the call, besides the event and its own name. */
 export interface PreToolUse {
@@ -35,21 +41,17 @@ export interface PreToolUse {
 @Injectable()
 export class HooksService implements OnModuleInit, OnModuleDestroy {
   private readonly cache = new OwnerCache<OwnerHooks>();
-  private readonly runner: HookRunner;
   private readonly policy: AddressPolicy;
   private unfollow: (() => void) | undefined;
 
   constructor(
-    private readonly repo: PermissionsRepository,
-    @Inject(BUS) private readonly bus: Bus,
+    @Inject(PermissionsRepository) private readonly repo: HookStore,
+    @Inject(HOOK_RUNNER) private readonly runner: HookRun,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.policy = new AddressPolicy({
-      allowPrivate: config.tools.webFetch.allowPrivate,
-      privateHosts: config.tools.webFetch.privateHosts,
-    });
-    this.runner = new HookRunner(this.policy, { PATH: config.tools.commandPath });
+    this.policy = hookAddressPolicy(config);
   }
 
   onModuleInit(): void {

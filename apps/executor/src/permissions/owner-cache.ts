@@ -1,5 +1,5 @@
 import { PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE } from '@switchyard/server-db-runs';
 
 /** How long rules and hooks are trusted without a change event (a lost broadcast heals by then). */
@@ -37,7 +37,7 @@ export class OwnerCache<T> {
   }
 
   /** Drops copies when any replica announces a change; returns the unsubscribe. */
-  follow(bus: Bus): () => void {
+  follow(bus: BusPort): () => void {
     return bus.subscribe(PERMISSIONS_CHANGED_SUBJECT, (payload) => {
       const msg = PermissionsChanged.safeParse(payload);
       if (msg.success) this.drop(msg.data.scope);
@@ -46,6 +46,6 @@ export class OwnerCache<T> {
 }
 
 /** Tells every replica (this one included) that `scope`'s rules or hooks changed. */
-export function announceChange(bus: Bus, scope: string): void {
+export function announceChange(bus: BusPort, scope: string): void {
   bus.publish(PERMISSIONS_CHANGED_SUBJECT, { scope });
 }

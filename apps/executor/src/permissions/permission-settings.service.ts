@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AppError, type PermissionSettings, type RuleLists } from '@switchyard/contracts';
 import { parseRules, type Rule } from '@switchyard/permissions';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { BUS, LOGGER } from '@switchyard/server-runtime';
@@ -16,6 +16,9 @@ function scopeOf(ctx: CallContext, scope: 'owner' | 'global'): string {
   return requireOwner(ctx, 'rules');
 }
 
+/** What the rules need of the permissions repository (an in-memory store in unit tests). */
+export type RuleStore = Pick<PermissionsRepository, 'rules' | 'putRules'>;
+
 /**
  * Permission rules: the owner's and the global allow/ask/deny lists as a person edits them, and
  * their parsed form for the gate (owner and global together), cached per owner.
@@ -26,8 +29,8 @@ export class PermissionSettingsService implements OnModuleInit, OnModuleDestroy 
   private unfollow: (() => void) | undefined;
 
   constructor(
-    private readonly repo: PermissionsRepository,
-    @Inject(BUS) private readonly bus: Bus,
+    @Inject(PermissionsRepository) private readonly repo: RuleStore,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

@@ -5,38 +5,59 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AppError, Events, Rpc, type FinishTask } from '@switchyard/contracts';
-import type { AppConfig } from '@switchyard/server-config';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
-import { createWorker, taskQueueNames } from '@switchyard/server-queue';
-import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
+import { TASK_JOBS, type TaskJobSource } from './task-jobs';
 
-/** Bodies one executor replica runs at once; the scheduler keeps the cluster-wide limit (16). */
-const CONCURRENCY = 16;
 /** How long a kill for a task this replica has not started yet is remembered. */
-const KILL_MEMORY_MS = 60_000;
+export const KILL_MEMORY_MS = 60_000;
 /** Reporting a task's end is retried for about ten minutes (a scheduler restart, a NATS blip). */
-const REPORT_ATTEMPTS = 130;
+export const REPORT_ATTEMPTS = 130;
+/** The longest error text a task keeps (FinishTask's limit); a longer one is cut, marked with an ellipsis. */
+export const TASK_ERROR_LIMIT = 10_000;
+
+/** The worker's sense of time: kills are forgotten and reports retried by it, so tests move it by hand. */
+export interface WorkerTime {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const TASK_WORKER_TIME = Symbol('TASK_WORKER_TIME');
+
+export const systemWorkerTime: WorkerTime = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** An error text within FinishTask's limit, never cut between the halves of a surrogate pair. */
+export function taskError(message: string): string {
+  if (message.length <= TASK_ERROR_LIMIT) return message;
+  let end = TASK_ERROR_LIMIT - 1;
+  if (/[\ud800-\udbff]/.test(message.charAt(end - 1))) end--;
+  return `${message.slice(0, end)}…`;
+}
 
 /**
- * Runs background-task bodies handed over by the scheduler through BullMQ: claim the task (a task
- * killed meanwhile is refused), run its published workflow unattended, attach the run (a kill that
- * arrived before the run existed cancels it at once), report how it ended. A job BullMQ hands on
- * after its first worker died is refused by the claim and reported interrupted: never replayed.
+ * Runs background-task bodies handed over by the scheduler (BullMQ, see `TaskJobSource`): claim the
+ * task (a task killed meanwhile is refused), run its published workflow unattended, attach the run
+ * (a kill that arrived before the run existed cancels it at once), report how it ended. A job BullMQ
+ * hands on after its first worker died is refused by the claim and reported interrupted: never
+ * replayed.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private worker: ReturnType<typeof createWorker<{ taskId: string }>> | undefined;
   private readonly running = new Map<string, RunDriver>();
   private readonly killed = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly workflows: WorkflowRuns,
-    @Inject(BUS) private readonly bus: Bus,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(BUS) private readonly bus: BusPort,
+    @Inject(TASK_JOBS) private readonly jobs: TaskJobSource,
+    @Inject(TASK_WORKER_TIME) private readonly time: WorkerTime,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -44,26 +65,15 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
     this.unsubscribe = this.bus.on(Events.taskKill, (msg) => {
       const driver = this.running.get(msg.id);
       if (driver) void driver.cancel('the task was killed').catch(() => undefined);
-      else this.killed.set(msg.id, Date.now() + KILL_MEMORY_MS);
+      else this.killed.set(msg.id, this.time.now() + KILL_MEMORY_MS);
     });
-    const names = taskQueueNames(this.config.nats.subjectPrefix);
-    this.worker = createWorker<{ taskId: string }>(
-      names.queue,
-      {
-        url: this.config.redis.url,
-        name: `${this.config.service}-tasks`,
-        prefix: names.bullPrefix,
-        concurrency: CONCURRENCY,
-      },
-      (job) => this.process(job.data.taskId),
-    );
-    this.worker.on('error', (err) => this.logger.warn({ err: err.message }, 'task worker error'));
+    this.jobs.start((taskId) => this.process(taskId));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.unsubscribe?.();
     // The runs themselves are interrupted by ActiveRuns; their bodies then report and end.
-    await this.worker?.close(true).catch(() => undefined);
+    await this.jobs.close();
   }
 
   private async process(taskId: string): Promise<void> {
@@ -88,7 +98,9 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         id: taskId,
         state: 'failed',
         runId: null,
-        error: err instanceof AppError ? err.message : `the task could not start: ${(err as Error).message}`,
+        error: taskError(
+          err instanceof AppError ? err.message : `the task could not start: ${(err as Error).message}`,
+        ),
       });
       return;
     }
@@ -106,13 +118,14 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
               state: 'completed',
               runId: driver.runId,
               output: end.data.result ?? null,
+              ...(end.data.truncated?.length ? { outputTruncated: true } : {}),
               error: null,
             }
           : {
               id: taskId,
               state: end.type === 'error' ? 'failed' : end.type,
               runId: driver.runId,
-              error: end.data.message,
+              error: taskError(end.data.message),
             },
       );
     } finally {
@@ -122,7 +135,8 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
 
   /**
    * Tells the scheduler how a body ended, retrying while it is unreachable (a restart): an end that
-   * is never reported would leave the task running and its slot taken.
+   * is never reported would leave the task running and its slot taken. A report the scheduler
+   * refuses as invalid is not retried: it would be refused again.
    */
   private async report(f: FinishTask): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -130,7 +144,8 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         await this.bus.call(Rpc.tasks.finish, f);
         return;
       } catch (err) {
-        if (attempt >= REPORT_ATTEMPTS) {
+        const refused = err instanceof AppError && err.code === 'validation_failed';
+        if (refused || attempt >= REPORT_ATTEMPTS) {
           this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
           return;
         }
@@ -139,13 +154,13 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
             { taskId: f.id, err: (err as Error).message },
             'task end not reported yet; retrying',
           );
-        await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * attempt)));
+        await this.time.sleep(Math.min(5_000, 250 * attempt));
       }
     }
   }
 
   private forgetOldKills(): void {
-    const now = Date.now();
+    const now = this.time.now();
     for (const [id, until] of this.killed) if (until < now) this.killed.delete(id);
   }
 }

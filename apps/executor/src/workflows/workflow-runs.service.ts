@@ -11,7 +11,7 @@ import {
 } from '@switchyard/contracts';
 import { checkInputs, inputNamesOf } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
@@ -22,6 +22,9 @@ const text = (t: string, isError: boolean): ToolResult => ({
   isError,
   truncated: false,
 });
+
+/** What saved workflows need of the run use cases: starting a run of a workflow's plan. */
+export type WorkflowStarter = Pick<StartRun, 'startWorkflow'>;
 
 /**
  * Saved workflows as runs: by hand (`POST /api/workflows/{id}/run`: the draft or a version, normal
@@ -35,8 +38,8 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly runs: StartRun,
-    @Inject(BUS) private readonly bus: Bus,
+    @Inject(StartRun) private readonly runs: WorkflowStarter,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}

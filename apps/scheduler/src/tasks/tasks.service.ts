@@ -234,7 +234,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const output =
       json.length > OUTPUT_LIMIT
         ? { value: json.slice(0, OUTPUT_LIMIT), truncated: true }
-        : { value: f.output ?? null, truncated: false };
+        : { value: f.output ?? null, truncated: f.outputTruncated === true };
     const row = await this.repo.finish(f, output);
     await this.fair.finish(f.id);
     if (row) {

@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Logger } from '@switchyard/server-observability';
+import { createWorker, taskQueueNames } from '@switchyard/server-queue';
+import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+
+/** Bodies one executor replica runs at once; the scheduler keeps the cluster-wide limit (16). */
+const CONCURRENCY = 16;
+
+/**
+ * Where the task bodies this replica runs come from: the scheduler's BullMQ queue in production, a
+ * test's own hand in unit tests (so the worker's decisions are tested without Redis).
+ */
+export interface TaskJobSource {
+  /** Starts handing over tasks by id; `body` resolves once that body has ended and been reported. */
+  start(body: (taskId: string) => Promise<void>): void;
+  /** Stops taking tasks; bodies under way are not waited for (their runs are interrupted). */
+  close(): Promise<void>;
+}
+
+export const TASK_JOBS = Symbol('TASK_JOBS');
+
+/** A worker on the scheduler's BullMQ task queue (a job whose worker died is handed on once). */
+@Injectable()
+export class BullTaskJobs implements TaskJobSource {
+  private worker: ReturnType<typeof createWorker<{ taskId: string }>> | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  start(body: (taskId: string) => Promise<void>): void {
+    const names = taskQueueNames(this.config.nats.subjectPrefix);
+    this.worker = createWorker<{ taskId: string }>(
+      names.queue,
+      {
+        url: this.config.redis.url,
+        name: `${this.config.service}-tasks`,
+        prefix: names.bullPrefix,
+        concurrency: CONCURRENCY,
+      },
+      (job) => body(job.data.taskId),
+    );
+    this.worker.on('error', (err) => this.logger.warn({ err: err.message }, 'task worker error'));
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close(true).catch(() => undefined);
+  }
+}
