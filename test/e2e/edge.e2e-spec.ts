@@ -62,6 +62,7 @@ describe('the edge, tried by a hostile caller', () => {
         'workflowCreate body.name',
         'runList query.q',
         'runStream query.runId',
+        'ownerFeed query.lastEventId',
         'runGet params.runId',
       ])
         expect(probed).toContain(field);

@@ -10,6 +10,7 @@ import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { installHookBodyParser } from './triggers/hook-intake';
+import { webClient } from './web/web-client';
 
 export function gatewayOptions(config: AppConfig = loadConfig('gateway')): BootstrapOptions {
   return {
@@ -19,6 +20,9 @@ export function gatewayOptions(config: AppConfig = loadConfig('gateway')): Boots
     beforeBodyParser: installHookBodyParser,
     configureHttp: (app) => {
       app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+      // The admin web client at / (GET/HEAD outside /api, /mcp and the probes). Public by design and
+      // outside the AuthGuard (which guards Nest routes only): static files, no data (see webClient).
+      app.use(webClient(config.http.webDir));
       // Body-parser failures (malformed JSON, too large) happen before Nest's filters see them.
       app.use(expressProblemHandler(app.get<Logger>(LOGGER)));
       // Long-lived SSE streams skip Express (see StreamFastPath).

@@ -11,6 +11,7 @@ import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
 import { SchedulesController } from './triggers/schedules.controller';
 import { WebhooksController } from './triggers/webhooks.controller';
+import { OwnerFeed } from './runs/owner-feed';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { StreamRelay } from './runs/stream-relay';
@@ -44,6 +45,7 @@ import { ToolsController } from './tools/tools.controller';
   ],
   providers: [
     RunFeed,
+    OwnerFeed,
     StreamRelay,
     StreamFastPath,
     IdentityRepository,

@@ -4,6 +4,7 @@ import { CLOCK, systemClock, type Clock } from './clock';
 import { ScheduleFirer } from './schedules/schedule-firer';
 import { SchedulesHandler } from './schedules/schedules.handler';
 import { SchedulesService } from './schedules/schedules.service';
+import { TaskFeed } from './tasks/task-feed';
 import { TaskMetrics } from './tasks/task-metrics';
 import { TaskTransitions } from './tasks/task-transitions';
 import { TasksHandler } from './tasks/tasks.handler';
@@ -27,6 +28,7 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
       { provide: CLOCK, useValue: clock },
       TaskMetrics,
       TaskTransitions,
+      TaskFeed,
       TasksService,
       TriggerMetrics,
       UnattendedCheck,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { OwnerFeedEvent, ownerFeedSubject } from './feed';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
 import { RunEvent, runEventsSubject } from './run-events';
@@ -36,4 +37,6 @@ export const Events = {
   run: (runId: string) => event(runEventsSubject(runId), RunEvent),
   /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
   planTokens: (runId: string) => event(planTokensSubject(runId), PlanTokens),
+  /** What changed for one owner (run status and gates, task states), for live lists: the owner feed. */
+  ownerFeed: (ownerId: string) => event(ownerFeedSubject(ownerId), OwnerFeedEvent),
 } as const;

@@ -1,32 +1,73 @@
 import { z } from 'zod';
-import { PermissionDecision } from './permissions';
-import { RUN_EVENT_TYPE_LIST } from './run-events';
-import { RunStatus, RunSummary } from './runs';
+import { RunEventBody } from './run-events';
+import { RunStatus } from './runs';
 import { TaskState } from './tasks';
-import { ToolEffect } from './tools';
 
-// Interim shapes for the web client; the server side lands with the inbox and owner-feed work.
+/** Every run event type of the catalog, as an enum. */
+export const RunEventTypeName = z.enum(
+  RunEventBody.options.map((o) => o.shape.type.value) as [
+    RunEventBody['type'],
+    ...Array<RunEventBody['type']>,
+  ],
+);
+
+/** The run events that change what a list or an inbox shows: a status or a gate. */
+export const OWNER_FEED_RUN_EVENTS = [
+  'run_created',
+  'plan_ready',
+  'plan_approval_requested',
+  'plan_approved',
+  'run_started',
+  'step_approval_requested',
+  'step_approved',
+  'resumed',
+  'complete',
+  'error',
+  'cancelled',
+  'interrupted',
+] as const satisfies ReadonlyArray<RunEventBody['type']>;
+
+const feedRunEvents: ReadonlySet<string> = new Set(OWNER_FEED_RUN_EVENTS);
+export function isOwnerFeedRunEvent(type: string): type is (typeof OWNER_FEED_RUN_EVENTS)[number] {
+  return feedRunEvents.has(type);
+}
+
+/**
+ * What changed for an owner, for live lists and the inbox count: a hint to refetch, not a copy of
+ * the state (the run's own stream and the list routes are the truth). `status` is the run's status
+ * (or the task's state) once the change was stored.
+ */
 export const OwnerFeedEvent = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('run'),
     runId: z.string().uuid(),
     status: RunStatus,
-    type: z.enum(RUN_EVENT_TYPE_LIST as [string, ...string[]]),
+    type: RunEventTypeName,
   }),
   z.object({ kind: z.literal('task'), taskId: z.string().uuid(), status: TaskState }),
 ]);
 export type OwnerFeedEvent = z.infer<typeof OwnerFeedEvent>;
 
-export const InboxItem = z.object({
-  run: RunSummary,
-  gate: z.enum(['plan', 'step']),
-  stepId: z.string().optional(),
-  tool: z.string().optional(),
-  effect: ToolEffect.optional(),
-  reason: z.string().optional(),
-  arguments: z.unknown().optional(),
-  permission: PermissionDecision.optional(),
-  since: z.string(),
+/**
+ * The data of an `event: resync` frame: events may have been missed (another gateway replica, a
+ * restart, a reconnect after too long), so the client refetches what it shows.
+ */
+export const OwnerFeedResync = z.object({}).strict();
+
+/** The data of any frame of the owner feed: `event: run|task` carry an OwnerFeedEvent, `resync` `{}`. */
+export const OwnerFeedFrame = z.union([OwnerFeedEvent, OwnerFeedResync]);
+export type OwnerFeedFrame = z.infer<typeof OwnerFeedFrame>;
+
+export const OwnerFeedQuery = z.object({
+  lastEventId: z
+    .string()
+    .max(64)
+    .optional()
+    .describe('for clients that cannot send the Last-Event-ID header: resume after this frame id'),
 });
-export const Inbox = z.object({ items: z.array(InboxItem) });
-export type Inbox = z.infer<typeof Inbox>;
+export type OwnerFeedQuery = z.infer<typeof OwnerFeedQuery>;
+
+/** Where an owner's feed events are published: `events.owner.<ownerId>`. */
+export function ownerFeedSubject(ownerId: string): string {
+  return `events.owner.${ownerId}`;
+}

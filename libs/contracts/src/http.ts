@@ -13,7 +13,8 @@ import {
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
-import { Inbox } from './feed';
+import { Inbox, INBOX_LIMIT } from './inbox';
+import { OwnerFeedFrame, OwnerFeedQuery } from './feed';
 import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
   CreatedTrigger,
@@ -130,7 +131,7 @@ export interface RouteDef {
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
   readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream';
-  /** The SSE stream is the one route that also accepts `?token=` (EventSource cannot set headers). */
+  /** The SSE streams are the only routes that also accept `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
@@ -274,16 +275,6 @@ export const Routes = {
     status: 200,
     errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
   }),
-  inbox: route({
-    method: 'GET',
-    path: '/api/agent/inbox',
-    summary:
-      'Everything waiting for the caller: their runs at a plan gate and each open step gate, oldest first',
-    tag: 'runs',
-    auth: { permission: 'agent:run:approve' },
-    response: Inbox,
-    errors: ['unauthenticated', 'forbidden', 'unavailable'],
-  }),
   runList: route({
     method: 'GET',
     path: '/api/agent/runs',
@@ -303,6 +294,17 @@ export const Routes = {
     params: RunIdParam,
     response: RunDetail,
     errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  inbox: route({
+    method: 'GET',
+    path: '/api/agent/inbox',
+    summary:
+      'Everything waiting for your approval: your runs at a plan gate and each open step gate (with the tool, effect, ' +
+      `arguments and the reason it asks), oldest first, at most ${INBOX_LIMIT}. Admins see their own inbox too`,
+    tag: 'runs',
+    auth: { permission: 'agent:run:approve' },
+    response: Inbox,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
   }),
   runResume: route({
     method: 'POST',
@@ -769,6 +771,23 @@ export const Routes = {
     response: RunEvent,
     produces: 'text/event-stream',
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found'],
+  }),
+  ownerFeed: route({
+    method: 'GET',
+    path: '/api/events',
+    summary:
+      'Server-sent events of what changed for you (for live lists and the inbox count): `event: run` when one of your runs ' +
+      'changes status or opens or closes a gate, `event: task` when one of your background tasks changes state; ' +
+      'only ever your own, admins included. Frame ids are `<epoch>-<n>`: reconnecting with Last-Event-ID (or ?lastEventId=) ' +
+      'replays what was missed while this gateway still holds it; otherwise the first frame is `event: resync` (data {}) and ' +
+      'you refetch. A comment heartbeat every 15 s',
+    tag: 'runs',
+    auth: { permission: 'agent:run:list' },
+    queryToken: true,
+    query: OwnerFeedQuery,
+    response: OwnerFeedFrame,
+    produces: 'text/event-stream',
+    errors: ['validation_failed', 'unauthenticated', 'forbidden'],
   }),
   toolInvoke: route({
     method: 'POST',

@@ -17,4 +17,5 @@ export * from './permissions';
 export * from './workflows';
 export * from './tasks';
 export * from './triggers';
+export * from './inbox';
 export * from './feed';

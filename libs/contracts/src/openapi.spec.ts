@@ -82,6 +82,20 @@ describe('OpenAPI document', () => {
     expect(error?.properties.data.required).toEqual(expect.arrayContaining(['message', 'code']));
   });
 
+  it('describes the owner feed: run and task frames (and the empty resync), ?token= accepted', () => {
+    const op = doc.paths['/api/events']?.['get'];
+    const sse = op?.responses['200']?.content['text/event-stream'] as {
+      itemSchema: { properties: { data: { contentSchema: { anyOf: Array<Record<string, unknown>> } } } };
+    };
+    const shapes = sse.itemSchema.properties.data.contentSchema.anyOf;
+    const kinds = JSON.stringify(shapes);
+    expect(kinds).toContain('"const":"run"');
+    expect(kinds).toContain('"const":"task"');
+    expect(shapes.some((s) => s['type'] === 'object' && s['additionalProperties'] === false)).toBe(true);
+    expect(op?.security).toEqual(expect.arrayContaining([{ queryToken: [] }]));
+    expect(doc.paths['/api/agent/inbox']?.['get']?.responses['200']).toBeDefined();
+  });
+
   it('marks public routes as needing no token', () => {
     expect(doc.paths['/api/health']?.['get']?.security).toEqual([]);
   });

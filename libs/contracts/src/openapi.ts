@@ -34,14 +34,19 @@ function eventStreamOf(frame: z.ZodType): JsonSchema {
   return {
     schema: {
       type: 'string',
-      description: 'server-sent events: `id: <seq>`, `event: <type>`, `data: <the event as JSON>` per frame',
+      description:
+        'server-sent events: `id: <frame id>`, `event: <type>`, `data: <the event as JSON>` per frame',
     },
     itemSchema: {
       type: 'object',
       required: ['id', 'event', 'data'],
       properties: {
-        id: { type: 'string', description: "the event's sequence number (send it back as Last-Event-ID)" },
-        event: { type: 'string', description: "the event's type" },
+        id: {
+          type: 'string',
+          description:
+            "the frame's id (a run's sequence number; `<epoch>-<n>` on /api/events): send it back as Last-Event-ID",
+        },
+        event: { type: 'string', description: "the event's type (`run`, `task` or `resync` on /api/events)" },
         data: {
           type: 'string',
           contentMediaType: 'application/json',

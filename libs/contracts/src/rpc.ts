@@ -33,6 +33,7 @@ import {
   StartRunBody,
 } from './runs';
 import { RunDetail } from './run-events';
+import { Inbox } from './inbox';
 import {
   EvaluateBody,
   Hook,
@@ -162,6 +163,8 @@ export const Rpc = {
     cancel: rpc('executor.runs.cancel', RunIdParam, RunControlReply),
     list: rpc('executor.runs.list', RunListQuery, RunPage),
     get: rpc('executor.runs.get', RunIdParam, RunDetail),
+    /** The caller's own runs waiting at a gate: plans, and each open step gate, oldest first. */
+    inbox: rpc('executor.runs.inbox', Empty, Inbox),
     resume: rpc('executor.runs.resume', RunIdParam, StartedRun),
     fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
     rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),

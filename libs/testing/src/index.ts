@@ -9,3 +9,4 @@ export * from './route-corpus';
 export * from './clock';
 export * from './in-memory-bus';
 export * from './tcp-proxy';
+export * from './owner-feed';

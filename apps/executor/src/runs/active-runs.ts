@@ -100,7 +100,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
       const events = await this.repo.interrupt(
         'the executor replica running this run stopped responding (its lease expired); resume the run to continue',
       );
-      this.publish(events);
+      void this.publish(events);
       for (const e of events) {
         this.logger.warn({ runId: e.runId }, 'run interrupted: its replica stopped renewing the lease');
         this.get(e.runId)?.abandon();
@@ -110,8 +110,28 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     }
   }
 
-  private publish(events: readonly RunEvent[]): void {
+  /** Resolves once the owners' feeds are told too. */
+  private publish(events: readonly RunEvent[]): Promise<void> {
     for (const e of events) this.bus.emit(Events.run(e.runId), e);
+    return this.tellOwners(events);
+  }
+
+  /** The owner feed hears of runs interrupted here too (a rare path: one row read per run). */
+  private async tellOwners(events: readonly RunEvent[]): Promise<void> {
+    for (const e of events) {
+      try {
+        const run = await this.repo.get(e.runId);
+        if (run)
+          this.bus.emit(Events.ownerFeed(run.ownerId), {
+            kind: 'run',
+            runId: e.runId,
+            status: 'interrupted',
+            type: e.type,
+          });
+      } catch (err) {
+        this.logger.warn({ runId: e.runId, err: (err as Error).message }, 'owner feed not told of a run');
+      }
+    }
   }
 
   /** Graceful stop: in-flight work is abandoned and its runs are reported interrupted right away. */
@@ -126,7 +146,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
         'the executor replica running this run shut down; resume the run to continue',
         { replica: this.replica, limit: 10_000 },
       );
-      this.publish(events);
+      await this.publish(events);
       this.logger.info({ runs: events.length }, 'runs interrupted by shutdown');
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'could not mark runs interrupted at shutdown');

@@ -20,6 +20,7 @@ import type { ReusableStep } from './executions';
 import { ownerOf } from './run-access';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
+import { ownerFeedOf } from './owner-feed';
 
 /** Where a run comes from, as its run_created event says. */
 export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
@@ -91,7 +92,7 @@ export class RunLauncher {
   /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = randomUUID();
-    const writer = this.writerFor(runId);
+    const writer = this.writerFor(runId, ownerOf(ctx), 'planning');
     const driver = this.driver(runId, l, ctx, writer, 'planning');
     // The gate's rules and hooks, loaded now so the steps decide without a round trip.
     await this.permissions.warm(ownerOf(ctx));
@@ -150,7 +151,7 @@ export class RunLauncher {
     start: (writer: RunWriter) => Promise<void>,
     work: (driver: RunDriver) => Promise<void>,
   ): Promise<RunDriver> {
-    const writer = this.writerFor(runId);
+    const writer = this.writerFor(runId, ownerOf(ctx), status);
     const driver = this.driver(runId, l, ctx, writer, status);
     await this.active.register(driver);
     await start(writer);
@@ -162,9 +163,14 @@ export class RunLauncher {
     void work().catch((err: unknown) => driver.crashed(err));
   }
 
-  private writerFor(runId: string): RunWriter {
-    return new RunWriter(this.repo, this.bus, runId, this.active.replica, (err) =>
-      this.active.get(runId)?.writerFailed(err),
+  private writerFor(runId: string, ownerId: string, status: RunStatus): RunWriter {
+    return new RunWriter(
+      this.repo,
+      this.bus,
+      runId,
+      this.active.replica,
+      (err) => this.active.get(runId)?.writerFailed(err),
+      ownerFeedOf(this.bus, ownerId, runId, status),
     );
   }
 

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
   AgentPlan,
+  INBOX_LIMIT,
   STEP_RUN_EVENTS,
+  type Inbox,
+  type InboxItem,
   type RunDetail,
   type RunListQuery,
   type RunPage,
@@ -14,7 +17,10 @@ import { ownerOf, visibleTo } from './run-access';
 
 const HISTORY_EVENTS = 1_000;
 
-/** Runs as their owner (or an admin) sees them: a page of summaries, or one run with its history. */
+/**
+ * Runs as their owner (or an admin) sees them: a page of summaries, one run with its history, or
+ * the gates waiting for the caller.
+ */
 @Injectable()
 export class RunQueries {
   constructor(private readonly repo: RunsRepository) {}
@@ -22,6 +28,31 @@ export class RunQueries {
   async list(q: RunListQuery, ctx: CallContext): Promise<RunPage> {
     const page = await this.repo.list(ownerOf(ctx), q);
     return { items: page.items.map(summaryOf), nextCursor: page.nextCursor };
+  }
+
+  /** The caller's own gates (an admin's too: an inbox is for the person, not for the platform). */
+  async inbox(ctx: CallContext): Promise<Inbox> {
+    const gates = await this.repo.openGates(ownerOf(ctx), INBOX_LIMIT);
+    return {
+      items: gates.map((g): InboxItem => {
+        const r = g.request;
+        return {
+          run: summaryOf(g.run),
+          gate: g.gate,
+          since: g.since,
+          ...(r
+            ? {
+                stepId: r.stepId,
+                tool: r.tool,
+                effect: r.effect,
+                reason: r.reason,
+                arguments: r.arguments,
+                permission: r.permission,
+              }
+            : {}),
+        };
+      }),
+    };
   }
 
   async get(runId: string, ctx: CallContext): Promise<RunDetail> {

@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import {
   Rpc,
   type BatchBody,
+  type Inbox,
   type RpcRequest,
   type RunControlReply,
   type RunDetail,
@@ -61,6 +62,11 @@ export class RunsHandler {
   @RpcHandler(Rpc.executor.get)
   get(@RpcPayload(Rpc.executor.get) req: RunIdParam, @Caller() ctx: CallContext): Promise<RunDetail> {
     return this.queries.get(req.runId, ctx);
+  }
+
+  @RpcHandler(Rpc.executor.inbox)
+  inbox(@RpcPayload(Rpc.executor.inbox) _: unknown, @Caller() ctx: CallContext): Promise<Inbox> {
+    return this.queries.inbox(ctx);
   }
 
   @RpcHandler(Rpc.executor.resume)

@@ -38,7 +38,7 @@ export async function authenticate(
   if (!def.queryToken && typeof queryToken === 'string' && !presentedToken(headers, undefined, false)) {
     throw new AppError(
       'unauthenticated',
-      'a token in the query string is accepted only on the event stream; send the X-Switchyard-Token header',
+      'a token in the query string is accepted only on the event streams; send the X-Switchyard-Token header',
     );
   }
   const token = presentedToken(headers, queryToken, def.queryToken === true);

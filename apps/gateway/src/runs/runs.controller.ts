@@ -2,6 +2,7 @@ import { Controller, Inject, Req } from '@nestjs/common';
 import {
   Routes,
   Rpc,
+  type Inbox,
   type RunControlReply,
   type RunDetail,
   type RunPage,
@@ -12,7 +13,7 @@ import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
-/** Agent runs: start, batch, approve, cancel, history, resume, fork, rewind (all owned by the executor). */
+/** Agent runs: start, batch, approve, cancel, history, inbox, resume, fork, rewind (all owned by the executor). */
 @Controller()
 export class RunsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
@@ -56,6 +57,11 @@ export class RunsController {
   @Endpoint(Routes.runGet)
   get(@In() input: Input<typeof Routes.runGet>, @Req() req: GatewayRequest): Promise<RunDetail> {
     return this.bus.call(Rpc.executor.get, { runId: input.params.runId }, asCaller(req));
+  }
+
+  @Endpoint(Routes.inbox)
+  inbox(@Req() req: GatewayRequest): Promise<Inbox> {
+    return this.bus.call(Rpc.executor.inbox, {}, asCaller(req));
   }
 
   @Endpoint(Routes.runResume)

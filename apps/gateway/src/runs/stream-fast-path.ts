@@ -1,30 +1,76 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, describeIssues, Routes, toFieldIssues } from '@switchyard/contracts';
+import type { z } from 'zod';
+import { AppError, describeIssues, Routes, toFieldIssues, type RouteDef } from '@switchyard/contracts';
 import { correlationIdFrom, type Logger, type Metrics } from '@switchyard/server-observability';
 import { LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
 import { toProblem } from '../http/problem';
 import { refuseHostileInput } from '../http/validation.interceptor';
+import type { Principal } from '../auth/principal';
+import { feedResumeIdOf, OwnerFeed } from './owner-feed';
 import { lastEventIdOf, StreamRelay } from './stream-relay';
 
-const PATH = Routes.runStream.path;
+/** An SSE route: its definition, and how to stream it once the caller is known (the query is raw). */
+interface Stream {
+  readonly route: RouteDef;
+  start(
+    raw: Record<string, string>,
+    caller: Principal,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void>;
+}
+
+/** Binds a route's query schema to its opener, so the opener gets the query as validated. */
+function stream<Q extends z.ZodObject>(
+  route: RouteDef & { readonly query: Q },
+  open: (query: z.output<Q>, caller: Principal, req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): Stream {
+  return {
+    route,
+    start: (raw, caller, req, res) => {
+      const query = route.query.safeParse(raw);
+      if (!query.success) {
+        const issues = toFieldIssues(query.error).map((i) => ({
+          ...i,
+          path: i.path ? `query.${i.path}` : 'query',
+        }));
+        throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
+      }
+      return open(query.data, caller, req, res);
+    },
+  };
+}
 
 /**
- * Serves `GET /api/agent/stream` on the raw HTTP server, ahead of Express. An SSE stream lives for
- * minutes or hours, and Express gives every request its own prototype chain (Object.setPrototypeOf
- * on req and res), which costs each open stream about 7 KiB of V8 maps. Same checks, same answers
- * as the framework route: token (header or ?token=), permission, query schema, problem+json.
+ * Serves the SSE routes (`GET /api/agent/stream`, `GET /api/events`) on the raw HTTP server, ahead
+ * of Express. An SSE stream lives for minutes or hours, and Express gives every request its own
+ * prototype chain (Object.setPrototypeOf on req and res), which costs each open stream about 7 KiB
+ * of V8 maps. Same checks, same answers as the framework routes: token (header or ?token=),
+ * permission, query schema, problem+json.
  */
 @Injectable()
 export class StreamFastPath {
+  private readonly streams: readonly Stream[];
+
   constructor(
-    private readonly relay: StreamRelay,
+    relay: StreamRelay,
+    feed: OwnerFeed,
     private readonly verifier: TokenVerifier,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(METRICS) private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.streams = [
+      stream(Routes.runStream, (q, caller, req, res) =>
+        relay.open(q.runId, lastEventIdOf(req, q.lastEventId), caller, req, res),
+      ),
+      stream(Routes.ownerFeed, (q, caller, req, res) =>
+        feed.open(caller, feedResumeIdOf(req, q.lastEventId), req, res),
+      ),
+    ];
+  }
 
   /** Puts the fast path in front of the server's existing request listeners (the Express app). */
   install(server: Server): void {
@@ -32,15 +78,21 @@ export class StreamFastPath {
     server.removeAllListeners('request');
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const url = req.url ?? '';
-      if (req.method === 'GET' && (url === PATH || url.startsWith(`${PATH}?`))) {
-        void this.serve(req, res);
+      const stream =
+        req.method === 'GET'
+          ? this.streams.find(({ route: r }) => url === r.path || url.startsWith(`${r.path}?`))
+          : undefined;
+      if (stream) {
+        void this.serve(stream, req, res);
         return;
       }
       for (const listener of others) listener.call(server, req, res);
     });
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(stream: Stream, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { route } = stream;
+    const PATH = route.path;
     const correlationId = correlationIdFrom(req.headers['x-correlation-id']);
     res.setHeader('x-correlation-id', correlationId);
     const started = process.hrtime.bigint();
@@ -54,28 +106,14 @@ export class StreamFastPath {
     try {
       const params = new URL(req.url ?? '/', 'http://gateway').searchParams;
       const principal = await authenticate(
-        Routes.runStream,
+        route,
         this.verifier,
         req.headers,
         params.get('token') ?? undefined,
       );
       const { token: _token, ...raw } = Object.fromEntries(params);
       refuseHostileInput({ query: raw });
-      const query = Routes.runStream.query.safeParse(raw);
-      if (!query.success) {
-        const issues = toFieldIssues(query.error).map((i) => ({
-          ...i,
-          path: i.path ? `query.${i.path}` : 'query',
-        }));
-        throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
-      }
-      await this.relay.open(
-        query.data.runId,
-        lastEventIdOf(req, query.data.lastEventId),
-        principal,
-        req,
-        res,
-      );
+      await stream.start(raw, principal, req, res);
     } catch (err) {
       const { problem, bug } = toProblem(err, correlationId, PATH);
       if (bug)

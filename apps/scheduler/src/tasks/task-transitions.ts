@@ -3,6 +3,7 @@ import type { TaskState } from '@switchyard/contracts';
 
 export interface TaskTransition {
   readonly taskId: string;
+  readonly ownerId: string;
   readonly state: TaskState;
   readonly error: string | null;
 }
@@ -10,8 +11,8 @@ export interface TaskTransition {
 type Listener = (t: TaskTransition) => Promise<void>;
 
 /**
- * A task started or ended: what follows a task (a webhook delivery's audit row) listens here
- * instead of the task code knowing its followers. Listeners' failures are theirs to log.
+ * A task started or ended: what follows a task (a webhook delivery's audit row, the owner feed)
+ * listens here instead of the task code knowing its followers. Listeners' failures are theirs to log.
  */
 @Injectable()
 export class TaskTransitions {

@@ -18,6 +18,7 @@ import { TasksRepository, toTask } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
 import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
+import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
 import { TaskTransitions } from './task-transitions';
 
@@ -55,6 +56,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly repo: TasksRepository,
     private readonly metrics: TaskMetrics,
     private readonly transitions: TaskTransitions,
+    private readonly feed: TaskFeed,
     @Inject(REDIS) redis: Redis,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -117,6 +119,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         },
       });
     }
+    this.feed.tell(t.ownerId, t.id, 'queued');
     void this.pump();
     return undefined;
   }
@@ -193,7 +196,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async claim(id: string) {
     const row = await this.repo.claim(id);
     if (row) {
-      this.transitions.emit({ taskId: id, state: 'running', error: null });
+      this.transitions.emit({ taskId: id, ownerId: row.ownerId, state: 'running', error: null });
       return {
         go: true,
         task: {
@@ -211,12 +214,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = 'the executor running this task stopped; it was not started again';
       if (await this.repo.interrupt(id, reason))
-        this.transitions.emit({ taskId: id, state: 'interrupted', error: reason });
+        this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
     if (now?.state === 'queued' && now.killRequested) {
       const killed = await this.repo.kill(id, now.ownerId);
-      this.transitions.emit({ taskId: id, state: killed.state, error: killed.error });
+      this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: killed.state, error: killed.error });
     }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
@@ -235,7 +238,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const row = await this.repo.finish(f, output);
     await this.fair.finish(f.id);
     if (row) {
-      this.transitions.emit({ taskId: f.id, state: f.state, error: f.error });
+      this.transitions.emit({ taskId: f.id, ownerId: row.ownerId, state: f.state, error: f.error });
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
     void this.pump();
@@ -251,7 +254,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // Not dispatched yet: its queue slot is free now. Dispatched: its claim will refuse it.
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
-      this.transitions.emit({ taskId: id, state: 'cancelled', error: row.error });
+      this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
     } else if (row.state === 'running' || row.state === 'queued') {
       this.bus.emit(Events.taskKill, { id });
     }

@@ -202,6 +202,10 @@ export const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
   OTEL_METRIC_EXPORT_INTERVAL: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  WEB_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
   WEBHOOK_ALLOWED_SOURCES: z
     .string()
     .regex(
@@ -227,6 +231,8 @@ export interface AppConfig {
     readonly metricsPort: number | undefined;
     readonly bodyLimit: string;
     readonly sseHeartbeatMs: number;
+    /** The built admin web client the gateway serves at `/` (index.html + assets/). */
+    readonly webDir: string;
   };
   readonly nats: { readonly servers: string[]; readonly subjectPrefix: string };
   readonly database: { readonly url: string; readonly poolSize: number };
@@ -365,6 +371,8 @@ export function loadConfig(
       metricsPort,
       bodyLimit: e.HTTP_BODY_LIMIT,
       sseHeartbeatMs: e.SSE_HEARTBEAT_MS,
+      // Services run from the repository root (npm start) or /app (the image): dist/web is the Vite build.
+      webDir: resolve(e.WEB_DIR ?? join(process.cwd(), 'dist', 'web')),
     },
     nats: { servers: e.NATS_URL.split(',').map((s) => s.trim()), subjectPrefix: e.NATS_SUBJECT_PREFIX },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },

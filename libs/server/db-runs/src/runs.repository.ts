@@ -6,6 +6,7 @@ import {
   type RunEventType,
   type RunStatus,
   type RunSummary,
+  type StepApprovalRequested,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
@@ -42,6 +43,14 @@ export interface RunUpdate {
   readonly finished?: boolean;
   /** Give the run up: no owner replica, no lease (terminal states). */
   readonly release?: boolean;
+}
+
+/** A gate of a run waiting for its owner: the plan, or one step (with what its request said). */
+export interface OpenGate {
+  readonly run: RunRow;
+  readonly gate: 'plan' | 'step';
+  readonly since: string;
+  readonly request?: StepApprovalRequested;
 }
 
 export interface RunRow extends RunSummary {
@@ -350,6 +359,44 @@ export class RunsRepository {
     const items = rows.slice(0, q.limit).map(toRun);
     const last = items[items.length - 1];
     return { items, nextCursor: rows.length > q.limit && last ? `${last.createdAt}|${last.id}` : null };
+  }
+
+  /**
+   * The owner's open gates, oldest first: each run awaiting plan approval (since its latest
+   * plan_approval_requested), and each step_approval_requested of a run awaiting step approval that
+   * nothing has answered yet (no later step_approved, step_start, step_failed or new request for the step).
+   */
+  async openGates(ownerId: string, limit: number): Promise<OpenGate[]> {
+    const rows = await this.prisma.$queryRawUnsafe<
+      Array<RunDbRow & { gate: 'plan' | 'step'; since: Date; request: StepApprovalRequested | null }>
+    >(
+      `WITH waiting AS (
+         SELECT ${RUN_COLUMNS} FROM run
+         WHERE owner_id = $1::uuid AND status IN ('awaiting_plan_approval', 'awaiting_step_approval')
+       ), gates AS (
+         SELECT w.*, 'plan' AS gate, NULL::jsonb AS request,
+                COALESCE((SELECT max(e.created_at) FROM run_event e
+                          WHERE e.run_id = w.id AND e.type = 'plan_approval_requested'), w.updated_at) AS since
+         FROM waiting w WHERE w.status = 'awaiting_plan_approval'
+         UNION ALL
+         SELECT w.*, 'step', e.data, e.created_at
+         FROM waiting w JOIN run_event e ON e.run_id = w.id AND e.type = 'step_approval_requested'
+         WHERE w.status = 'awaiting_step_approval' AND NOT EXISTS (
+           SELECT 1 FROM run_event later
+           WHERE later.run_id = e.run_id AND later.seq > e.seq
+             AND later.type IN ('step_approval_requested', 'step_approved', 'step_start', 'step_failed')
+             AND later.data->>'stepId' = e.data->>'stepId')
+       )
+       SELECT * FROM gates ORDER BY since, id, request->>'stepId' LIMIT $2`,
+      ownerId,
+      limit,
+    );
+    return rows.map((r) => ({
+      run: toRun(r),
+      gate: r.gate,
+      since: new Date(r.since).toISOString(),
+      ...(r.request ? { request: r.request } : {}),
+    }));
   }
 
   /** The first `limit` events of a run, oldest first. */

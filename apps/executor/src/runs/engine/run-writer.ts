@@ -44,6 +44,8 @@ export class RunWriter {
     readonly runId: string,
     private readonly replica: string,
     private readonly onFailure: (err: unknown) => void,
+    /** Told of every batch once published, with the row change it carried (the owner feed follows it). */
+    private readonly onPublished?: (events: readonly RunEvent[], update: RunUpdate | undefined) => void,
   ) {
     this.subject = Events.run(runId).subject;
   }
@@ -103,14 +105,16 @@ export class RunWriter {
   }
 
   /** Publishes events stored elsewhere (the run's first events, written with its row). */
-  publish(events: readonly RunEvent[]): void {
+  publish(events: readonly RunEvent[], update?: RunUpdate): void {
     const live = Events.run(this.runId);
     for (const e of events) this.bus.emit(live, e);
+    this.onPublished?.(events, update);
   }
 
   /** Publishes events this writer stored: their bodies were parsed against the catalog in `write`. */
-  private publishParsed(events: readonly RunEvent[]): void {
+  private publishParsed(events: readonly RunEvent[], update: RunUpdate | undefined): void {
     for (const e of events) this.bus.publish(this.subject, e);
+    this.onPublished?.(events, update);
   }
 
   /**
@@ -133,7 +137,7 @@ export class RunWriter {
       stored = await this.repo.fail(this.runId, this.replica, data.message);
       if (!stored.length) throw new LeaseLostError(`run ${this.runId} is no longer held by this replica`);
     }
-    this.publish(stored);
+    this.publish(stored, update);
     return data;
   }
 
@@ -153,7 +157,7 @@ export class RunWriter {
         // What waited for the batch to be durable goes first (a tool call), then the batch's events:
         // both before the bus's next flush, so they leave in one write.
         batch.forEach((p) => p.durable());
-        this.publishParsed(stored);
+        this.publishParsed(stored, update);
       } catch (err) {
         this.stop(err, batch);
       }
