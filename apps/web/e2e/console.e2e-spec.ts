@@ -224,12 +224,18 @@ describe('web console (browser)', () => {
     await waitFor(async () => (await detail(runId)).status === 'interrupted', 30_000, 200);
     const page = await signedIn(alice, `/runs/${runId}`);
     await page.getByRole('button', { name: 'Resume' }).click();
+    // A resumed run shows its plan again, the finished step marked done, before going on.
+    const gate = page.getByTestId('plan-gate');
+    await gate.waitFor();
+    expect(await nodeStatuses(page)).toEqual({ first: 'completed', long: 'queued' });
+    await screenshot(page, 'run-resumed-gate');
+    await gate.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByTestId('run-result').waitFor({ timeout: 30_000 });
     await screenshot(page, 'run-resumed');
     const d = await detail(runId);
     expect(d.status).toBe('completed');
     expect(d.events.filter((e) => e.type === 'step_start' && e.data.stepId === 'first')).toHaveLength(1);
-  });
+  }, 120_000);
 
   it('keeps the live log whole across a network drop: the stream resumes with no line twice', async () => {
     const steps = Array.from({ length: 8 }, (_, i) => wait(`s${i}`, 250, i, i ? [`s${i - 1}`] : []));

@@ -3,6 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { OwnerFeedEvent } from '@switchyard/contracts';
 import { tokenStore } from '../api/client';
 import { inboxKey } from '../api/inbox';
+import { parseJson } from './run-stream';
 
 export type FeedState = 'connecting' | 'open' | 'reconnecting';
 const RETRY_MS = [1_000, 2_000, 5_000, 10_000];
@@ -39,7 +40,7 @@ export function useOwnerFeed(): FeedState {
       source.addEventListener('resync', () => refreshAll());
       const onChange = (msg: MessageEvent<string>) => {
         if (msg.lastEventId) last = msg.lastEventId;
-        const parsed = OwnerFeedEvent.safeParse(JSON.parse(msg.data));
+        const parsed = OwnerFeedEvent.safeParse(parseJson(msg.data));
         if (!parsed.success) return;
         const e = parsed.data;
         if (e.kind === 'run') {

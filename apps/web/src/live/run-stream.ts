@@ -38,13 +38,15 @@ export function useRunStream(
         setState('open');
       };
       es.onmessage = () => undefined; // every frame is named by its type
-      const receive = (msg: MessageEvent<string>) => {
-        const parsed = RunEvent.safeParse(JSON.parse(msg.data));
+      const receive = (msg: Event) => {
+        // A run's `error` event shares its name with EventSource's own error (no data): skip that.
+        if (!(msg instanceof MessageEvent) || typeof msg.data !== 'string') return;
+        const parsed = RunEvent.safeParse(parseJson(msg.data));
         if (!parsed.success || parsed.data.seq <= last) return;
         last = parsed.data.seq;
         handler.current(parsed.data);
       };
-      for (const type of RUN_EVENT_TYPE_LIST) es.addEventListener(type, receive as EventListener);
+      for (const type of RUN_EVENT_TYPE_LIST) es.addEventListener(type, receive);
       es.onerror = () => {
         // The browser's own retry would resend Last-Event-ID too; ours also survives a refused
         // reconnect, and always resumes from what this page has applied.
@@ -64,4 +66,13 @@ export function useRunStream(
   }, [runId, afterSeq]);
 
   return state;
+}
+
+/** A frame's data as JSON, or undefined when it is not JSON (then the frame is dropped). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
