@@ -1,15 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { Inbox, type OwnerFeedEvent } from '@switchyard/contracts';
 import {
-  api,
-  createTestDatabase,
   openOwnerFeed,
-  Stack,
-  uniquePrefix,
+  Platform,
   waitFor,
   type ApiResponse,
   type OwnerFeedStream,
-  type TestDatabase,
 } from '@switchyard/testing';
 
 const wait = (id: string, value: unknown, dependsOn: string[] = []) => ({
@@ -25,27 +20,23 @@ const wait = (id: string, value: unknown, dependsOn: string[] = []) => ({
  * them the caller's own only.
  */
 describe('the console API: inbox and owner feed', () => {
-  let db: TestDatabase;
-  let stack: Stack;
-  const admin = `e2e_${randomBytes(24).toString('base64url')}`;
+  let platform: Platform;
+  let admin: string;
   let alice: string;
   let bob: string;
   const feeds: OwnerFeedStream[] = [];
 
   const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiResponse> =>
-    api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
-  const start = async (body: Record<string, unknown>, token = alice): Promise<string> => {
-    const res = await call('POST', '/api/agent/run', token, body);
-    if (res.status !== 200) throw new Error(`start answered ${res.status}: ${res.text}`);
-    return res.json['runId'] as string;
-  };
+    platform.call(method, path, token, body);
+  const start = (body: Record<string, unknown>, token = alice): Promise<string> =>
+    platform.startRun(body, token);
   const inbox = async (token = alice): Promise<Inbox> => {
     const res = await call('GET', '/api/agent/inbox', token);
     expect(res.status).toBe(200);
     return Inbox.parse(res.json);
   };
   const feed = async (token: string): Promise<OwnerFeedStream> => {
-    const s = await openOwnerFeed(`${stack.gatewayUrl}/api/events`, { 'x-switchyard-token': token });
+    const s = await openOwnerFeed(`${platform.url}/api/events`, { 'x-switchyard-token': token });
     expect(s.res.status).toBe(200);
     feeds.push(s);
     return s;
@@ -58,25 +49,15 @@ describe('the console API: inbox and owner feed', () => {
     runEvents(s, runId).some((e) => e.type === type);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    stack = await Stack.start({
-      DATABASE_URL: db.url,
-      NATS_SUBJECT_PREFIX: uniquePrefix('console'),
-      SWITCHYARD_ADMIN_TOKEN: admin,
-      LOG_LEVEL: 'warn',
-      SHUTDOWN_GRACE_MS: '3000',
-      REDIS_URL: 'redis://127.0.0.1:6379/13',
-    });
-    const token = async (owner: string) =>
-      (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
-    alice = await token('alice');
-    bob = await token('bob');
+    platform = await Platform.start('console', { REDIS_URL: 'redis://127.0.0.1:6379/13' });
+    admin = platform.admin;
+    alice = await platform.token('alice');
+    bob = await platform.token('bob');
   }, 120_000);
 
   afterAll(async () => {
     feeds.forEach((s) => s.close());
-    await stack?.stop();
-    await db?.drop();
+    await platform?.stop();
   });
 
   it("lists a plan gate and step gates (with the reason), oldest first, and the feed follows them; never another owner's", async () => {

@@ -10,3 +10,4 @@ export * from './clock';
 export * from './in-memory-bus';
 export * from './tcp-proxy';
 export * from './owner-feed';
+export * from './platform';

@@ -1,4 +1,5 @@
 import { describeIssues, OwnerFeedEvent, OwnerFeedResync, toFieldIssues } from '@switchyard/contracts';
+import { sseBlocks } from './sse';
 
 export type OwnerFeedFrameOf =
   | { readonly event: 'run' | 'task'; readonly id: string; readonly data: OwnerFeedEvent }
@@ -73,39 +74,22 @@ export async function openOwnerFeed(
 
   const reading = (async () => {
     if (!res.body) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let i;
-        while ((i = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          let id: string | undefined;
-          let event: string | undefined;
-          let data: string | undefined;
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) comments.push(line.slice(1).trim());
-            else if (line.startsWith('id: ')) id = line.slice(4);
-            else if (line.startsWith('event: ')) event = line.slice(7);
-            else if (line.startsWith('data: ')) data = line.slice(6);
-          }
-          if (id !== undefined) lastId = id;
-          if (event === undefined) {
-            if (data !== undefined)
-              throw (invalid = new Error(`an owner feed frame without event: ${block}`));
-            continue;
-          }
-          try {
-            frames.push(check(block, id, event, data));
-          } catch (err) {
-            invalid = err instanceof Error ? err : new Error(String(err));
-            controller.abort();
-            throw invalid;
-          }
-          listeners.forEach((l) => l());
+      for await (const { block, id, event, data, comments: said } of sseBlocks(res.body)) {
+        comments.push(...said);
+        if (id !== undefined) lastId = id;
+        if (event === undefined) {
+          if (data !== undefined) throw (invalid = new Error(`an owner feed frame without event: ${block}`));
+          continue;
         }
+        try {
+          frames.push(check(block, id, event, data));
+        } catch (err) {
+          invalid = err instanceof Error ? err : new Error(String(err));
+          controller.abort();
+          throw invalid;
+        }
+        listeners.forEach((l) => l());
       }
       ended = true;
     } catch {

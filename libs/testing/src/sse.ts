@@ -40,6 +40,40 @@ function isOf<T extends RunEventType>(type: T) {
  * Every frame must be a run event of the catalog with matching `id` and `event` lines: one that is
  * not makes `next` and `reading` reject, so every test that streams a run checks the whole stream.
  */
+/** One SSE frame as sent: the block of lines, its fields, and the comment lines in it. */
+export interface SseBlock {
+  readonly block: string;
+  readonly id: string | undefined;
+  readonly event: string | undefined;
+  readonly data: string | undefined;
+  readonly comments: readonly string[];
+}
+
+/** The frames of an SSE response body as they arrive (blocks end at a blank line). */
+export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<SseBlock> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let i;
+    while ((i = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, i);
+      buffer = buffer.slice(i + 2);
+      let id: string | undefined;
+      let event: string | undefined;
+      let data: string | undefined;
+      const comments: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) comments.push(line.slice(1).trim());
+        else if (line.startsWith('id: ')) id = line.slice(4);
+        else if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data = line.slice(6);
+      }
+      yield { block, id, event, data, comments };
+    }
+  }
+}
+
 export async function openStream(url: string, headers: Record<string, string> = {}): Promise<SseStream> {
   const controller = new AbortController();
   const res = await fetch(url, {
@@ -74,37 +108,21 @@ export async function openStream(url: string, headers: Record<string, string> = 
   };
   const reading = (async () => {
     if (!res.body) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let i;
-        while ((i = buffer.indexOf('\n\n')) >= 0) {
-          const receivedAt = performance.now();
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          let id: string | undefined;
-          let event: string | undefined;
-          let data: string | undefined;
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) comments.push(line.slice(1).trim());
-            else if (line.startsWith('id: ')) id = line.slice(4);
-            else if (line.startsWith('event: ')) event = line.slice(7);
-            else if (line.startsWith('data: ')) data = line.slice(6);
-          }
-          if (event === undefined) continue;
-          let parsed: RunEvent;
-          try {
-            parsed = check(block, id, event, data);
-          } catch (err) {
-            invalid = err instanceof Error ? err : new Error(String(err));
-            controller.abort();
-            throw invalid;
-          }
-          frames.push({ receivedAt, id: parsed.seq, event: parsed.type, data: parsed });
-          listeners.forEach((l) => l());
+      for await (const { block, id, event, data, comments: said } of sseBlocks(res.body)) {
+        const receivedAt = performance.now();
+        comments.push(...said);
+        if (event === undefined) continue;
+        let parsed: RunEvent;
+        try {
+          parsed = check(block, id, event, data);
+        } catch (err) {
+          invalid = err instanceof Error ? err : new Error(String(err));
+          controller.abort();
+          throw invalid;
         }
+        frames.push({ receivedAt, id: parsed.seq, event: parsed.type, data: parsed });
+        listeners.forEach((l) => l());
       }
       ended = true;
     } catch {

@@ -4,6 +4,7 @@ import { ModelSettings, Routes, type Agent } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
+import { ListTable } from '../ui/ListTable';
 import { Badge, EmptyState, ErrorNote, FieldErrors, Loading, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
@@ -238,72 +239,60 @@ export function Agents() {
         <h2>{t('settings.agents')}</h2>
         <div className="actions">{newButton}</div>
       </div>
-      {list.isPending ? <Loading /> : null}
-      <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
-        <EmptyState action={newButton}>{t('settings.agents.empty')}</EmptyState>
-      ) : null}
-      {items.length ? (
-        <div className="table-wrap">
-          <table className="list" aria-label={t('settings.agents')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('tools.form.name')}</th>
-                <th scope="col">{t('settings.agents.model')}</th>
-                <th scope="col">{t('settings.agents.tools')}</th>
-                <th scope="col">{t('runs.updated')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((a) => (
-                <tr key={a.id} data-agent-id={a.id}>
-                  <td className="goal">
-                    <strong>{a.name}</strong>
-                    {a.description ? <div className="sub">{a.description}</div> : null}
-                  </td>
-                  <td>
-                    {a.modelSettings.provider || a.modelSettings.model ? (
-                      <code>
-                        {[a.modelSettings.provider, a.modelSettings.model].filter(Boolean).join(' / ')}
-                      </code>
-                    ) : (
-                      <span className="sub">{t('settings.agents.default')}</span>
-                    )}
-                  </td>
-                  <td>
-                    <Badge tone="muted">{t('settings.agents.toolCount', { n: a.mcpToolIds.length })}</Badge>
-                  </td>
-                  <td>{formatTime(a.updatedAt, lang)}</td>
-                  <td>
-                    <div className="row-actions">
-                      {can('agent:agent:edit') ? (
-                        <button type="button" onClick={() => setEditing(a)}>
-                          {t('common.edit')}
-                        </button>
-                      ) : null}
-                      {can('agent:agent:remove') ? (
-                        <ConfirmButton
-                          label={t('common.delete')}
-                          title={t('settings.agents.deleteTitle')}
-                          body={<p>{t('settings.agents.deleteBody', { name: a.name })}</p>}
-                          confirmLabel={t('common.delete')}
-                          onConfirm={async () => {
-                            await call(Routes.agentDelete, { params: { id: a.id } });
-                            await refresh();
-                          }}
-                        />
-                      ) : null}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        label={t('settings.agents')}
+        query={list}
+        count={items.length}
+        empty={<EmptyState action={newButton}>{t('settings.agents.empty')}</EmptyState>}
+        columns={[
+          t('tools.form.name'),
+          t('settings.agents.model'),
+          t('settings.agents.tools'),
+          t('runs.updated'),
+        ]}
+        actions
+      >
+        {items.map((a) => (
+          <tr key={a.id} data-agent-id={a.id}>
+            <td className="goal">
+              <strong>{a.name}</strong>
+              {a.description ? <div className="sub">{a.description}</div> : null}
+            </td>
+            <td>
+              {a.modelSettings.provider || a.modelSettings.model ? (
+                <code>{[a.modelSettings.provider, a.modelSettings.model].filter(Boolean).join(' / ')}</code>
+              ) : (
+                <span className="sub">{t('settings.agents.default')}</span>
+              )}
+            </td>
+            <td>
+              <Badge tone="muted">{t('settings.agents.toolCount', { n: a.mcpToolIds.length })}</Badge>
+            </td>
+            <td>{formatTime(a.updatedAt, lang)}</td>
+            <td>
+              <div className="row-actions">
+                {can('agent:agent:edit') ? (
+                  <button type="button" onClick={() => setEditing(a)}>
+                    {t('common.edit')}
+                  </button>
+                ) : null}
+                {can('agent:agent:remove') ? (
+                  <ConfirmButton
+                    label={t('common.delete')}
+                    title={t('settings.agents.deleteTitle')}
+                    body={<p>{t('settings.agents.deleteBody', { name: a.name })}</p>}
+                    confirmLabel={t('common.delete')}
+                    onConfirm={async () => {
+                      await call(Routes.agentDelete, { params: { id: a.id } });
+                      await refresh();
+                    }}
+                  />
+                ) : null}
+              </div>
+            </td>
+          </tr>
+        ))}
+      </ListTable>
       {list.data && list.data.total > list.data.pageSize ? (
         <nav className="pager" aria-label={t('tools.pages')}>
           <button type="button" disabled={pageNum <= 1} onClick={() => setPageNum(pageNum - 1)}>

@@ -4,7 +4,8 @@ import { HookEvent, Routes, type Hook, type HookType } from '@switchyard/contrac
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
-import { Badge, EmptyState, ErrorNote, FieldErrors, Loading } from '../ui/bits';
+import { ListTable } from '../ui/ListTable';
+import { Badge, EmptyState, ErrorNote, FieldErrors } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
@@ -229,74 +230,59 @@ export function Hooks() {
         <h2>{t('settings.hooks')}</h2>
         <div className="actions">{newButton}</div>
       </div>
-      {list.isPending ? <Loading /> : null}
-      <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
-        <EmptyState action={newButton}>{t('settings.hooks.empty')}</EmptyState>
-      ) : null}
-      {items.length ? (
-        <div className="table-wrap">
-          <table className="list" aria-label={t('settings.hooks')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('tools.form.name')}</th>
-                <th scope="col">{t('settings.hooks.event')}</th>
-                <th scope="col">{t('settings.hooks.target')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((h) => {
-                const mine = h.ownerId === me?.owner.id || (h.ownerId === null && admin);
-                return (
-                  <tr key={h.id} data-hook-id={h.id}>
-                    <td>
-                      <strong>{h.name}</strong>{' '}
-                      {h.global || h.ownerId === null ? (
-                        <Badge tone="info">{t('settings.hooks.globalBadge')}</Badge>
-                      ) : null}{' '}
-                      {!h.enabled ? <Badge tone="muted">{t('tools.disabled')}</Badge> : null}{' '}
-                      {h.failClosed ? <Badge tone="warn">{t('settings.hooks.failClosedBadge')}</Badge> : null}
-                      <div className="sub">
-                        <code>{h.matcher || t('settings.hooks.everyCall')}</code>
-                      </div>
-                    </td>
-                    <td>
-                      <code>{h.event}</code>
-                    </td>
-                    <td className="goal">
-                      <Badge tone="muted">{h.type}</Badge>{' '}
-                      <code>{h.type === 'http' ? h.url : h.command}</code>
-                      <div className="sub">{t('settings.hooks.timeoutShort', { s: h.timeoutSeconds })}</div>
-                    </td>
-                    <td>
-                      {canEdit && mine ? (
-                        <div className="row-actions">
-                          <button type="button" onClick={() => setEditing(h)}>
-                            {t('common.edit')}
-                          </button>
-                          <ConfirmButton
-                            label={t('common.delete')}
-                            title={t('settings.hooks.deleteTitle')}
-                            body={<p>{t('settings.hooks.deleteBody', { name: h.name })}</p>}
-                            confirmLabel={t('common.delete')}
-                            onConfirm={async () => {
-                              await call(Routes.hookDelete, { params: { id: h.id } });
-                              await refresh();
-                            }}
-                          />
-                        </div>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        label={t('settings.hooks')}
+        query={list}
+        count={items.length}
+        empty={<EmptyState action={newButton}>{t('settings.hooks.empty')}</EmptyState>}
+        columns={[t('tools.form.name'), t('settings.hooks.event'), t('settings.hooks.target')]}
+        actions
+      >
+        {items.map((h) => {
+          const mine = h.ownerId === me?.owner.id || (h.ownerId === null && admin);
+          return (
+            <tr key={h.id} data-hook-id={h.id}>
+              <td>
+                <strong>{h.name}</strong>{' '}
+                {h.global || h.ownerId === null ? (
+                  <Badge tone="info">{t('settings.hooks.globalBadge')}</Badge>
+                ) : null}{' '}
+                {!h.enabled ? <Badge tone="muted">{t('tools.disabled')}</Badge> : null}{' '}
+                {h.failClosed ? <Badge tone="warn">{t('settings.hooks.failClosedBadge')}</Badge> : null}
+                <div className="sub">
+                  <code>{h.matcher || t('settings.hooks.everyCall')}</code>
+                </div>
+              </td>
+              <td>
+                <code>{h.event}</code>
+              </td>
+              <td className="goal">
+                <Badge tone="muted">{h.type}</Badge> <code>{h.type === 'http' ? h.url : h.command}</code>
+                <div className="sub">{t('settings.hooks.timeoutShort', { s: h.timeoutSeconds })}</div>
+              </td>
+              <td>
+                {canEdit && mine ? (
+                  <div className="row-actions">
+                    <button type="button" onClick={() => setEditing(h)}>
+                      {t('common.edit')}
+                    </button>
+                    <ConfirmButton
+                      label={t('common.delete')}
+                      title={t('settings.hooks.deleteTitle')}
+                      body={<p>{t('settings.hooks.deleteBody', { name: h.name })}</p>}
+                      confirmLabel={t('common.delete')}
+                      onConfirm={async () => {
+                        await call(Routes.hookDelete, { params: { id: h.id } });
+                        await refresh();
+                      }}
+                    />
+                  </div>
+                ) : null}
+              </td>
+            </tr>
+          );
+        })}
+      </ListTable>
       {editing ? (
         <HookDialog
           {...(editing === 'new' ? {} : { hook: editing })}

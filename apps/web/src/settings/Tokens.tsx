@@ -4,7 +4,8 @@ import { Role, Routes, type ApiTokenInfo, type CreatedToken } from '@switchyard/
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
-import { Badge, CopyButton, EmptyState, ErrorNote, FieldErrors, Loading, formatTime } from '../ui/bits';
+import { ListTable } from '../ui/ListTable';
+import { Badge, CopyButton, EmptyState, ErrorNote, FieldErrors, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
@@ -191,75 +192,65 @@ export function Tokens() {
           <button type="submit">{t('common.search')}</button>
         </form>
       ) : null}
-      {list.isPending ? <Loading /> : null}
-      <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
-        <EmptyState action={newButton}>{t('settings.tokens.empty')}</EmptyState>
-      ) : null}
-      {items.length ? (
-        <div className="table-wrap">
-          <table className="list" aria-label={t('settings.tokens')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('settings.tokens.label')}</th>
-                <th scope="col">{t('tasks.state')}</th>
-                <th scope="col">{t('settings.tokens.lastUsed')}</th>
-                <th scope="col">{t('runs.created')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((tk) => {
-                const state = tokenState(tk);
-                const current = tk.id === me?.tokenId;
-                return (
-                  <tr key={tk.id} data-token-id={tk.id}>
-                    <td>
-                      <strong>{tk.label ?? t('settings.tokens.unlabelled')}</strong>{' '}
-                      {current ? <Badge tone="info">{t('settings.tokens.current')}</Badge> : null}
-                      <div className="sub">
-                        <code>{tk.prefix}…</code> · {tk.ownerName}
-                      </div>
-                    </td>
-                    <td>
-                      <Badge tone={STATE_TONE[state]}>{t(`settings.tokens.state.${state}`)}</Badge>
-                      {tk.expiresAt && state === 'active' ? (
-                        <div className="sub">
-                          {t('settings.tokens.until', { at: formatTime(tk.expiresAt, lang) })}
-                        </div>
-                      ) : null}
-                    </td>
-                    <td>{tk.lastUsedAt ? formatTime(tk.lastUsedAt, lang) : '—'}</td>
-                    <td>{formatTime(tk.createdAt, lang)}</td>
-                    <td>
-                      {state !== 'revoked' && can('identity:token:revoke') ? (
-                        <ConfirmButton
-                          label={t('settings.tokens.revoke')}
-                          title={t('settings.tokens.revokeTitle')}
-                          body={
-                            <p>
-                              {current
-                                ? t('settings.tokens.revokeCurrent')
-                                : t('settings.tokens.revokeBody', { prefix: tk.prefix })}
-                            </p>
-                          }
-                          confirmLabel={t('settings.tokens.revoke')}
-                          onConfirm={async () => {
-                            await call(Routes.revokeToken, { params: { id: tk.id } });
-                            await refresh();
-                          }}
-                        />
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        label={t('settings.tokens')}
+        query={list}
+        count={items.length}
+        empty={<EmptyState action={newButton}>{t('settings.tokens.empty')}</EmptyState>}
+        columns={[
+          t('settings.tokens.label'),
+          t('tasks.state'),
+          t('settings.tokens.lastUsed'),
+          t('runs.created'),
+        ]}
+        actions
+      >
+        {items.map((tk) => {
+          const state = tokenState(tk);
+          const current = tk.id === me?.tokenId;
+          return (
+            <tr key={tk.id} data-token-id={tk.id}>
+              <td>
+                <strong>{tk.label ?? t('settings.tokens.unlabelled')}</strong>{' '}
+                {current ? <Badge tone="info">{t('settings.tokens.current')}</Badge> : null}
+                <div className="sub">
+                  <code>{tk.prefix}…</code> · {tk.ownerName}
+                </div>
+              </td>
+              <td>
+                <Badge tone={STATE_TONE[state]}>{t(`settings.tokens.state.${state}`)}</Badge>
+                {tk.expiresAt && state === 'active' ? (
+                  <div className="sub">
+                    {t('settings.tokens.until', { at: formatTime(tk.expiresAt, lang) })}
+                  </div>
+                ) : null}
+              </td>
+              <td>{tk.lastUsedAt ? formatTime(tk.lastUsedAt, lang) : '—'}</td>
+              <td>{formatTime(tk.createdAt, lang)}</td>
+              <td>
+                {state !== 'revoked' && can('identity:token:revoke') ? (
+                  <ConfirmButton
+                    label={t('settings.tokens.revoke')}
+                    title={t('settings.tokens.revokeTitle')}
+                    body={
+                      <p>
+                        {current
+                          ? t('settings.tokens.revokeCurrent')
+                          : t('settings.tokens.revokeBody', { prefix: tk.prefix })}
+                      </p>
+                    }
+                    confirmLabel={t('settings.tokens.revoke')}
+                    onConfirm={async () => {
+                      await call(Routes.revokeToken, { params: { id: tk.id } });
+                      await refresh();
+                    }}
+                  />
+                ) : null}
+              </td>
+            </tr>
+          );
+        })}
+      </ListTable>
       {list.hasNextPage ? (
         <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
           {t('common.more')}

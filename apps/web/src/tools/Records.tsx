@@ -5,7 +5,8 @@ import { McpToolType, Routes, type McpToolRecord, type McpToolTestResult } from 
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
-import { Badge, EmptyState, ErrorNote, Loading, formatTime } from '../ui/bits';
+import { ListTable } from '../ui/ListTable';
+import { Badge, EmptyState, ErrorNote, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { RecordDialog } from './RecordDialog';
 
@@ -255,35 +256,22 @@ export function Records() {
           ))}
         </select>
       </div>
-      {list.isPending ? <Loading /> : null}
-      <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
-        <EmptyState action={filtered ? null : addButton}>
-          {filtered ? t('tools.emptyFiltered') : t('tools.empty')}
-        </EmptyState>
-      ) : null}
-      {items.length ? (
-        <div className="table-wrap">
-          <table className="list" aria-label={t('tools.records')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('tools.form.name')}</th>
-                <th scope="col">{t('tools.form.type')}</th>
-                <th scope="col">{t('tasks.state')}</th>
-                <th scope="col">{t('tools.form.effect')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((r) => (
-                <RecordRow key={r.id} record={r} onEdit={() => setEditing(r)} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        label={t('tools.records')}
+        query={list}
+        count={items.length}
+        empty={
+          <EmptyState action={filtered ? null : addButton}>
+            {filtered ? t('tools.emptyFiltered') : t('tools.empty')}
+          </EmptyState>
+        }
+        columns={[t('tools.form.name'), t('tools.form.type'), t('tasks.state'), t('tools.form.effect')]}
+        actions
+      >
+        {items.map((r) => (
+          <RecordRow key={r.id} record={r} onEdit={() => setEditing(r)} />
+        ))}
+      </ListTable>
       {list.data && list.data.total > list.data.pageSize ? (
         <nav className="pager" aria-label={t('tools.pages')}>
           <button type="button" disabled={pageNum <= 1} onClick={() => setParam('page', String(pageNum - 1))}>

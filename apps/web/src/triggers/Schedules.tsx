@@ -5,7 +5,8 @@ import { Routes, type Schedule, type ScheduleStatus } from '@switchyard/contract
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
-import { Badge, EmptyState, ErrorNote, Loading, formatTime } from '../ui/bits';
+import { ListTable } from '../ui/ListTable';
+import { Badge, EmptyState, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { ScheduleDialog } from './ScheduleDialog';
 import { describeRecurrence, formatFire } from './schedule-form';
@@ -45,43 +46,33 @@ export function Schedules() {
         <h2>{t('triggers.schedules')}</h2>
         <div className="actions">{newButton}</div>
       </div>
-      {list.isPending ? <Loading /> : null}
-      <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
-        <EmptyState action={newButton}>{t('triggers.schedules.empty')}</EmptyState>
-      ) : null}
-      {items.length ? (
-        <div className="table-wrap">
-          <table className="list" aria-label={t('triggers.schedules')}>
-            <thead>
-              <tr>
-                <th scope="col">{t('triggers.workflow')}</th>
-                <th scope="col">{t('triggers.schedule.when')}</th>
-                <th scope="col">{t('triggers.nextFires')}</th>
-                <th scope="col">{t('triggers.schedule.counts')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <ScheduleRow
-                  key={s.id}
-                  schedule={s}
-                  name={workflowName(workflows.data, s.workflowId)}
-                  canEdit={canEdit}
-                  lang={lang}
-                  onDelete={async () => {
-                    await call(Routes.scheduleDelete, { params: { id: s.id } });
-                    await queries.invalidateQueries({ queryKey: schedulesKey });
-                  }}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        label={t('triggers.schedules')}
+        query={list}
+        count={items.length}
+        empty={<EmptyState action={newButton}>{t('triggers.schedules.empty')}</EmptyState>}
+        columns={[
+          t('triggers.workflow'),
+          t('triggers.schedule.when'),
+          t('triggers.nextFires'),
+          t('triggers.schedule.counts'),
+        ]}
+        actions
+      >
+        {items.map((s) => (
+          <ScheduleRow
+            key={s.id}
+            schedule={s}
+            name={workflowName(workflows.data, s.workflowId)}
+            canEdit={canEdit}
+            lang={lang}
+            onDelete={async () => {
+              await call(Routes.scheduleDelete, { params: { id: s.id } });
+              await queries.invalidateQueries({ queryKey: schedulesKey });
+            }}
+          />
+        ))}
+      </ListTable>
       {creating ? (
         <ScheduleDialog
           workflows={workflows.data ?? []}
