@@ -25,6 +25,8 @@ export class Platform {
         SWITCHYARD_ADMIN_TOKEN: admin,
         LOG_LEVEL: 'warn',
         SHUTDOWN_GRACE_MS: '3000',
+        // Set here so a developer's .env (npm start writes one) never decides what a test sees.
+        TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
         ...env,
       });
       return new Platform(db, stack, admin);
