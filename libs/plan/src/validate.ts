@@ -38,7 +38,8 @@ export type ValidationResult =
   | ({ readonly ok: true; readonly plan: AgentPlan } & Unchecked)
   | ({ readonly ok: false; readonly issues: PlanIssue[] } & Unchecked);
 
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+// No logger: a schema that will not compile is handled (and reported) where compile is called.
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false, logger: false }));
 /**
  * Compiled validators by schema text: catalogs arrive over NATS as fresh objects on every call, so
  * identity would never hit. Bounded; the oldest entry goes first.

@@ -186,11 +186,17 @@ function setup(opts: { answers?: Answer[] } = {}) {
       };
     },
     attachCancel: false,
+    /** Failures the attach RPC answers with, one per attempt, before it accepts. */
+    attachFailures: [] as AppError[],
     /** Failures the finish RPC answers with, one per attempt, before it accepts. */
     finishFailures: [] as AppError[],
   };
   bus.answer(Rpc.tasks.claim, () => scheduler.claim);
-  bus.answer(Rpc.tasks.attach, () => ({ cancel: scheduler.attachCancel }));
+  bus.answer(Rpc.tasks.attach, () => {
+    const failure = scheduler.attachFailures.shift();
+    if (failure) throw failure;
+    return { cancel: scheduler.attachCancel };
+  });
   bus.answer(Rpc.tasks.finish, (f) => {
     const failure = scheduler.finishFailures.shift();
     if (failure) throw failure;
@@ -495,6 +501,26 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await t.jobs.hand(TASK);
     expect(t.time.sleeps).toEqual([250, 500, 750]);
     expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finish')).toHaveLength(4);
+    expect(t.finished).toEqual([
+      { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
+    ]);
+  });
+
+  it('attaches its run before the run does anything, retrying while the scheduler restarts', async () => {
+    const t = setup({ answers: [ok('done')] });
+    t.scheduler.attachFailures.push(
+      new AppError('unavailable', 'no scheduler'),
+      new AppError('timeout', 'no answer in time'),
+    );
+    await t.jobs.hand(TASK);
+    expect(t.time.sleeps).toEqual([250, 500]);
+    expect(t.schedulerTraffic()).toEqual([
+      'scheduler.tasks.claim',
+      'scheduler.tasks.attach',
+      'scheduler.tasks.attach',
+      'scheduler.tasks.attach',
+      'scheduler.tasks.finish',
+    ]);
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
     ]);

@@ -95,7 +95,10 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         // The run is attached before it does anything: a kill the scheduler (or this replica) saw
         // first cancels it before any tool is called.
         async (runId) => {
-          const { cancel } = await this.bus.call(Rpc.tasks.attach, { id: taskId, runId });
+          // Retried while the scheduler restarts, like the end report: a task must know its run.
+          const { cancel } = await this.untilReached(taskId, 'task run not attached yet', () =>
+            this.bus.call(Rpc.tasks.attach, { id: taskId, runId }),
+          );
           this.forgetOldKills();
           return cancel || this.killed.delete(taskId) ? 'the task was killed' : undefined;
         },
@@ -145,21 +148,25 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
    * refuses as invalid is not retried: it would be refused again.
    */
   private async report(f: FinishTask): Promise<void> {
+    try {
+      await this.untilReached(f.id, 'task end not reported yet', () => this.bus.call(Rpc.tasks.finish, f));
+    } catch (err) {
+      this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
+    }
+  }
+
+  /**
+   * Calls the scheduler, retrying while it cannot be reached (a restart) with a growing pause, up
+   * to REPORT_ATTEMPTS; a call it refuses as invalid is not retried (it would be refused again).
+   */
+  private async untilReached<T>(taskId: string, retrying: string, call: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.bus.call(Rpc.tasks.finish, f);
-        return;
+        return await call();
       } catch (err) {
         const refused = err instanceof AppError && err.code === 'validation_failed';
-        if (refused || attempt >= REPORT_ATTEMPTS) {
-          this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
-          return;
-        }
-        if (attempt === 1)
-          this.logger.warn(
-            { taskId: f.id, err: (err as Error).message },
-            'task end not reported yet; retrying',
-          );
+        if (refused || attempt >= REPORT_ATTEMPTS) throw err;
+        if (attempt === 1) this.logger.warn({ taskId, err: (err as Error).message }, `${retrying}; retrying`);
         await this.time.sleep(Math.min(5_000, 250 * attempt));
       }
     }
