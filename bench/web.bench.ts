@@ -41,24 +41,46 @@ function firstLoadBytes(): { files: string[]; gzipKiB: number; lazyGzipKiB: numb
   return { files: refs, gzipKiB: r1(first / 1024), lazyGzipKiB: r1(lazy / 1024) };
 }
 
-// Page-side scripts as text: this file is compiled without the DOM's types.
-const RECORD_FRAMES = `(() => {
-  window.__frames = []; window.__long = []; window.__stop = false;
-  new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__long.push(e.duration)))
-    .observe({ type: 'longtask' });
-  let last = performance.now();
-  const tick = (now) => { window.__frames.push(now - last); last = now; if (!window.__stop) requestAnimationFrame(tick); };
-  requestAnimationFrame(tick);
-})()`;
-const STOP_FRAMES = `(() => { window.__stop = true; return { frames: window.__frames, longTasks: window.__long }; })()`;
+// Page-side code runs as functions (the page's CSP refuses strings to evaluate); this file is
+// compiled without the DOM's types, so the few page globals it touches are typed here.
+interface PageWindow {
+  __frames: number[];
+  __long: number[];
+  __stop: boolean;
+  document: { querySelectorAll(selector: string): { length: number } };
+  performance: { now(): number };
+  requestAnimationFrame(cb: (now: number) => void): void;
+  PerformanceObserver: new (cb: (list: { getEntries(): { duration: number }[] }) => void) => {
+    observe(o: { type: string }): void;
+  };
+}
 
 /** Starts recording frame intervals and long tasks in the page. */
 async function recordFrames(page: Page): Promise<void> {
-  await page.evaluate(RECORD_FRAMES);
+  await page.evaluate(() => {
+    const w = globalThis as unknown as PageWindow;
+    w.__frames = [];
+    w.__long = [];
+    w.__stop = false;
+    new w.PerformanceObserver((list) => list.getEntries().forEach((e) => w.__long.push(e.duration))).observe({
+      type: 'longtask',
+    });
+    let last = w.performance.now();
+    const tick = (now: number) => {
+      w.__frames.push(now - last);
+      last = now;
+      if (!w.__stop) w.requestAnimationFrame(tick);
+    };
+    w.requestAnimationFrame(tick);
+  });
 }
 
 async function stopFrames(page: Page): Promise<{ frames: number[]; longTasks: number[] }> {
-  return page.evaluate<{ frames: number[]; longTasks: number[] }>(STOP_FRAMES);
+  return page.evaluate(() => {
+    const w = globalThis as unknown as PageWindow;
+    w.__stop = true;
+    return { frames: w.__frames, longTasks: w.__long };
+  });
 }
 
 export async function runWebBench(outDir: string): Promise<Record<string, unknown>> {
@@ -99,7 +121,11 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
     await waitFor(async () => (await status(drawn)) === 'completed', 60_000, 100);
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.addInitScript(`sessionStorage.setItem('switchyard.token', ${JSON.stringify(admin)})`);
+    await context.addInitScript((token) => {
+      (
+        globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }
+      ).sessionStorage.setItem('switchyard.token', token);
+    }, admin);
     const page = await context.newPage();
     await page.goto(`${base}/runs`); // warm the HTTP cache like a returning user
     await page.locator('nav[aria-label="main"]').waitFor();
@@ -109,8 +135,11 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
       await page.goto(`${base}/runs/${drawn}`);
       // The predicate returns the moment it first sees every node, from navigation start.
       const seen = await page.waitForFunction(
-        `document.querySelectorAll('.dag-node').length === ${STEPS} && performance.now()`,
-        undefined,
+        (n) => {
+          const w = globalThis as unknown as PageWindow;
+          return w.document.querySelectorAll('.dag-node').length === n && w.performance.now();
+        },
+        STEPS,
         { polling: 'raf' },
       );
       renders.push((await seen.jsonValue()) as number);

@@ -7,6 +7,7 @@ import { App } from './App';
 import { AuthProvider } from './api/auth';
 import { I18nProvider } from './i18n/i18n';
 import { applyTheme, initialTheme, ThemeProvider } from './ui/theme';
+import { prefetchRunPage } from './runs/prefetch';
 import './styles.css';
 
 // The page's Content-Security-Policy forbids eval: zod must not even try its compiled fast path.
@@ -18,6 +19,10 @@ const queries = new QueryClient({
     queries: { staleTime: 5_000, refetchOnWindowFocus: true, retry: 1 },
   },
 });
+
+// A deep link to a run: fetch its code, its drawing code and its history now, side by side with
+// the sign-in check, instead of one after another.
+prefetchRunPage(queries, location.pathname);
 
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>

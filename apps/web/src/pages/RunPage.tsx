@@ -10,7 +10,7 @@ import { useRunStream } from '../live/run-stream';
 import { RunStatusBadge } from '../runs/badges';
 import { EventLog } from '../runs/EventLog';
 import { PlanGate, StepGates } from '../runs/Gates';
-import { applyEvent, copyView, FINISHED, viewOf, type RunView } from '../runs/model';
+import { applyEvent, copyView, FINISHED, nextView, touchedSteps, viewOf, type RunView } from '../runs/model';
 import { RewindDialog } from '../runs/RewindDialog';
 import { StepList } from '../runs/StepList';
 import { useCatalog } from '../runs/PlanEditor';
@@ -42,6 +42,9 @@ export default function RunPage() {
   const [rewinding, setRewinding] = useState(false);
   const live = useRef<RunView | undefined>(undefined);
   const pending = useRef<RunEvent[]>([]);
+  /** Steps changed since the last drawn frame (null: all of them). */
+  const dirty = useRef<Set<string> | null>(new Set());
+  const shown = useRef<RunView | undefined>(undefined);
   const frame = useRef<number | undefined>(undefined);
   const [startSeq, setStartSeq] = useState<number | undefined>();
 
@@ -49,7 +52,8 @@ export default function RunPage() {
     if (!detail.data || live.current?.runId === runId) return;
     const v = viewOf(detail.data);
     live.current = v;
-    setView(copyView(v));
+    shown.current = copyView(v);
+    setView(shown.current);
     setEvents(detail.data.events);
     setStartSeq(v.lastSeq);
   }, [detail.data, runId]);
@@ -68,11 +72,16 @@ export default function RunPage() {
       const v = live.current;
       if (!v || !applyEvent(v, e)) return;
       pending.current.push(e);
+      const touched = touchedSteps(e);
+      if (touched === null) dirty.current = null;
+      else touched.forEach((id) => dirty.current?.add(id));
       if (frame.current !== undefined) return;
       frame.current = requestAnimationFrame(() => {
         frame.current = undefined;
         const batch = pending.current.splice(0);
-        setView(copyView(v));
+        shown.current = nextView(v, shown.current, dirty.current);
+        dirty.current = new Set();
+        setView(shown.current);
         setEvents((old) => [...old, ...batch]);
         if (
           batch.some(

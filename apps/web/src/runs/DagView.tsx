@@ -1,4 +1,4 @@
-import { memo, useMemo } from 'react';
+import { memo, useMemo, useRef } from 'react';
 import {
   Background,
   Controls,
@@ -61,20 +61,33 @@ export default function DagView({
   const shape = steps.map((s) => `${s.id}<${s.dependsOn.join(',')}`).join(';');
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const positions = useMemo(() => layoutDag(steps), [shape]);
-  const nodes = useMemo<StepNode[]>(
-    () =>
-      steps.map((s) => ({
-        id: s.id,
-        type: 'step',
-        position: positions.get(s.id) ?? { x: 0, y: 0 },
-        data: { step: s, selected: s.id === selected },
-        draggable: false,
-        connectable: false,
-        width: NODE_W,
-        height: NODE_H,
-      })),
-    [steps, positions, selected],
-  );
+  // A node keeps its object while its step and selection do: xyflow and the memoised card then
+  // skip it when another step changes.
+  const cache = useRef(new Map<string, StepNode>());
+  const nodes = useMemo<StepNode[]>(() => {
+    const next = new Map<string, StepNode>();
+    const out = steps.map((s) => {
+      const position = positions.get(s.id) ?? { x: 0, y: 0 };
+      const old = cache.current.get(s.id);
+      const node: StepNode =
+        old && old.data.step === s && old.data.selected === (s.id === selected) && old.position === position
+          ? old
+          : {
+              id: s.id,
+              type: 'step',
+              position,
+              data: { step: s, selected: s.id === selected },
+              draggable: false,
+              connectable: false,
+              width: NODE_W,
+              height: NODE_H,
+            };
+      next.set(s.id, node);
+      return node;
+    });
+    cache.current = next;
+    return out;
+  }, [steps, positions, selected]);
   const edges = useMemo<Edge[]>(
     () =>
       steps.flatMap((s) =>

@@ -249,6 +249,40 @@ export function viewOf(detail: RunDetail): RunView {
   return view;
 }
 
+/** Events that change steps without naming one (a new plan, a resume, the run's end). */
+const ALL_STEPS: ReadonlySet<string> = new Set([
+  'plan_ready',
+  'plan_approved',
+  'resumed',
+  'cancelled',
+  'interrupted',
+]);
+
+/** The steps an event changes: their ids, `null` for all of them, or none. */
+export function touchedSteps(e: RunEvent): readonly string[] | null {
+  if (ALL_STEPS.has(e.type)) return null;
+  return 'stepId' in e.data && typeof e.data.stepId === 'string' ? [e.data.stepId] : [];
+}
+
+/**
+ * The next view for React: the steps named in `dirty` (all when null) are copied from the live
+ * view, the others keep the objects `shown` had, so memoised nodes that did not change skip
+ * rendering (64 steps changing at 500 events a second).
+ */
+export function nextView(
+  live: RunView,
+  shown: RunView | undefined,
+  dirty: ReadonlySet<string> | null,
+): RunView {
+  if (!shown || dirty === null) return copyView(live);
+  const steps = new Map(shown.steps);
+  for (const id of dirty) {
+    const s = live.steps.get(id);
+    if (s) steps.set(id, { ...s });
+  }
+  return { ...live, steps };
+}
+
 export function copyView(v: RunView): RunView {
   return { ...v, steps: new Map([...v.steps].map(([k, s]) => [k, { ...s }])) };
 }
