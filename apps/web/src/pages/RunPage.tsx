@@ -13,7 +13,7 @@ import { PlanGate, StepGates } from '../runs/Gates';
 import { applyEvent, copyView, FINISHED, nextView, touchedSteps, viewOf, type RunView } from '../runs/model';
 import { RewindDialog } from '../runs/RewindDialog';
 import { StepList } from '../runs/StepList';
-import { useCatalog } from '../runs/PlanEditor';
+import { useCatalog } from '../runs/catalog';
 import { ErrorNote, JsonView, Loading, PageHeader } from '../ui/bits';
 
 const DagView = lazy(() => import('../runs/DagView'));

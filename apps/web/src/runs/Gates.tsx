@@ -1,12 +1,14 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { useMutation, useQueries } from '@tanstack/react-query';
 import { Routes, type PermissionMode } from '@switchyard/contracts';
 import { call } from '../api/client';
 import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';
-import { Badge, ErrorNote, JsonView } from '../ui/bits';
-import { PlanEditor, usePlanCheck } from './PlanEditor';
+import { Badge, ErrorNote, JsonView, Loading } from '../ui/bits';
 import type { RunView } from './model';
+
+// The editor brings the plan validator (Ajv): loaded when a person starts editing.
+const PlanGateEditor = lazy(() => import('./PlanEditor'));
 
 const DECISION_TONE = { allow: 'ok', ask: 'wait', deny: 'bad' } as const;
 
@@ -19,7 +21,6 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
   const { can } = useAuth();
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(() => JSON.stringify(view.plan, null, 2));
-  const check = usePlanCheck(editing ? text : '');
   const mode = (config['permissionMode'] as PermissionMode | undefined) ?? 'ask';
   const steps = view.plan?.steps ?? [];
   const decisions = useQueries({
@@ -84,19 +85,20 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
           })}
         </tbody>
       </table>
-      {editing ? <PlanEditor value={text} onChange={setText} label={t('run.editPlan')} /> : null}
       <ErrorNote error={approve.error ?? cancel.error} />
       {canApprove ? (
         <div className="actions">
           {editing ? (
-            <button
-              type="button"
-              className="primary"
-              disabled={approve.isPending || check.state !== 'checked' || !check.result.ok}
-              onClick={() => approve.mutate(true)}
-            >
-              {t('run.approveEdited')}
-            </button>
+            <Suspense fallback={<Loading />}>
+              <PlanGateEditor
+                text={text}
+                onChange={setText}
+                label={t('run.editPlan')}
+                approveLabel={t('run.approveEdited')}
+                busy={approve.isPending}
+                onApprove={() => approve.mutate(true)}
+              />
+            </Suspense>
           ) : (
             <>
               <button

@@ -1,19 +1,13 @@
 import { useMemo } from 'react';
-import { useQuery } from '@tanstack/react-query';
-import { Routes, type PlanIssue } from '@switchyard/contracts';
+import type { PlanIssue } from '@switchyard/contracts';
 import { validatePlan, type ValidationResult } from '@switchyard/plan';
-import { call } from '../api/client';
+import { useCatalog } from './catalog';
 import { useI18n } from '../i18n/i18n';
 
 export type PlanCheck =
   | { readonly state: 'empty' }
   | { readonly state: 'not-json'; readonly message: string }
   | { readonly state: 'checked'; readonly result: ValidationResult };
-
-/** The caller's tool catalog, for checking plans in the browser the way the server will. */
-export function useCatalog() {
-  return useQuery({ queryKey: ['catalog'], queryFn: () => call(Routes.toolCatalog), staleTime: 60_000 });
-}
 
 /** Parses and validates plan text against the catalog with the server's own validator (libs/plan). */
 export function usePlanCheck(text: string): PlanCheck {
@@ -96,5 +90,40 @@ export function PlanEditor({
       />
       <PlanIssues check={check} {...(serverIssues ? { serverIssues } : {})} />
     </div>
+  );
+}
+
+/**
+ * The plan gate's editor: the plan as JSON, checked as you type, and the button that approves the
+ * edited plan (enabled only when the plan is valid). Loaded when a person starts editing.
+ */
+export default function PlanGateEditor({
+  text,
+  onChange,
+  label,
+  approveLabel,
+  busy,
+  onApprove,
+}: {
+  text: string;
+  onChange: (text: string) => void;
+  label: string;
+  approveLabel: string;
+  busy: boolean;
+  onApprove: () => void;
+}) {
+  const check = usePlanCheck(text);
+  return (
+    <>
+      <PlanEditor value={text} onChange={onChange} label={label} />
+      <button
+        type="button"
+        className="primary"
+        disabled={busy || check.state !== 'checked' || !check.result.ok}
+        onClick={onApprove}
+      >
+        {approveLabel}
+      </button>
+    </>
   );
 }
