@@ -2,13 +2,13 @@ import { lazy, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { useAuth } from './api/auth';
 import { Layout } from './ui/Layout';
+import { RunPage } from './runs/prefetch';
 import { Loading } from './ui/bits';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { SignInPage } from './pages/SignInPage';
 import { RunsPage } from './pages/RunsPage';
 
 // The heavier pages load on demand: the first load stays small.
-const RunPage = lazy(() => import('./pages/RunPage'));
 const InboxPage = lazy(() => import('./pages/InboxPage'));
 const TasksPage = lazy(() => import('./pages/TasksPage'));
 const TriggersPage = lazy(() => import('./pages/TriggersPage'));

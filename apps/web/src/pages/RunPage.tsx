@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import { Suspense, useCallback, useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { RESUMABLE_RUN_STATUSES, Routes, type RunEvent } from '@switchyard/contracts';
@@ -15,8 +15,11 @@ import { RewindDialog } from '../runs/RewindDialog';
 import { StepList } from '../runs/StepList';
 import { useCatalog } from '../runs/catalog';
 import { ErrorNote, JsonView, Loading, PageHeader } from '../ui/bits';
+import { lazyComponent } from '../ui/lazy';
 
-const DagView = lazy(() => import('../runs/DagView'));
+export const DagView = lazyComponent(() => import('../runs/DagView'));
+// The run page always draws its plan: fetch that code as soon as the page's own is here.
+void DagView.preload();
 
 /**
  * One run, live: the plan as a DAG, the gates waiting for a person, each step's result and the
