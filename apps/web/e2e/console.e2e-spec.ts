@@ -309,13 +309,15 @@ describe('web console (browser)', () => {
   it("marks a bad rule line with the server's reason and saves nothing", async () => {
     const page = await signedIn(alice, '/settings/rules');
     const allow = page.getByLabel('Allow', { exact: false }).first();
-    await allow.fill('Read(/workspace/**)\nCommand()');
+    await allow.fill('Tool(read_*)\nCommand()');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByTestId('allow-line-2').waitFor();
+    // Only the bad line is marked; the good one is not saved either.
+    expect(await page.getByTestId('allow-line-1').count()).toBe(0);
     await expectText(page, 'Nothing was saved');
     await screenshot(page, 'rules-bad-line');
     const saved = await call('GET', '/api/settings/permissions', alice);
-    expect(JSON.stringify(saved.json)).not.toContain('/workspace/**');
+    expect(JSON.stringify(saved.json)).not.toContain('Tool(read_*)');
   });
 
   it('kills a queued background task', async () => {
