@@ -5,7 +5,7 @@ import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ListTable } from '../ui/ListTable';
-import { Badge, EmptyState, ErrorNote, FieldErrors, Loading, formatTime } from '../ui/bits';
+import { Badge, EmptyState, ErrorNote, FieldErrors, Loading, formatTime, PageHeader } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
@@ -235,10 +235,7 @@ export function Agents() {
   ) : null;
   return (
     <section aria-label={t('settings.agents')}>
-      <div className="page-header">
-        <h2>{t('settings.agents')}</h2>
-        <div className="actions">{newButton}</div>
-      </div>
+      <PageHeader level={2} title={t('settings.agents')} actions={newButton} />
       <ListTable
         label={t('settings.agents')}
         query={list}

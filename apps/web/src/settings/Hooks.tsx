@@ -5,7 +5,7 @@ import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ListTable } from '../ui/ListTable';
-import { Badge, EmptyState, ErrorNote, FieldErrors } from '../ui/bits';
+import { Badge, EmptyState, ErrorNote, FieldErrors, PageHeader } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
@@ -226,10 +226,7 @@ export function Hooks() {
   ) : null;
   return (
     <section aria-label={t('settings.hooks')}>
-      <div className="page-header">
-        <h2>{t('settings.hooks')}</h2>
-        <div className="actions">{newButton}</div>
-      </div>
+      <PageHeader level={2} title={t('settings.hooks')} actions={newButton} />
       <ListTable
         label={t('settings.hooks')}
         query={list}

@@ -5,7 +5,7 @@ import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ListTable } from '../ui/ListTable';
-import { Badge, CopyButton, EmptyState, ErrorNote, FieldErrors, formatTime } from '../ui/bits';
+import { Badge, CopyButton, EmptyState, ErrorNote, FieldErrors, formatTime, PageHeader } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
@@ -169,10 +169,7 @@ export function Tokens() {
   ) : null;
   return (
     <section aria-label={t('settings.tokens')}>
-      <div className="page-header">
-        <h2>{t('settings.tokens')}</h2>
-        <div className="actions">{newButton}</div>
-      </div>
+      <PageHeader level={2} title={t('settings.tokens')} actions={newButton} />
       {admin ? (
         <form
           className="filters"

@@ -6,7 +6,7 @@ import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ListTable } from '../ui/ListTable';
-import { Badge, EmptyState, formatTime } from '../ui/bits';
+import { Badge, EmptyState, formatTime, PageHeader } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { ScheduleDialog } from './ScheduleDialog';
 import { describeRecurrence, formatFire } from './schedule-form';
@@ -42,10 +42,7 @@ export function Schedules() {
 
   return (
     <section aria-label={t('triggers.schedules')}>
-      <div className="page-header">
-        <h2>{t('triggers.schedules')}</h2>
-        <div className="actions">{newButton}</div>
-      </div>
+      <PageHeader level={2} title={t('triggers.schedules')} actions={newButton} />
       <ListTable
         label={t('triggers.schedules')}
         query={list}

@@ -21,6 +21,7 @@ import {
   Loading,
   formatDuration,
   formatTime,
+  PageHeader,
 } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { Modal } from '../ui/Modal';
@@ -249,10 +250,7 @@ export function Webhooks() {
 
   return (
     <section aria-label={t('triggers.webhooks')}>
-      <div className="page-header">
-        <h2>{t('triggers.webhooks')}</h2>
-        <div className="actions">{newButton}</div>
-      </div>
+      <PageHeader level={2} title={t('triggers.webhooks')} actions={newButton} />
       {list.isPending ? <Loading /> : null}
       <ErrorNote error={list.error} />
       {list.isSuccess && !items.length ? (

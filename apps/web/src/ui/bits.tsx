@@ -136,10 +136,20 @@ export function formatDuration(ms: number): string {
   return `${m} min ${Math.round(s % 60)} s`;
 }
 
-export function PageHeader({ title, actions }: { title: ReactNode; actions?: ReactNode }) {
+export function PageHeader({
+  title,
+  actions,
+  level = 1,
+}: {
+  title: ReactNode;
+  actions?: ReactNode;
+  /** 2 for a section inside a page (a tab's own header). */
+  level?: 1 | 2;
+}) {
+  const Heading = level === 1 ? 'h1' : 'h2';
   return (
     <header className="page-header">
-      <h1>{title}</h1>
+      <Heading>{title}</Heading>
       <div className="actions">{actions}</div>
     </header>
   );
