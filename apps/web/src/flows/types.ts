@@ -25,7 +25,8 @@ export interface ToolNodeData {
   inputModes?: Record<string, InputMode>;
   description?: string;
   requiresApproval?: boolean;
-  retry?: { maxAttempts: number; backoffMs?: number };
+  /** The plan's RetryPolicy (`attempts` 1–5): the server parses it strictly. */
+  retry?: { attempts: number; backoffMs?: number };
   pinned?: { result: unknown };
   [key: string]: unknown;
 }
@@ -68,7 +69,7 @@ export function portTypeOf(schema: unknown): PortType {
   if (!schema || typeof schema !== 'object') return 'any';
   const s = schema as Record<string, unknown>;
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
-  if (s.format === 'fengyu-file' || s.format === 'file' || s['x-switchyard-file'] === true) return 'file';
+  if (s.format === 'switchyard-file' || s.format === 'fengyu-file' || s.format === 'file' || s['x-switchyard-file'] === true) return 'file';
   switch (type) {
     case 'string':
       return 'text';
