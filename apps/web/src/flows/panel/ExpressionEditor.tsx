@@ -71,7 +71,7 @@ export function ExpressionEditor({ value, onChange, sources, onReferenceNode, id
   const listId = `${own}-options`;
   const area = useRef<HTMLTextAreaElement>(null);
   const backdrop = useRef<HTMLDivElement>(null);
-  const pendingCursor = useRef<number>();
+  const pendingCursor = useRef<number | undefined>(undefined);
   const [cursor, setCursor] = useState<number>();
   const [active, setActive] = useState(0);
   const [dismissedAt, setDismissedAt] = useState<number>();
