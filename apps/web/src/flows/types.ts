@@ -69,7 +69,13 @@ export function portTypeOf(schema: unknown): PortType {
   if (!schema || typeof schema !== 'object') return 'any';
   const s = schema as Record<string, unknown>;
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
-  if (s.format === 'switchyard-file' || s.format === 'fengyu-file' || s.format === 'file' || s['x-switchyard-file'] === true) return 'file';
+  if (
+    s.format === 'switchyard-file' ||
+    s.format === 'fengyu-file' ||
+    s.format === 'file' ||
+    s['x-switchyard-file'] === true
+  )
+    return 'file';
   switch (type) {
     case 'string':
       return 'text';

@@ -102,7 +102,8 @@ export const en = {
   'flow.type.file': 'file',
   'flow.type.any': 'any',
   'flow.ref.tree': 'Inputs and upstream results',
-  'flow.ref.noSources': 'Nothing to reference yet: declare inputs on the start node or connect an upstream node.',
+  'flow.ref.noSources':
+    'Nothing to reference yet: declare inputs on the start node or connect an upstream node.',
   'flow.ref.mismatch': 'expects {want}, this is {have}',
   'flow.ref.example': 'Example: {value}',
   'flow.ref.expand': 'Expand',
@@ -141,8 +142,10 @@ export const en = {
   'flow.node.retry': 'Retry when it fails',
   'flow.node.attempts': 'Attempts (1–5)',
   'flow.node.backoff': 'Wait between attempts (ms)',
-  'flow.node.noRetry': 'Retries are offered only for tools that read or are idempotent: retrying this one could repeat its effect.',
-  'flow.node.retryRefused': 'This node has a retry policy, but its tool is not safe to retry: the server will refuse it.',
+  'flow.node.noRetry':
+    'Retries are offered only for tools that read or are idempotent: retrying this one could repeat its effect.',
+  'flow.node.retryRefused':
+    'This node has a retry policy, but its tool is not safe to retry: the server will refuse it.',
   'flow.node.retryRemove': 'Remove the retry policy',
   'flow.node.output': 'Output',
   'flow.node.outputFields': 'Output fields',
@@ -173,7 +176,8 @@ export const en = {
   'flow.start.schema': 'Input schema (JSON Schema)',
   'flow.start.schemaShape': 'Must be a JSON Schema object: {"type": "object", "properties": {…}}.',
   'flow.start.problem.name_empty': 'A name is required',
-  'flow.start.problem.name_invalid': '“{name}” is not a name: start with a letter or _, then letters, digits or _',
+  'flow.start.problem.name_invalid':
+    '“{name}” is not a name: start with a letter or _, then letters, digits or _',
   'flow.start.problem.name_duplicate': 'Another input is already called {name}',
   'flow.start.problem.options_invalid': 'Options must be numbers, separated by commas',
   'flow.start.problem.example_invalid': 'The example is not a valid {type}',

@@ -11,7 +11,13 @@ function Harness({ initial, onNode }: { initial: string; onNode?: (id: string) =
   const [value, setValue] = useState(initial);
   return (
     <I18nProvider lang="en">
-      <ExpressionEditor label="Body" value={value} onChange={setValue} sources={sources} onReferenceNode={onNode} />
+      <ExpressionEditor
+        label="Body"
+        value={value}
+        onChange={setValue}
+        sources={sources}
+        onReferenceNode={onNode}
+      />
       <output data-testid="value">{value}</output>
     </I18nProvider>
   );

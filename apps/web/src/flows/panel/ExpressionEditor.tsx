@@ -8,6 +8,7 @@ import {
   type KeyboardEvent,
   type ReactNode,
 } from 'react';
+import { exactPlaceholder } from '@switchyard/plan';
 import { useI18n } from '../../i18n/i18n';
 import type { RefSource } from '../types';
 import {
@@ -17,7 +18,7 @@ import {
   type CompletionOption,
   type ReferenceProblem,
 } from './expression';
-import { PortDot, typeName } from './ReferenceTree';
+import { PortDot, REF_MIME, typeName } from './ReferenceTree';
 
 interface Props {
   readonly value: string;
@@ -85,13 +86,14 @@ export function ExpressionEditor({ value, onChange, sources, onReferenceNode, id
   const current = Math.min(active, options.length - 1);
   const problems = useMemo(() => referenceProblems(value, sources), [value, sources]);
 
+  // After a completion is applied and the new text rendered, put the cursor after it.
   useLayoutEffect(() => {
     const at = pendingCursor.current;
     if (at === undefined || !area.current) return;
     pendingCursor.current = undefined;
     area.current.setSelectionRange(at, at);
     setCursor(at);
-  });
+  }, [value]);
 
   const choose = (option: CompletionOption) => {
     if (!completion) return;
@@ -154,6 +156,11 @@ export function ExpressionEditor({ value, onChange, sources, onReferenceNode, id
           onFocus={track}
           onBlur={() => setCursor(undefined)}
           onKeyDown={onKeyDown}
+          onDrop={(e) => {
+            // The browser inserts the dropped text itself; a node's result also needs its edge.
+            const dropped = exactPlaceholder(e.dataTransfer.getData(REF_MIME));
+            if (dropped?.ok && dropped.ref.root.kind === 'node') onReferenceNode?.(dropped.ref.root.id);
+          }}
           onScroll={(e) => {
             if (backdrop.current) backdrop.current.scrollTop = e.currentTarget.scrollTop;
           }}

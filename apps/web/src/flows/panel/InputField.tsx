@@ -1,11 +1,19 @@
 import { useEffect, useId, useState } from 'react';
 import { exactPlaceholder } from '@switchyard/plan';
 import { useI18n } from '../../i18n/i18n';
-import { modeOf, portAccepts, portTypeOf, referenceText, type InputMode, type PortType, type RefSource } from '../types';
+import {
+  modeOf,
+  portAccepts,
+  portTypeOf,
+  referenceText,
+  type InputMode,
+  type PortType,
+  type RefSource,
+} from '../types';
 import { ExpressionEditor } from './ExpressionEditor';
 import { referenceProblems } from './expression';
 import { fieldAt, previewText } from './fields';
-import { PortDot, ReferenceTree, typeName } from './ReferenceTree';
+import { PortDot, REF_MIME, ReferenceTree, typeName } from './ReferenceTree';
 
 type Schema = Record<string, unknown>;
 
@@ -16,7 +24,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The schema's example (or default), for a placeholder. */
 export function exampleText(schema: Schema): string | undefined {
   const examples = schema['examples'];
-  const example = Array.isArray(examples) && examples.length ? examples[0] : (schema['example'] ?? schema['default']);
+  const example =
+    Array.isArray(examples) && examples.length ? examples[0] : (schema['example'] ?? schema['default']);
   if (example === undefined) return undefined;
   return typeof example === 'string' ? example : JSON.stringify(example);
 }
@@ -77,8 +86,7 @@ function JsonInput({
           }
           try {
             const parsed: unknown = JSON.parse(text);
-            const ok =
-              want === 'any' || (want === 'list' ? Array.isArray(parsed) : isRecord(parsed));
+            const ok = want === 'any' || (want === 'list' ? Array.isArray(parsed) : isRecord(parsed));
             if (!ok) {
               setError(t(want === 'list' ? 'flow.input.notList' : 'flow.input.notObject'));
               return;
@@ -138,7 +146,12 @@ function ManualInput({
     case 'boolean':
       return (
         <label className="check">
-          <input id={id} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
+          <input
+            id={id}
+            type="checkbox"
+            checked={value === true}
+            onChange={(e) => onChange(e.target.checked)}
+          />
           {value === true ? t('common.yes') : t('common.no')}
         </label>
       );
@@ -190,7 +203,17 @@ interface Props {
 const MODES: readonly InputMode[] = ['manual', 'reference', 'expression'];
 
 /** One tool argument, edited by hand, bound to an upstream field, or written as a template. */
-export function InputField({ name, schema: raw, required, value, mode, sources, issues, onChange, onReferenceNode }: Props) {
+export function InputField({
+  name,
+  schema: raw,
+  required,
+  value,
+  mode,
+  sources,
+  issues,
+  onChange,
+  onReferenceNode,
+}: Props) {
   const { t } = useI18n();
   const id = `${useId()}-${name}`;
   const schema = isRecord(raw) ? raw : {};
@@ -209,10 +232,26 @@ export function InputField({ name, schema: raw, required, value, mode, sources, 
       )
     : undefined;
   const boundField = boundSource && boundRef ? fieldAt(boundSource.root, boundRef.path) : undefined;
-  const boundProblems = current === 'reference' && typeof value === 'string' ? referenceProblems(value, sources) : [];
+  const boundProblems =
+    current === 'reference' && typeof value === 'string' ? referenceProblems(value, sources) : [];
 
   return (
-    <div className="input-field" data-arg={name}>
+    <div
+      className="input-field"
+      data-arg={name}
+      onDragOver={(e) => {
+        if (current !== 'expression' && e.dataTransfer.types.includes(REF_MIME)) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        // In an expression the textarea inserts the text where it is dropped; elsewhere it binds.
+        if (current === 'expression') return;
+        const dropped = exactPlaceholder(e.dataTransfer.getData(REF_MIME));
+        if (!dropped?.ok) return;
+        e.preventDefault();
+        onChange(dropped.ref.raw, 'reference');
+        if (dropped.ref.root.kind === 'node') onReferenceNode?.(dropped.ref.root.id);
+      }}
+    >
       <div className="input-head">
         <label htmlFor={id}>
           <PortDot type={type} />
@@ -243,7 +282,13 @@ export function InputField({ name, schema: raw, required, value, mode, sources, 
       </div>
       {description ? <p className="hint">{description}</p> : null}
       {current === 'manual' ? (
-        <ManualInput id={id} schema={schema} type={type} value={value} onChange={(v) => onChange(v, 'manual')} />
+        <ManualInput
+          id={id}
+          schema={schema}
+          type={type}
+          value={value}
+          onChange={(v) => onChange(v, 'manual')}
+        />
       ) : null}
       {current === 'reference' ? (
         <>

@@ -12,7 +12,9 @@ function Text({ value }: { value: string }) {
   const long = value.length > LONG_TEXT;
   return (
     <>
-      <span className="json-string">{JSON.stringify(long && !all ? `${value.slice(0, LONG_TEXT)}…` : value)}</span>
+      <span className="json-string">
+        {JSON.stringify(long && !all ? `${value.slice(0, LONG_TEXT)}…` : value)}
+      </span>
       {long ? (
         <button type="button" className="link" onClick={() => setAll(!all)}>
           {all ? t('run.fold') : t('run.folded', { n: value.length })}
@@ -32,7 +34,9 @@ function Node({ name, value, depth }: { name?: string; value: unknown; depth: nu
         {typeof value === 'string' ? (
           <Text value={value} />
         ) : (
-          <span className={`json-${value === null ? 'null' : typeof value}`}>{JSON.stringify(value) ?? 'undefined'}</span>
+          <span className={`json-${value === null ? 'null' : typeof value}`}>
+            {JSON.stringify(value) ?? 'undefined'}
+          </span>
         )}
       </li>
     );

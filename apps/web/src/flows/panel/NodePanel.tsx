@@ -45,13 +45,24 @@ function clamp(n: number, min: number, max: number): number {
 }
 
 /** The editor of one tool node: its arguments, behaviour on failure and approval, pin and output. */
-export function NodePanel({ node, tool, sources, issues, lastResult, onChange, onReferenceNode, onClose }: NodePanelProps) {
+export function NodePanel({
+  node,
+  tool,
+  sources,
+  issues,
+  lastResult,
+  onChange,
+  onReferenceNode,
+  onClose,
+}: NodePanelProps) {
   const { t } = useI18n();
   const id = useId();
   const data = node.data;
   const schema = tool?.inputSchema ?? {};
   const props = isRecord(schema['properties']) ? schema['properties'] : {};
-  const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as unknown[]).map(String) : []);
+  const required = new Set(
+    Array.isArray(schema['required']) ? (schema['required'] as unknown[]).map(String) : [],
+  );
   const args = data.arguments ?? {};
   const names = [...Object.keys(props), ...Object.keys(args).filter((k) => !Object.hasOwn(props, k))];
   const update = (patch: Partial<ToolNodeData>) => {
@@ -73,14 +84,23 @@ export function NodePanel({ node, tool, sources, issues, lastResult, onChange, o
   const pinned = isRecord(data.pinned) && 'result' in data.pinned;
   const output = pinned ? data.pinned?.result : lastResult;
   const hasOutput = pinned || lastResult !== undefined;
-  const self = nodeSource(node, tool as ToolWithOutput | undefined, hasOutput ? { value: output } : undefined);
+  const self = nodeSource(
+    node,
+    tool as ToolWithOutput | undefined,
+    hasOutput ? { value: output } : undefined,
+  );
 
   const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
     if (e.key === 'Escape' && !e.defaultPrevented) onClose();
   };
 
   return (
-    <aside className="node-panel" aria-labelledby={`${id}-title`} onKeyDown={onKeyDown} data-node-id={node.id}>
+    <aside
+      className="node-panel"
+      aria-labelledby={`${id}-title`}
+      onKeyDown={onKeyDown}
+      data-node-id={node.id}
+    >
       <header className="node-panel-head">
         <h2 id={`${id}-title`}>
           {pinned ? (
@@ -184,7 +204,11 @@ export function NodePanel({ node, tool, sources, issues, lastResult, onChange, o
                       value={data.retry.attempts}
                       onChange={(e) =>
                         update({
-                          retry: { ...DEFAULT_RETRY, ...data.retry, attempts: clamp(Number(e.target.value), 1, 5) },
+                          retry: {
+                            ...DEFAULT_RETRY,
+                            ...data.retry,
+                            attempts: clamp(Number(e.target.value), 1, 5),
+                          },
                         })
                       }
                     />

@@ -84,7 +84,9 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
       reason,
       ref,
       field.description,
-      field.example !== undefined ? t('flow.ref.example', { value: previewText(field.example, 200) }) : undefined,
+      field.example !== undefined
+        ? t('flow.ref.example', { value: previewText(field.example, 200) })
+        : undefined,
     ]
       .filter(Boolean)
       .join('\n');

@@ -164,11 +164,13 @@ export function StartPanel({ inputSchema, onChange, issues = [], onClose }: Prop
                             value={row.kind}
                             onChange={(e) => patch(row.key, { kind: e.target.value as InputRow['kind'] })}
                           >
-                            {(row.kind === 'any' ? [...INPUT_KINDS, 'any' as const] : INPUT_KINDS).map((k) => (
-                              <option key={k} value={k}>
-                                {t(`flow.type.${k}`)}
-                              </option>
-                            ))}
+                            {(row.kind === 'any' ? [...INPUT_KINDS, 'any' as const] : INPUT_KINDS).map(
+                              (k) => (
+                                <option key={k} value={k}>
+                                  {t(`flow.type.${k}`)}
+                                </option>
+                              ),
+                            )}
                           </select>
                         </td>
                         <td>
@@ -253,7 +255,11 @@ export function StartPanel({ inputSchema, onChange, issues = [], onClose }: Prop
                   setJsonError(t('flow.input.badJson', { message: (err as Error).message }));
                   return;
                 }
-                if (!isRecord(parsed) || parsed['type'] !== 'object' || ('properties' in parsed && !isRecord(parsed['properties']))) {
+                if (
+                  !isRecord(parsed) ||
+                  parsed['type'] !== 'object' ||
+                  ('properties' in parsed && !isRecord(parsed['properties']))
+                ) {
                   setJsonError(t('flow.start.schemaShape'));
                   return;
                 }

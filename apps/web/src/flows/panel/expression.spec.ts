@@ -20,7 +20,12 @@ const labels = (marked: string) => at(marked).completion?.options.map((o) => o.l
 
 describe('expression completion', () => {
   it('offers inputs and upstream results right after {{, one level at a time', () => {
-    expect(labels('Hello {{|')).toEqual(['inputs.count', 'inputs.title', 'node.sum.result', 'node.fetch.result']);
+    expect(labels('Hello {{|')).toEqual([
+      'inputs.count',
+      'inputs.title',
+      'node.sum.result',
+      'node.fetch.result',
+    ]);
     expect(labels('Hello {{ inp|')).toEqual(['inputs.count', 'inputs.title']);
   });
 
@@ -79,7 +84,8 @@ describe('reference problems', () => {
   });
 
   it('flags unknown inputs, nodes that are not upstream and missing fields, with their place', () => {
-    const text = 'x {{inputs.nope}} {{node.other.result}} {{node.fetch.result.itemz}} {{node.fetch.result.total.x}}';
+    const text =
+      'x {{inputs.nope}} {{node.other.result}} {{node.fetch.result.itemz}} {{node.fetch.result.total.x}}';
     const problems = referenceProblems(text, sources);
     expect(problems.map((p) => [p.code, p.raw, p.field])).toEqual([
       ['unknown_input', '{{inputs.nope}}', undefined],

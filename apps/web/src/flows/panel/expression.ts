@@ -57,7 +57,11 @@ function candidates(sources: readonly RefSource[]): Candidate[] {
  * what is typed (`{{` → inputs and nodes; `{{node.a.result.` → a's top fields), filtered by the prefix.
  * Undefined outside a placeholder.
  */
-export function completionsAt(text: string, cursor: number, sources: readonly RefSource[]): Completion | undefined {
+export function completionsAt(
+  text: string,
+  cursor: number,
+  sources: readonly RefSource[],
+): Completion | undefined {
   const before = text.slice(0, cursor);
   const open = before.lastIndexOf('{{');
   if (open < 0 || before.indexOf('}}', open) >= 0) return undefined;
@@ -85,11 +89,14 @@ export function applyCompletion(
 ): { text: string; cursor: number } {
   const insert = option.label + (completion.close ? '}}' : '');
   const next = text.slice(0, completion.from) + insert + text.slice(completion.to);
-  const closing = completion.close ? insert.length : insert.length + (/^\s*\}\}/.exec(text.slice(completion.to))?.[0].length ?? 0);
+  const closing = completion.close
+    ? insert.length
+    : insert.length + (/^\s*\}\}/.exec(text.slice(completion.to))?.[0].length ?? 0);
   return { text: next, cursor: completion.from + closing };
 }
 
-export type ReferenceProblemCode = 'malformed' | 'unbalanced' | 'unknown_input' | 'unknown_node' | 'unknown_field';
+export type ReferenceProblemCode =
+  'malformed' | 'unbalanced' | 'unknown_input' | 'unknown_node' | 'unknown_field';
 
 export interface ReferenceProblem {
   readonly code: ReferenceProblemCode;
@@ -115,7 +122,8 @@ function missingPart(root: FieldNode, path: readonly PathPart[]): PathPart | und
       continue;
     }
     // A typed leaf cannot be walked into; an object or list only says "missing" when its shape is known.
-    const walkable = (at.type === 'object' && typeof part === 'string') || (at.type === 'list' && typeof part === 'number');
+    const walkable =
+      (at.type === 'object' && typeof part === 'string') || (at.type === 'list' && typeof part === 'number');
     if (!walkable || at.children.length) return part;
     return undefined;
   }

@@ -53,7 +53,13 @@ describe('field trees', () => {
 
   it('types a schema-less result entirely from the value, and a null last run is still a last run', () => {
     const root = fieldTree(undefined, { rows: [[1, 2]], ok: false });
-    expect(paths(root)).toEqual(['$:object', '.rows:list', '.rows[0]:list', '.rows[0][0]:number', '.ok:boolean']);
+    expect(paths(root)).toEqual([
+      '$:object',
+      '.rows:list',
+      '.rows[0]:list',
+      '.rows[0][0]:number',
+      '.ok:boolean',
+    ]);
     expect(fieldTree(undefined)).toEqual({ key: '', path: [], type: 'any', children: [] });
     expect('lastRun' in fieldTree({ type: 'string' }, null, true)).toBe(true);
   });

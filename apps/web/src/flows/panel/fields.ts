@@ -124,7 +124,9 @@ export function fieldAt(root: FieldNode, path: readonly PathPart[]): FieldNode |
 }
 
 /** What a row shows as its sample value: the last run's, else the declared example. */
-export function previewOf(field: FieldNode): { readonly from: 'run' | 'example'; readonly value: unknown } | undefined {
+export function previewOf(
+  field: FieldNode,
+): { readonly from: 'run' | 'example'; readonly value: unknown } | undefined {
   if ('lastRun' in field) return { from: 'run', value: field.lastRun };
   if (field.example !== undefined) return { from: 'example', value: field.example };
   return undefined;

@@ -29,7 +29,10 @@ export const INPUT_SCHEMA = {
   required: ['count'],
 };
 
-function tool(name: string, extra: Partial<ToolDescriptor> & { outputSchema?: unknown } = {}): ToolWithOutput {
+function tool(
+  name: string,
+  extra: Partial<ToolDescriptor> & { outputSchema?: unknown } = {},
+): ToolWithOutput {
   return {
     name,
     description: `${name} does things`,

@@ -28,11 +28,7 @@ export interface InputRow {
 }
 
 export type RowProblem =
-  | 'name_empty'
-  | 'name_invalid'
-  | 'name_duplicate'
-  | 'options_invalid'
-  | 'example_invalid';
+  'name_empty' | 'name_invalid' | 'name_duplicate' | 'options_invalid' | 'example_invalid';
 
 export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -143,7 +139,9 @@ function parseExample(row: InputRow): Parsed {
       return { ok: true, value: text };
     case 'number': {
       const n = Number(text.trim());
-      return Number.isFinite(n) && (!row.integer || Number.isInteger(n)) ? { ok: true, value: n } : { ok: false };
+      return Number.isFinite(n) && (!row.integer || Number.isInteger(n))
+        ? { ok: true, value: n }
+        : { ok: false };
     }
     case 'boolean':
       return text.trim() === 'true' || text.trim() === 'false'
@@ -210,5 +208,14 @@ export function newRow(rows: readonly InputRow[]): InputRow {
   const names = new Set(rows.map((r) => r.name));
   let n = rows.length + 1;
   while (names.has(`input${n}`)) n += 1;
-  return { key: rowKey(), name: `input${n}`, title: '', kind: 'text', required: false, options: '', example: '', rest: {} };
+  return {
+    key: rowKey(),
+    name: `input${n}`,
+    title: '',
+    kind: 'text',
+    required: false,
+    options: '',
+    example: '',
+    rest: {},
+  };
 }
