@@ -64,11 +64,21 @@ export function referenceText(source: Pick<RefSource, 'kind' | 'id'>, path: read
   return source.kind === 'input' ? `{{inputs.${source.id}${tail}}}` : `{{node.${source.id}.result${tail}}}`;
 }
 
+/** The JSON type an enum or const implies when the schema names none (`{ enum: ['csv', 'json'] }` is text). */
+function impliedType(s: Record<string, unknown>): string | undefined {
+  const options: unknown[] = Array.isArray(s.enum) ? s.enum : 'const' in s ? [s.const] : [];
+  const kinds = new Set(options.map((o) => typeof o));
+  const [only] = kinds;
+  return kinds.size === 1 && (only === 'string' || only === 'number' || only === 'boolean')
+    ? only
+    : undefined;
+}
+
 /** The port type a JSON Schema describes. */
 export function portTypeOf(schema: unknown): PortType {
   if (!schema || typeof schema !== 'object') return 'any';
   const s = schema as Record<string, unknown>;
-  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : (s.type ?? impliedType(s));
   if (
     s.format === 'switchyard-file' ||
     s.format === 'fengyu-file' ||

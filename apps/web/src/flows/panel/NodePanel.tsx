@@ -40,6 +40,18 @@ export function issueAt(path: string, name: string): boolean {
   return path === base || path.startsWith(`${base}.`) || path.startsWith(`${base}[`);
 }
 
+/** A push pin (an emoji is not in every font). */
+export function PinIcon() {
+  return (
+    <svg className="pin-icon" width="14" height="14" viewBox="0 0 16 16" aria-hidden="true">
+      <path
+        d="M10.5 1.5 14.5 5.5 13 6.3 11.2 8.1 11.6 11.6 10.5 12.7 7.6 9.8 3 14.4 1.6 13 6.2 8.4 3.3 5.5 4.4 4.4 7.9 4.8 9.7 3Z"
+        fill="currentColor"
+      />
+    </svg>
+  );
+}
+
 function clamp(n: number, min: number, max: number): number {
   return Number.isFinite(n) ? Math.min(max, Math.max(min, Math.round(n))) : min;
 }
@@ -105,7 +117,8 @@ export function NodePanel({
         <h2 id={`${id}-title`}>
           {pinned ? (
             <span className="pin" title={t('flow.node.pinnedTitle')}>
-              📌<span className="visually-hidden">{t('flow.node.pinned')}</span>
+              <PinIcon />
+              <span className="visually-hidden">{t('flow.node.pinned')}</span>
             </span>
           ) : null}
           {data.label || data.tool}
@@ -258,14 +271,16 @@ export function NodePanel({
           <h3 id={`${id}-output`}>{t('flow.node.output')}</h3>
           {pinned ? (
             <div className="notice pinned-note">
-              <span>📌 {t('flow.node.pinnedTitle')}</span>{' '}
+              <span>
+                <PinIcon /> {t('flow.node.pinnedTitle')}
+              </span>
               <button type="button" onClick={() => update({ pinned: undefined })}>
                 {t('flow.node.unpin')}
               </button>
             </div>
           ) : lastResult !== undefined ? (
             <button type="button" onClick={() => update({ pinned: { result: lastResult } })}>
-              📌 {t('flow.node.pin')}
+              <PinIcon /> {t('flow.node.pin')}
             </button>
           ) : null}
           {self.root.children.length || self.root.type !== 'any' ? (

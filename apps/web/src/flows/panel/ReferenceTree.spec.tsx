@@ -90,7 +90,7 @@ describe('the reference tree', () => {
     expect(screen.getByRole('button', { name: 'Copy {{inputs.title}}' }).textContent).toBe('Copied');
   });
 
-  it('arrow keys move between visible rows', () => {
+  it('arrow keys move between visible rows and open and close them', () => {
     mount('any');
     const first = row('{{inputs.count}}');
     first.focus();
@@ -98,5 +98,13 @@ describe('the reference tree', () => {
     expect(document.activeElement).toBe(row('{{inputs.title}}'));
     fireEvent.keyDown(document.activeElement!, { key: 'ArrowUp' });
     expect(document.activeElement).toBe(first);
+    // Sources start open; ArrowLeft closes one, ArrowRight opens it again.
+    const fetch = row('{{node.fetch.result}}');
+    expect(fetch.getAttribute('aria-expanded')).toBe('true');
+    fireEvent.keyDown(fetch, { key: 'ArrowLeft' });
+    expect(fetch.getAttribute('aria-expanded')).toBe('false');
+    expect(document.querySelector('[data-ref="{{node.fetch.result.total}}"]')).toBeNull();
+    fireEvent.keyDown(fetch, { key: 'ArrowRight' });
+    expect(row('{{node.fetch.result.total}}')).toBeTruthy();
   });
 });

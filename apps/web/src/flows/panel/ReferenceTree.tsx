@@ -38,9 +38,8 @@ function rowKey(source: RefSource, path: readonly PathPart[]): string {
 export function ReferenceTree({ sources, expected = 'any', onPick, selected, label }: Props) {
   const { t } = useI18n();
   const tree = useRef<HTMLUListElement>(null);
-  const [open, setOpen] = useState<ReadonlySet<string>>(
-    () => new Set(sources.map((s) => rowKey(s, s.root.path))),
-  );
+  // Sources start open, fields closed; this holds the rows toggled away from that (new sources open too).
+  const [flipped, setFlipped] = useState<ReadonlySet<string>>(() => new Set());
   const [copied, setCopied] = useState<string>();
   useEffect(() => {
     if (!copied) return undefined;
@@ -48,11 +47,12 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
     return () => clearTimeout(id);
   }, [copied]);
 
-  const toggle = (key: string, to?: boolean) =>
-    setOpen((prev) => {
+  const toggle = (key: string, openByDefault: boolean, to?: boolean) =>
+    setFlipped((prev) => {
       const next = new Set(prev);
-      if (to ?? !next.has(key)) next.add(key);
-      else next.delete(key);
+      const isOpen = openByDefault !== prev.has(key);
+      if ((to ?? !isOpen) === openByDefault) next.delete(key);
+      else next.add(key);
       return next;
     });
 
@@ -70,7 +70,7 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
       ? undefined
       : t('flow.ref.mismatch', { want: typeName(t, expected), have: typeName(t, field.type) });
     const hasChildren = field.children.length > 0;
-    const expanded = hasChildren && open.has(ref);
+    const expanded = hasChildren && (level === 1) !== flipped.has(ref);
     const name =
       level === 1
         ? source.kind === 'node'
@@ -100,10 +100,10 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
         pick();
       } else if (e.key === 'ArrowRight' && hasChildren) {
         e.preventDefault();
-        toggle(ref, true);
+        toggle(ref, level === 1, true);
       } else if (e.key === 'ArrowLeft' && hasChildren) {
         e.preventDefault();
-        toggle(ref, false);
+        toggle(ref, level === 1, false);
       } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
         e.preventDefault();
         move(e.currentTarget, e.key === 'ArrowDown' ? 1 : -1);
@@ -140,7 +140,7 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
               aria-label={expanded ? t('flow.ref.collapse') : t('flow.ref.expand')}
               onClick={(e) => {
                 e.stopPropagation();
-                toggle(ref);
+                toggle(ref, level === 1);
               }}
             >
               {expanded ? '▾' : '▸'}

@@ -2,7 +2,7 @@
  * The flow builder's right-hand panel: the canvas mounts `NodePanel` for a tool node and `StartPanel`
  * for the start node, passing what `sourcesFor` finds upstream; the panel never fetches the graph.
  */
-export { NodePanel, issueAt, type NodePanelProps, type PanelIssue } from './NodePanel';
+export { NodePanel, PinIcon, issueAt, type NodePanelProps, type PanelIssue } from './NodePanel';
 export { StartPanel } from './StartPanel';
 export { InputField, valueForMode } from './InputField';
 export { ReferenceTree, PortDot, REF_MIME } from './ReferenceTree';
