@@ -37,6 +37,7 @@ import {
 } from './triggers';
 import {
   CreateWorkflowBody,
+  InstantiateTemplateBody,
   RevisionBody,
   RevisionQuery,
   RunWorkflowBody,
@@ -45,6 +46,8 @@ import {
   WorkflowIdParam,
   WorkflowListQuery,
   WorkflowPage,
+  WorkflowTemplateList,
+  WorkflowTemplateParam,
   WorkflowVersionList,
   WorkflowVersionParam,
 } from './workflows';
@@ -443,6 +446,27 @@ export const Routes = {
     query: WorkflowListQuery,
     response: WorkflowPage,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  workflowTemplates: route({
+    method: 'GET',
+    path: '/api/workflows/templates',
+    summary: 'The definitions shipped with the platform, to start a new flow from',
+    tag: 'workflows',
+    auth: { permission: 'workflow:list' },
+    response: WorkflowTemplateList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  instantiateWorkflowTemplate: route({
+    method: 'POST',
+    path: '/api/workflows/templates/{id}/instantiate',
+    summary: "Save a template as a new, unpublished draft of yours (name: the template's unless given)",
+    tag: 'workflows',
+    auth: { permission: 'workflow:edit' },
+    params: WorkflowTemplateParam,
+    body: InstantiateTemplateBody,
+    response: Workflow,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   workflowGet: route({
     method: 'GET',
