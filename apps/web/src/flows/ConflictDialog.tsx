@@ -27,9 +27,7 @@ export function ConflictDialog({
   const saveCopy = () => {
     setBusy(true);
     setFailure(null);
-    Promise.resolve()
-      .then(onSaveCopy)
-      .then(
+    new Promise((resolve) => resolve(onSaveCopy())).then(
         () => setBusy(false),
         (err: unknown) => {
           setBusy(false);

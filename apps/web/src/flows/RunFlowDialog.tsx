@@ -145,17 +145,8 @@ function InputControl({
   onChange: (value: string | boolean) => void;
 }) {
   const { t } = useI18n();
-  const label = (
-    <>
-      {f.label}
-      {f.required ? (
-        <span className="required-mark" aria-hidden="true" title={t('flows.run.requiredMark')}>
-          {' '}
-          *
-        </span>
-      ) : null}
-    </>
-  );
+  // The mark is drawn by CSS (`label.required::after`): the field's name stays exactly its label.
+  const labelClass = f.required ? 'required' : undefined;
   const common = {
     id,
     'aria-invalid': invalid || undefined,
@@ -164,15 +155,17 @@ function InputControl({
   };
   if (f.kind === 'boolean')
     return (
-      <label className="check" htmlFor={id}>
+      <label className={`check${f.required ? ' required' : ''}`} htmlFor={id}>
         <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
-        {label}
+        {f.label}
       </label>
     );
   const text = typeof value === 'string' ? value : '';
   return (
     <>
-      <label htmlFor={id}>{label}</label>
+      <label htmlFor={id} className={labelClass} title={f.required ? t('flows.run.requiredMark') : undefined}>
+        {f.label}
+      </label>
       {f.kind === 'enum' ? (
         <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
           <option value="">{t('flows.run.choose')}</option>
