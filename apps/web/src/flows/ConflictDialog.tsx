@@ -28,12 +28,12 @@ export function ConflictDialog({
     setBusy(true);
     setFailure(null);
     new Promise((resolve) => resolve(onSaveCopy())).then(
-        () => setBusy(false),
-        (err: unknown) => {
-          setBusy(false);
-          setFailure(err);
-        },
-      );
+      () => setBusy(false),
+      (err: unknown) => {
+        setBusy(false);
+        setFailure(err);
+      },
+    );
   };
   return (
     <Modal title={t('flows.conflict.title')} onClose={onClose}>

@@ -7,7 +7,14 @@ import { PermissionModeSelect } from '../runs/PermissionModeSelect';
 import { ErrorNote, FieldErrors } from '../ui/bits';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
-import { initialValues, inputFieldsOf, readInputs, type FormIssue, type InputField, type RawValues } from './run-form';
+import {
+  initialValues,
+  inputFieldsOf,
+  readInputs,
+  type FormIssue,
+  type InputField,
+  type RawValues,
+} from './run-form';
 
 /**
  * Runs a flow: a form made from its input schema, checked in the browser with the server's own
@@ -64,7 +71,11 @@ export function RunFlowDialog({
           : issue.message;
 
   return (
-    <Modal title={workflow.name ? t('flows.run.titleOf', { name: workflow.name }) : t('flows.run.title')} onClose={onClose} wide>
+    <Modal
+      title={workflow.name ? t('flows.run.titleOf', { name: workflow.name }) : t('flows.run.title')}
+      onClose={onClose}
+      wide
+    >
       <form onSubmit={submit} className="form run-flow-form" noValidate>
         <p className="hint">
           {version !== undefined ? t('flows.run.version', { n: version }) : t('flows.run.draft')}
@@ -156,7 +167,12 @@ function InputControl({
   if (f.kind === 'boolean')
     return (
       <label className={`check${f.required ? ' required' : ''}`} htmlFor={id}>
-        <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
+        <input
+          {...common}
+          type="checkbox"
+          checked={value === true}
+          onChange={(e) => onChange(e.target.checked)}
+        />
         {f.label}
       </label>
     );

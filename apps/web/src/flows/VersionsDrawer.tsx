@@ -51,12 +51,13 @@ export function VersionsDrawer({
     },
   });
   const unpublish = () =>
-    call(Routes.workflowUnpublish, { params: { id: workflow.id }, body: { revision: workflow.revision } }).then(
-      (w) => {
-        changed();
-        (onUnpublished ?? onRestored)(w);
-      },
-    );
+    call(Routes.workflowUnpublish, {
+      params: { id: workflow.id },
+      body: { revision: workflow.revision },
+    }).then((w) => {
+      changed();
+      (onUnpublished ?? onRestored)(w);
+    });
   const editable = can('workflow:edit');
   const items = versions.data?.items ?? [];
 

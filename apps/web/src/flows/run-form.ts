@@ -80,7 +80,10 @@ export function initialValues(schema: Record<string, unknown>, fields: readonly 
     const given = isRecord(prop) ? prop['default'] : undefined;
     if (f.kind === 'boolean') values[f.name] = given === true;
     else if (f.kind === 'enum') {
-      const i = given === undefined ? -1 : (f.options ?? []).findIndex((o) => JSON.stringify(o) === JSON.stringify(given));
+      const i =
+        given === undefined
+          ? -1
+          : (f.options ?? []).findIndex((o) => JSON.stringify(o) === JSON.stringify(given));
       values[f.name] = i >= 0 ? String(i) : '';
     } else if (f.kind === 'list' || f.kind === 'object')
       values[f.name] = given === undefined ? '' : JSON.stringify(given, null, 2);

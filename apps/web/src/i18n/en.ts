@@ -420,7 +420,8 @@ export const en = {
   'flows.prev': 'Previous',
   'flows.next': 'Next',
   'flows.pageOf': 'Page {n} of {of}',
-  'flows.templates.intro': 'Templates are flows shipped with the platform: using one saves it as a new draft of yours to change as you like.',
+  'flows.templates.intro':
+    'Templates are flows shipped with the platform: using one saves it as a new draft of yours to change as you like.',
   'flows.templates.list': 'Templates',
   'flows.templates.empty': 'No templates are available.',
   'flows.templates.steps': 'Steps: {n}',
@@ -448,13 +449,16 @@ export const en = {
   'flows.versions.restore': 'Restore into draft',
   'flows.versions.restoreN': 'Restore version {n} into the draft',
   'flows.versions.replaceTitle': 'Replace your unsaved edits?',
-  'flows.versions.replaceBody': 'The draft becomes version {n}; the edits you have not saved are lost. The published version does not change until you publish.',
+  'flows.versions.replaceBody':
+    'The draft becomes version {n}; the edits you have not saved are lost. The published version does not change until you publish.',
   'flows.versions.replace': 'Discard my edits and restore',
   'flows.versions.unpublish': 'Unpublish',
   'flows.versions.unpublishTitle': 'Unpublish this flow?',
-  'flows.versions.unpublishBody': 'Version {n} stops being served: the flow’s tool leaves the catalog at once. The versions and the draft stay; publish again to serve it.',
+  'flows.versions.unpublishBody':
+    'Version {n} stops being served: the flow’s tool leaves the catalog at once. The versions and the draft stay; publish again to serve it.',
   'flows.conflict.title': 'Someone else saved this flow',
-  'flows.conflict.body': 'A newer revision was saved (in another tab or by another person) since you opened it. Nothing was overwritten: keep your edits as a new flow, or load theirs and drop yours.',
+  'flows.conflict.body':
+    'A newer revision was saved (in another tab or by another person) since you opened it. Nothing was overwritten: keep your edits as a new flow, or load theirs and drop yours.',
   'flows.conflict.reload': 'Reload theirs (discard mine)',
   'flows.conflict.saveCopy': 'Save mine as a copy',
   'flows.conflict.keepEditing': 'Keep editing',

@@ -446,9 +446,11 @@ export const zh: Record<MessageKey, string> = {
   'flows.versions.replace': '放弃修改并恢复',
   'flows.versions.unpublish': '取消发布',
   'flows.versions.unpublishTitle': '取消发布此流程？',
-  'flows.versions.unpublishBody': '版本 {n} 将停止提供：流程的工具会立即从目录中移除。版本和草稿会保留；再次发布即可恢复提供。',
+  'flows.versions.unpublishBody':
+    '版本 {n} 将停止提供：流程的工具会立即从目录中移除。版本和草稿会保留；再次发布即可恢复提供。',
   'flows.conflict.title': '有人已保存了此流程',
-  'flows.conflict.body': '在你打开之后，有人（另一个标签页或其他人）保存了更新的修订版。没有任何内容被覆盖：你可以把自己的修改另存为新流程，或载入对方的版本并放弃自己的修改。',
+  'flows.conflict.body':
+    '在你打开之后，有人（另一个标签页或其他人）保存了更新的修订版。没有任何内容被覆盖：你可以把自己的修改另存为新流程，或载入对方的版本并放弃自己的修改。',
   'flows.conflict.reload': '载入对方的（放弃我的）',
   'flows.conflict.saveCopy': '将我的另存为副本',
   'flows.conflict.keepEditing': '继续编辑',

@@ -170,7 +170,9 @@ test('each saved flow is a card: name linking to its canvas, description, publis
   expect(cards).toHaveLength(2);
 
   const first = within(list).getByRole('listitem', { name: 'Flow 1' });
-  expect(within(first).getByRole('link', { name: 'Flow 1' }).getAttribute('href')).toBe(`/flows/${flow(1).id}`);
+  expect(within(first).getByRole('link', { name: 'Flow 1' }).getAttribute('href')).toBe(
+    `/flows/${flow(1).id}`,
+  );
   expect(first.textContent).toContain('does thing 1');
   expect(first.textContent).toContain('Published v2');
   expect(first.textContent).toContain('5 minutes ago');
@@ -253,13 +255,17 @@ test('save a copy is one click; delete asks first and sends the revision', async
     `/api/workflows/${flow(1).id}/copy`,
   ]);
 
-  fireEvent.click(within(screen.getByRole('listitem', { name: 'Flow 2' })).getByRole('button', { name: 'Delete Flow 2' }));
+  fireEvent.click(
+    within(screen.getByRole('listitem', { name: 'Flow 2' })).getByRole('button', { name: 'Delete Flow 2' }),
+  );
   const dialog = screen.getByRole('dialog', { name: 'Delete “Flow 2”?' });
   expect(server.sent.filter((s) => s.method === 'DELETE')).toHaveLength(0);
   fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
   await waitFor(() => expect(screen.queryByRole('listitem', { name: 'Flow 2' })).toBeNull());
   const deletes = server.sent.filter((s) => s.method === 'DELETE');
-  expect(deletes.map((s) => `${s.path}?${s.query.toString()}`)).toEqual([`/api/workflows/${flow(2).id}?revision=3`]);
+  expect(deletes.map((s) => `${s.path}?${s.query.toString()}`)).toEqual([
+    `/api/workflows/${flow(2).id}?revision=3`,
+  ]);
 });
 
 test('a template card shows its step count; "Use template" makes a draft and opens it', async () => {

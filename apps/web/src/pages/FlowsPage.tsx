@@ -240,7 +240,9 @@ function FlowCard({
           <Badge tone="muted">{t('flows.draft')}</Badge>
         )}
       </div>
-      <p className={`flow-desc${flow.description ? '' : ' sub'}`}>{flow.description || t('flows.noDescription')}</p>
+      <p className={`flow-desc${flow.description ? '' : ' sub'}`}>
+        {flow.description || t('flows.noDescription')}
+      </p>
       <dl className="flow-meta">
         <div>
           <dt>{t('flows.updated')}</dt>

@@ -46,7 +46,8 @@ export function Modal({
   return (
     <div
       className={`modal-backdrop${drawer ? ' drawer-backdrop' : ''}`}
-      onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      onMouseDown={(e) => e.target === e.currentTarget && onClose()}
+    >
       <div
         className={`modal ${wide ? 'wide' : ''}${drawer ? ' drawer' : ''}`}
         role="dialog"
