@@ -37,7 +37,6 @@ import {
 } from './triggers';
 import {
   CreateWorkflowBody,
-  InstantiateTemplateBody,
   RevisionBody,
   RevisionQuery,
   RunWorkflowBody,
@@ -46,10 +45,11 @@ import {
   WorkflowIdParam,
   WorkflowListQuery,
   WorkflowPage,
-  WorkflowTemplateList,
-  WorkflowTemplateParam,
   WorkflowVersionList,
   WorkflowVersionParam,
+  InstantiateTemplateBody,
+  WorkflowTemplateList,
+  WorkflowTemplateParam,
 } from './workflows';
 import {
   EvaluateBody,
@@ -450,16 +450,17 @@ export const Routes = {
   workflowTemplates: route({
     method: 'GET',
     path: '/api/workflows/templates',
-    summary: 'The definitions shipped with the platform, to start a new flow from',
+    summary:
+      'Workflow templates shipped with the platform: name, description, category, input schema and canvas graph',
     tag: 'workflows',
     auth: { permission: 'workflow:list' },
     response: WorkflowTemplateList,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
   }),
-  instantiateWorkflowTemplate: route({
+  workflowInstantiate: route({
     method: 'POST',
     path: '/api/workflows/templates/{id}/instantiate',
-    summary: "Save a template as a new, unpublished draft of yours (name: the template's unless given)",
+    summary: 'Save a template as a new, unpublished workflow of yours (optionally named)',
     tag: 'workflows',
     auth: { permission: 'workflow:edit' },
     params: WorkflowTemplateParam,

@@ -155,6 +155,27 @@ export const WorkflowVersionList = z.object({
 });
 export type WorkflowVersionList = z.infer<typeof WorkflowVersionList>;
 
+/** A definition shipped with the platform, instantiated as a new draft of the caller's. */
+export const WorkflowTemplate = z.object({
+  id: z.string().regex(/^[a-z0-9-]{1,64}$/),
+  name: z.string(),
+  description: z.string(),
+  category: z.string().optional().describe('a gallery group: files, automation, …'),
+  inputSchema: z.record(z.string(), z.unknown()),
+  graph: FlowGraph.describe('the canvas graph: a start node, tool nodes with positions, edges, notes'),
+});
+export type WorkflowTemplate = z.infer<typeof WorkflowTemplate>;
+
+export const WorkflowTemplateList = z.object({ items: z.array(WorkflowTemplate) });
+export type WorkflowTemplateList = z.infer<typeof WorkflowTemplateList>;
+
+export const WorkflowTemplateParam = z.object({ id: z.string().regex(/^[a-z0-9-]{1,64}$/) });
+
+export const InstantiateTemplateBody = z
+  .object({ name: Name.optional().describe("the new workflow's name; default: the template's") })
+  .strict();
+export type InstantiateTemplateBody = z.infer<typeof InstantiateTemplateBody>;
+
 export const RunWorkflowBody = z
   .object({
     inputs: z.record(z.string(), z.unknown()).default({}),
@@ -169,29 +190,6 @@ export const RunWorkflowBody = z
   })
   .strict();
 export type RunWorkflowBody = z.infer<typeof RunWorkflowBody>;
-
-/** A definition shipped with the platform, instantiated as a new draft (`id` is a slug). */
-export const WorkflowTemplate = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  category: z.string().optional(),
-  inputSchema: z.record(z.string(), z.unknown()),
-  graph: FlowGraph,
-});
-export type WorkflowTemplate = z.infer<typeof WorkflowTemplate>;
-
-export const WorkflowTemplateList = z.object({ items: z.array(WorkflowTemplate) });
-export type WorkflowTemplateList = z.infer<typeof WorkflowTemplateList>;
-
-export const WorkflowTemplateParam = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a template id: lower-case letters, digits, "-" or "_"'),
-});
-
-export const InstantiateTemplateBody = z
-  .object({ name: Name.optional().describe("the new draft's name; default: the template's") })
-  .strict();
-export type InstantiateTemplateBody = z.infer<typeof InstantiateTemplateBody>;
 
 /** What the executor needs to run a workflow: a definition, resolved by the planner. */
 export const ResolvedWorkflow = z.object({

@@ -24,21 +24,23 @@ function reply(status: number, body: unknown) {
   };
 }
 
-const workflow = (over: Partial<Workflow> = {}): Workflow => ({
-  id: ID,
-  ownerId: OWNER,
-  name: 'Invoices',
-  description: '',
-  revision: 7,
-  publishedVersion: 2,
-  tool: `run_workflow_${ID}`,
-  createdAt: '2026-12-01T10:00:00.000Z',
-  updatedAt: '2026-12-03T10:00:00.000Z',
-  inputSchema: { type: 'object', properties: {} },
-  plan: { steps: [] },
-  graph: null,
-  ...over,
-});
+const workflow = (over: Partial<Workflow> = {}): Workflow =>
+  ({
+    id: ID,
+    ownerId: OWNER,
+    name: 'Invoices',
+    description: '',
+    revision: 7,
+    publishedVersion: 2,
+    tool: `run_workflow_${ID}`,
+    createdAt: '2026-12-01T10:00:00.000Z',
+    updatedAt: '2026-12-03T10:00:00.000Z',
+    inputSchema: { type: 'object', properties: {} },
+    plan: { steps: [] },
+    graph: null,
+    lastRun: null,
+    ...over,
+  }) as Workflow;
 
 const conflict: Problem = {
   type: 'https://switchyard.dev/problems/conflict',

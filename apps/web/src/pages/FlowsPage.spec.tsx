@@ -23,8 +23,9 @@ function flow(n: number, over: Partial<WorkflowSummary> & { lastRun?: unknown } 
     tool: null,
     createdAt: new Date(NOW - 86_400_000).toISOString(),
     updatedAt: new Date(NOW - 5 * 60_000).toISOString(),
+    lastRun: null,
     ...over,
-  };
+  } as WorkflowSummary;
 }
 
 const template: WorkflowTemplate = {

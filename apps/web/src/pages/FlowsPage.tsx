@@ -325,7 +325,7 @@ function TemplateCard({ template, canUse }: { template: WorkflowTemplate; canUse
     (template.inputSchema['properties'] as Record<string, unknown> | undefined) ?? {},
   ).length;
   const use = useMutation({
-    mutationFn: () => call(Routes.instantiateWorkflowTemplate, { params: { id: template.id }, body: {} }),
+    mutationFn: () => call(Routes.workflowInstantiate, { params: { id: template.id }, body: {} }),
     onSuccess: (w) => {
       void queries.invalidateQueries({ queryKey: ['workflows'] });
       void navigate(`/flows/${w.id}`);
