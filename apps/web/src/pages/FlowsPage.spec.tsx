@@ -282,3 +282,11 @@ test('a template card shows its step count; "Use template" makes a draft and ope
     `/api/workflows/templates/${template.id}/instantiate`,
   );
 });
+
+test('a page past the end (an old link, or its last flow deleted) shows the last page there is', async () => {
+  serve(Array.from({ length: FLOWS_PAGE_SIZE + 1 }, (_, i) => flow(i + 1)));
+  const where = renderPage('/flows?page=5');
+  expect(await screen.findByRole('listitem', { name: `Flow ${FLOWS_PAGE_SIZE + 1}` })).toBeTruthy();
+  expect(where.search).toBe('?page=2');
+  expect(screen.queryByText(/No flows yet/)).toBeNull();
+});

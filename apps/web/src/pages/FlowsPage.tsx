@@ -1,4 +1,4 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
@@ -134,12 +134,20 @@ function FlowLibrary({ newFlow, onTemplates }: { newFlow: ReactNode; onTemplates
   });
   const items = list.data?.items ?? [];
   const pages = list.data ? Math.max(1, Math.ceil(list.data.total / list.data.pageSize)) : 1;
-  const goTo = (n: number) => {
-    const next = new URLSearchParams(params);
-    if (n > 1) next.set('page', String(n));
-    else next.delete('page');
-    setParams(next);
-  };
+  const goTo = useCallback(
+    (n: number, replace = false) => {
+      const next = new URLSearchParams(params);
+      if (n > 1) next.set('page', String(n));
+      else next.delete('page');
+      setParams(next, { replace });
+    },
+    [params, setParams],
+  );
+  // Past the last page (its last flow deleted, or an old link): show the last page there is.
+  const pastEnd = list.isSuccess && !list.isPlaceholderData && !items.length && pageNum > 1;
+  useEffect(() => {
+    if (pastEnd) goTo(pages, true);
+  }, [pastEnd, pages, goTo]);
 
   return (
     <>
@@ -159,7 +167,7 @@ function FlowLibrary({ newFlow, onTemplates }: { newFlow: ReactNode; onTemplates
       ) : null}
       {list.isPending ? <Loading /> : null}
       <ErrorNote error={list.error} />
-      {list.isSuccess && !items.length ? (
+      {list.isSuccess && !items.length && !pastEnd ? (
         q ? (
           <EmptyState>{t('flows.emptyFiltered', { q })}</EmptyState>
         ) : (
