@@ -43,7 +43,10 @@ export function RunFlowDialog({
     () => readInputs(workflow.inputSchema, fields, raw),
     [workflow.inputSchema, fields, raw],
   );
-  const missing = fields.filter((f) => issues.some((i) => i.name === f.name && i.kind === 'required'));
+  // By label; a required name the schema does not describe is still named (the server refuses it too).
+  const missing = issues
+    .filter((i) => i.kind === 'required')
+    .map((i) => fields.find((f) => f.name === i.name)?.label ?? i.name);
   const start = useMutation({
     mutationFn: () =>
       call(Routes.workflowRun, {
@@ -118,7 +121,7 @@ export function RunFlowDialog({
         </div>
         {missing.length ? (
           <p className="notice" role="status" id={`${formId}-missing`} data-testid="missing-inputs">
-            {t('flows.run.missing', { names: missing.map((f) => f.label).join(', ') })}
+            {t('flows.run.missing', { names: missing.join(', ') })}
           </p>
         ) : null}
         <ErrorNote error={start.error} />
