@@ -14,6 +14,7 @@ const TasksPage = lazy(() => import('./pages/TasksPage'));
 const TriggersPage = lazy(() => import('./pages/TriggersPage'));
 const ToolsPage = lazy(() => import('./pages/ToolsPage'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage'));
+const FlowsPage = lazy(() => import('./pages/FlowsPage'));
 
 export function App() {
   const { token, me } = useAuth();
@@ -26,6 +27,7 @@ export function App() {
           <Route path="/" element={<Navigate to="/runs" replace />} />
           <Route path="/runs" element={<RunsPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/flows" element={<FlowsPage />} />
           <Route path="/inbox" element={<InboxPage />} />
           <Route path="/tasks" element={<TasksPage />} />
           <Route path="/triggers/*" element={<TriggersPage />} />

@@ -1,6 +1,6 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { BrowserRouter } from 'react-router';
+import { createBrowserRouter, RouterProvider } from 'react-router';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { z } from 'zod';
 import { App } from './App';
@@ -24,16 +24,25 @@ const queries = new QueryClient({
 // the sign-in check, instead of one after another.
 prefetchRunPage(queries, location.pathname);
 
+// A data router (one catch-all route; the app's own <Routes> inside it): only a data router can
+// block a navigation, which the flow builder's unsaved-changes guard needs (`useBlocker`).
+const router = createBrowserRouter([
+  {
+    path: '*',
+    element: (
+      <AuthProvider>
+        <App />
+      </AuthProvider>
+    ),
+  },
+]);
+
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <QueryClientProvider client={queries}>
       <I18nProvider>
         <ThemeProvider>
-          <BrowserRouter>
-            <AuthProvider>
-              <App />
-            </AuthProvider>
-          </BrowserRouter>
+          <RouterProvider router={router} />
         </ThemeProvider>
       </I18nProvider>
     </QueryClientProvider>

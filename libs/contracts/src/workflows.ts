@@ -155,6 +155,27 @@ export const WorkflowVersionList = z.object({
 });
 export type WorkflowVersionList = z.infer<typeof WorkflowVersionList>;
 
+/** A definition shipped with the platform, instantiated as a new draft of the caller's. */
+export const WorkflowTemplate = z.object({
+  id: z.string().regex(/^[a-z0-9-]{1,64}$/),
+  name: z.string(),
+  description: z.string(),
+  category: z.string().optional().describe('a gallery group: files, automation, …'),
+  inputSchema: z.record(z.string(), z.unknown()),
+  graph: FlowGraph.describe('the canvas graph: a start node, tool nodes with positions, edges, notes'),
+});
+export type WorkflowTemplate = z.infer<typeof WorkflowTemplate>;
+
+export const WorkflowTemplateList = z.object({ items: z.array(WorkflowTemplate) });
+export type WorkflowTemplateList = z.infer<typeof WorkflowTemplateList>;
+
+export const WorkflowTemplateParam = z.object({ id: z.string().regex(/^[a-z0-9-]{1,64}$/) });
+
+export const InstantiateTemplateBody = z
+  .object({ name: Name.optional().describe("the new workflow's name; default: the template's") })
+  .strict();
+export type InstantiateTemplateBody = z.infer<typeof InstantiateTemplateBody>;
+
 export const RunWorkflowBody = z
   .object({
     inputs: z.record(z.string(), z.unknown()).default({}),

@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { PermissionMode, Routes } from '@switchyard/contracts';
+import { Routes, type PermissionMode } from '@switchyard/contracts';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ErrorNote, FieldErrors } from '../ui/bits';
 import { Modal } from '../ui/Modal';
+import { PermissionModeSelect } from './PermissionModeSelect';
 import { PlanEditor, usePlanCheck } from './PlanEditor';
 
 const EXAMPLE = JSON.stringify(
@@ -78,19 +79,7 @@ export default function StartRunDialog({
             />
             {t('runs.start.planApproval')}
           </label>
-          <label>
-            {t('runs.start.mode')}{' '}
-            <select
-              value={permissionMode}
-              onChange={(e) => setPermissionMode(e.target.value as PermissionMode)}
-            >
-              {PermissionMode.options.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
-            </select>
-          </label>
+          <PermissionModeSelect value={permissionMode} onChange={setPermissionMode} />
         </div>
         <ErrorNote error={start.error} />
         <div className="actions">

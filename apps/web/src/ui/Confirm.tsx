@@ -9,6 +9,7 @@ import { Modal } from './Modal';
  */
 export function ConfirmButton({
   label,
+  ariaLabel,
   title,
   body,
   confirmLabel,
@@ -17,6 +18,8 @@ export function ConfirmButton({
   disabled,
 }: {
   label: ReactNode;
+  /** The button's accessible name when its label alone is ambiguous (one "Delete" per card). */
+  ariaLabel?: string;
   title: string;
   body?: ReactNode;
   confirmLabel?: string;
@@ -38,6 +41,7 @@ export function ConfirmButton({
         type="button"
         className={danger ? 'danger' : ''}
         disabled={disabled}
+        aria-label={ariaLabel}
         onClick={() => setOpen(true)}
       >
         {label}

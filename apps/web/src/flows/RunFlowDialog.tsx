@@ -1,0 +1,220 @@
+import { useId, useMemo, useState, type FormEvent } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import { Routes, type PermissionMode } from '@switchyard/contracts';
+import { call } from '../api/client';
+import { useI18n } from '../i18n/i18n';
+import { PermissionModeSelect } from '../runs/PermissionModeSelect';
+import { ErrorNote, FieldErrors } from '../ui/bits';
+import { invalidAt } from '../ui/forms';
+import { Modal } from '../ui/Modal';
+import {
+  initialValues,
+  inputFieldsOf,
+  readInputs,
+  type FormIssue,
+  type InputField,
+  type RawValues,
+} from './run-form';
+
+/**
+ * Runs a flow: a form made from its input schema, checked in the browser with the server's own
+ * checks; Start stays blocked, naming what is missing, until every required input is given. The
+ * server's refusals land under their fields.
+ */
+export function RunFlowDialog({
+  workflow,
+  version,
+  onStarted,
+  onClose,
+}: {
+  workflow: { id: string; inputSchema: Record<string, unknown>; name?: string };
+  /** A published version to run; the draft when absent. */
+  version?: number;
+  onStarted: (runId: string) => void;
+  onClose: () => void;
+}) {
+  const { t } = useI18n();
+  const formId = useId();
+  const fields = useMemo(() => inputFieldsOf(workflow.inputSchema), [workflow.inputSchema]);
+  const [raw, setRaw] = useState<RawValues>(() => initialValues(workflow.inputSchema, fields));
+  const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
+  const [permissionMode, setPermissionMode] = useState<PermissionMode>('ask');
+  const { inputs, issues } = useMemo(
+    () => readInputs(workflow.inputSchema, fields, raw),
+    [workflow.inputSchema, fields, raw],
+  );
+  // By label; a required name the schema does not describe is still named (the server refuses it too).
+  const missing = issues
+    .filter((i) => i.kind === 'required')
+    .map((i) => fields.find((f) => f.name === i.name)?.label ?? i.name);
+  const start = useMutation({
+    mutationFn: () =>
+      call(Routes.workflowRun, {
+        params: { id: workflow.id },
+        body: { inputs, permissionMode, ...(version !== undefined ? { version } : {}) },
+      }),
+    onSuccess: (r) => onStarted(r.runId),
+  });
+  const blocked = issues.length > 0;
+  const set = (name: string, value: string | boolean) => {
+    setRaw((old) => ({ ...old, [name]: value }));
+    setTouched((old) => new Set(old).add(name));
+  };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!blocked && !start.isPending) start.mutate();
+  };
+  const issueText = (issue: FormIssue) =>
+    issue.kind === 'required'
+      ? t('flows.run.required')
+      : issue.kind === 'notNumber'
+        ? t('flows.run.notNumber')
+        : issue.kind === 'notJson'
+          ? t('flows.run.notJson', { reason: issue.message })
+          : issue.message;
+
+  return (
+    <Modal
+      title={workflow.name ? t('flows.run.titleOf', { name: workflow.name }) : t('flows.run.title')}
+      onClose={onClose}
+      wide
+    >
+      <form onSubmit={submit} className="form run-flow-form" noValidate>
+        <p className="hint">
+          {version !== undefined ? t('flows.run.version', { n: version }) : t('flows.run.draft')}
+        </p>
+        {fields.length ? null : <p className="hint">{t('flows.run.noInputs')}</p>}
+        {fields.map((f) => {
+          const own = issues.filter((i) => i.name === f.name);
+          // "Required" is said once, in the summary, until the person has been at the field.
+          const shown = own.filter((i) => i.kind !== 'required' || touched.has(f.name));
+          const id = `${formId}-${f.name}`;
+          const serverPath = `inputs.${f.name}`;
+          return (
+            <div key={f.name} className="run-field" data-input={f.name}>
+              <InputControl
+                field={f}
+                id={id}
+                value={raw[f.name]}
+                invalid={shown.length > 0 || invalidAt(start.error, serverPath)}
+                describedBy={f.description ? `${id}-desc` : undefined}
+                onChange={(v) => set(f.name, v)}
+              />
+              {f.description ? (
+                <div className="hint" id={`${id}-desc`}>
+                  {f.description}
+                </div>
+              ) : null}
+              {shown.length ? (
+                <div className="field-error" role="alert">
+                  {shown.map((i, n) => (
+                    <div key={n}>{issueText(i)}</div>
+                  ))}
+                </div>
+              ) : null}
+              <FieldErrors error={start.error} path={serverPath} />
+            </div>
+          );
+        })}
+        <div className="row">
+          <PermissionModeSelect value={permissionMode} onChange={setPermissionMode} />
+        </div>
+        {missing.length ? (
+          <p className="notice" role="status" id={`${formId}-missing`} data-testid="missing-inputs">
+            {t('flows.run.missing', { names: missing.join(', ') })}
+          </p>
+        ) : null}
+        <ErrorNote error={start.error} />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            {t('common.cancel')}
+          </button>
+          <button
+            type="submit"
+            className="primary"
+            disabled={blocked || start.isPending}
+            aria-describedby={missing.length ? `${formId}-missing` : undefined}
+          >
+            {t('flows.run.start')}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+function InputControl({
+  field: f,
+  id,
+  value,
+  invalid,
+  describedBy,
+  onChange,
+}: {
+  field: InputField;
+  id: string;
+  value: string | boolean | undefined;
+  invalid: boolean;
+  describedBy: string | undefined;
+  onChange: (value: string | boolean) => void;
+}) {
+  const { t } = useI18n();
+  // The mark is drawn by CSS (`label.required::after`): the field's name stays exactly its label.
+  const labelClass = f.required ? 'required' : undefined;
+  const common = {
+    id,
+    'aria-invalid': invalid || undefined,
+    'aria-required': f.required || undefined,
+    'aria-describedby': describedBy,
+  };
+  if (f.kind === 'boolean')
+    return (
+      <label className={`check${f.required ? ' required' : ''}`} htmlFor={id}>
+        <input
+          {...common}
+          type="checkbox"
+          checked={value === true}
+          onChange={(e) => onChange(e.target.checked)}
+        />
+        {f.label}
+      </label>
+    );
+  const text = typeof value === 'string' ? value : '';
+  return (
+    <>
+      <label htmlFor={id} className={labelClass} title={f.required ? t('flows.run.requiredMark') : undefined}>
+        {f.label}
+      </label>
+      {f.kind === 'enum' ? (
+        <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
+          <option value="">{t('flows.run.choose')}</option>
+          {(f.options ?? []).map((o, i) => (
+            <option key={i} value={String(i)}>
+              {typeof o === 'string' ? o : JSON.stringify(o)}
+            </option>
+          ))}
+        </select>
+      ) : f.kind === 'list' || f.kind === 'object' ? (
+        <textarea
+          {...common}
+          rows={4}
+          value={text}
+          placeholder={f.placeholder ?? (f.kind === 'list' ? '["…"]' : '{"…": "…"}')}
+          spellCheck={false}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      ) : (
+        <input
+          {...common}
+          type="text"
+          inputMode={f.kind === 'number' ? 'decimal' : undefined}
+          value={text}
+          placeholder={f.placeholder ?? (f.kind === 'file' ? t('flows.run.filePlaceholder') : undefined)}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+    </>
+  );
+}
+
+export default RunFlowDialog;
