@@ -19,7 +19,8 @@ export function workflowIdOfTool(tool: string): string | undefined {
 
 /**
  * The authored canvas graph, stored verbatim (unknown fields kept). Tool nodes compile to plan steps
- * (node id = step id), edges to `dependsOn`; notes and other node types are kept but not compiled.
+ * (node id = step id), edges to `dependsOn`; the one `start` node stands for the inputs (edges out of it
+ * are kept, not compiled; edges into it are refused); notes and other node types are kept but not compiled.
  */
 export const FlowNode = z
   .object({
@@ -28,7 +29,9 @@ export const FlowNode = z
       .string()
       .min(1)
       .max(64)
-      .describe('"tool" nodes become steps; "note" and others are kept as drawn'),
+      .describe(
+        '"tool" nodes become steps; "start" stands for the inputs; "note" and others are kept as drawn',
+      ),
     position: z.object({ x: z.number(), y: z.number() }).passthrough().optional(),
     data: z
       .object({
