@@ -47,6 +47,9 @@ import {
   WorkflowPage,
   WorkflowVersionList,
   WorkflowVersionParam,
+  InstantiateTemplateBody,
+  WorkflowTemplateList,
+  WorkflowTemplateParam,
 } from './workflows';
 import {
   EvaluateBody,
@@ -443,6 +446,28 @@ export const Routes = {
     query: WorkflowListQuery,
     response: WorkflowPage,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  workflowTemplates: route({
+    method: 'GET',
+    path: '/api/workflows/templates',
+    summary:
+      'Workflow templates shipped with the platform: name, description, category, input schema and canvas graph',
+    tag: 'workflows',
+    auth: { permission: 'workflow:list' },
+    response: WorkflowTemplateList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  workflowInstantiate: route({
+    method: 'POST',
+    path: '/api/workflows/templates/{id}/instantiate',
+    summary: 'Save a template as a new, unpublished workflow of yours (optionally named)',
+    tag: 'workflows',
+    auth: { permission: 'workflow:edit' },
+    params: WorkflowTemplateParam,
+    body: InstantiateTemplateBody,
+    response: Workflow,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   workflowGet: route({
     method: 'GET',

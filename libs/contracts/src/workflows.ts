@@ -113,6 +113,14 @@ export const RevisionQuery = z.object({ revision: z.coerce.number().int().min(1)
 export const WorkflowIdParam = z.object({ id: z.string().uuid() });
 export const WorkflowVersionParam = z.object({ id: z.string().uuid(), n: z.coerce.number().int().min(1) });
 
+/** The newest run the caller started from a workflow (by hand, as a tool, as a task or on a schedule). */
+export const WorkflowLastRun = z.object({
+  id: z.string().uuid(),
+  status: z.string().describe('the run status (RunStatus)'),
+  createdAt: z.string(),
+});
+export type WorkflowLastRun = z.infer<typeof WorkflowLastRun>;
+
 export const WorkflowSummary = z.object({
   id: z.string().uuid(),
   ownerId: z.string().uuid(),
@@ -123,6 +131,7 @@ export const WorkflowSummary = z.object({
   tool: z.string().nullable().describe('run_workflow_<id> while published'),
   createdAt: z.string(),
   updatedAt: z.string(),
+  lastRun: WorkflowLastRun.nullable().describe('the newest run you started from this workflow, if any'),
 });
 export type WorkflowSummary = z.infer<typeof WorkflowSummary>;
 
@@ -157,6 +166,27 @@ export const WorkflowVersionList = z.object({
   items: z.array(WorkflowVersion.omit({ plan: true, graph: true, inputSchema: true })),
 });
 export type WorkflowVersionList = z.infer<typeof WorkflowVersionList>;
+
+/** A definition shipped with the platform, instantiated as a new draft of the caller's. */
+export const WorkflowTemplate = z.object({
+  id: z.string().regex(/^[a-z0-9-]{1,64}$/),
+  name: z.string(),
+  description: z.string(),
+  category: z.string().optional().describe('a gallery group: files, automation, …'),
+  inputSchema: z.record(z.string(), z.unknown()),
+  graph: FlowGraph.describe('the canvas graph: a start node, tool nodes with positions, edges, notes'),
+});
+export type WorkflowTemplate = z.infer<typeof WorkflowTemplate>;
+
+export const WorkflowTemplateList = z.object({ items: z.array(WorkflowTemplate) });
+export type WorkflowTemplateList = z.infer<typeof WorkflowTemplateList>;
+
+export const WorkflowTemplateParam = z.object({ id: z.string().regex(/^[a-z0-9-]{1,64}$/) });
+
+export const InstantiateTemplateBody = z
+  .object({ name: Name.optional().describe("the new workflow's name; default: the template's") })
+  .strict();
+export type InstantiateTemplateBody = z.infer<typeof InstantiateTemplateBody>;
 
 export const RunWorkflowBody = z
   .object({
