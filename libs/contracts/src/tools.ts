@@ -15,6 +15,12 @@ export const ToolDescriptor = z.object({
   effect: ToolEffect,
   idempotent: z.boolean(),
   source: ToolSource,
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'JSON Schema of the value a successful call stands for in {{node.<id>.result}} references (with `examples` where the tool can give them); absent: unknown',
+    ),
 });
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
 

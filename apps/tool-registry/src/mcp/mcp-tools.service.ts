@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -16,6 +17,21 @@ export const CATALOG_WAIT_MS = 3_000;
 /** `mcp__<record>__<tool>`: the record name made safe for model tool names. */
 export function mcpToolName(record: string, tool: string): string {
   return `${MCP_PREFIX}${record.replace(/[^A-Za-z0-9_-]/g, '_')}__${tool}`;
+}
+
+/** Whether `text` is JSON for `value`. */
+function sameJson(text: string, value: unknown): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(text), value);
+  } catch {
+    return false;
+  }
+}
+
+/** A server's schema as the catalog shows it: the `$schema` dialect line dropped, as for built-ins. */
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
 }
 
 /** The tools of enabled MCP records in the catalog, and calls to them. */
@@ -69,6 +85,7 @@ export class McpToolsService {
             effect: record.effect ?? 'external',
             idempotent: record.idempotent ?? false,
             source: 'mcp',
+            ...(t.outputSchema ? { outputSchema: withoutDialect(t.outputSchema) } : {}),
           }));
           return { recordId: record.id, tools };
         } catch (err) {
@@ -152,8 +169,17 @@ export class McpToolsService {
           ? { type: 'text', text: c['text'] }
           : { type: 'json', json: c },
     );
-    if (result.structuredContent !== undefined)
-      content.push({ type: 'json', json: result.structuredContent });
+    if (result.structuredContent !== undefined) {
+      // The spec asks servers to repeat structured content as JSON text for older clients; that copy
+      // would turn the result's value into text, so it goes, and the value is what outputSchema says.
+      const structured = result.structuredContent;
+      const kept = content.filter((c) => !(c.type === 'text' && sameJson(c.text, structured)));
+      return {
+        content: [...kept, { type: 'json', json: structured }],
+        isError: result.isError === true,
+        truncated: false,
+      };
+    }
     return { content, isError: result.isError === true, truncated: false };
   }
 

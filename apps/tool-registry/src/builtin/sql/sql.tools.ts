@@ -10,7 +10,7 @@ import {
   type AgentSqlResult,
 } from '@switchyard/server-db-tools';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { BuiltinTool, text, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
+import { BuiltinTool, text, textOutput, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
 import { allowlistKeys, MAX_SQL_LENGTH, SqlGuard } from './sql-guard';
 
 /** Optional provider: tests shorten the statement timeout with it. */
@@ -134,6 +134,13 @@ const KIND_NAMES: Record<string, string> = {
   params: QueryAllTablesParams,
   effect: 'read',
   idempotent: true,
+  // A text block and a json block: as a step's value that is one text, the listing then the JSON.
+  outputSchema: textOutput(
+    'the tables listed one per line, then a line of JSON {"tables": [{schema, table, kind, comment, approxRows, columns}], "missing": [...]}',
+    [
+      '1 table you may query:\n- public.orders: ~120 rows, 5 columns\n{"tables":[{"schema":"public","table":"orders","kind":"table","comment":null,"approxRows":120,"columns":5}],"missing":[]}',
+    ],
+  ),
 })
 export class QueryAllTablesTool
   extends AgentSqlTool
@@ -247,6 +254,9 @@ interface TableDefinitionRow {
   params: QueryTableSchemaParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: textOutput("the table's definition as PostgreSQL DDL", [
+    'CREATE TABLE public.orders (\n  id integer NOT NULL,\n  total numeric(10,2),\n  CONSTRAINT orders_pkey PRIMARY KEY (id)\n);',
+  ]),
 })
 export class QueryTableSchemaTool
   extends AgentSqlTool
@@ -378,6 +388,13 @@ const ExecuteSqlQueryParams = z
   params: ExecuteSqlQueryParams,
   effect: 'read',
   idempotent: true,
+  // A text block and a json block: as a step's value that is one text, the table then the JSON.
+  outputSchema: textOutput(
+    'a summary line and the rows as a text table, then a line of JSON {"columns": [...], "rows": [[...]], "rowCount": n, "truncated": bool}',
+    [
+      '1 row, 2 columns.\n id | total\n----+-------\n 1  | 9.50\n{"columns":["id","total"],"rows":[[1,"9.50"]],"rowCount":1,"truncated":false}',
+    ],
+  ),
 })
 export class ExecuteSqlQueryTool
   extends AgentSqlTool
