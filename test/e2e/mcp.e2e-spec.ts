@@ -116,6 +116,34 @@ describe('MCP servers through the gateway', () => {
     expect(JSON.stringify(sum.content)).toContain('42');
   });
 
+  it("passes the server's output schema into the catalog, and the structured content is the call's value", async () => {
+    const catalog = (await call('GET', '/api/agent/tools')).json as unknown as Array<{
+      name: string;
+      outputSchema?: Record<string, unknown>;
+    }>;
+    const structured = catalog.find((t) => t.name === 'mcp__everything__get-structured-content');
+    expect(structured?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: {
+        temperature: { type: 'number' },
+        conditions: { type: 'string' },
+        humidity: { type: 'number' },
+      },
+    });
+    expect(structured?.outputSchema).not.toHaveProperty('$schema');
+    // A tool without one has none.
+    expect(catalog.find((t) => t.name === 'mcp__everything__echo')).not.toHaveProperty('outputSchema');
+    // The JSON text the server repeats for older clients is dropped: the value is the structured content.
+    const weather = await invoke('mcp__everything__get-structured-content', { location: 'Chicago' });
+    expect(weather).toMatchObject({
+      isError: false,
+      content: [
+        { type: 'json', json: { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 } },
+      ],
+    });
+    expect(weather.content).toHaveLength(1);
+  });
+
   it('validates arguments against the server’s schema before calling', async () => {
     await expect(invoke('mcp__everything__get-sum', { a: 'two' })).rejects.toMatchObject({
       code: 'validation_failed',
