@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 import { AgentPlan, PlanIssue, RetryPolicy } from './plan';
-import { PermissionMode, RunFiles } from './runs';
+import { PermissionMode, RunFiles, RunStatus } from './runs';
 
 /** Tools that run a published workflow are named `run_workflow_<workflow id>`. */
 export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
@@ -116,7 +116,7 @@ export const WorkflowVersionParam = z.object({ id: z.string().uuid(), n: z.coerc
 /** The newest run the caller started from a workflow (by hand, as a tool, as a task or on a schedule). */
 export const WorkflowLastRun = z.object({
   id: z.string().uuid(),
-  status: z.string().describe('the run status (RunStatus)'),
+  status: RunStatus,
   createdAt: z.string(),
 });
 export type WorkflowLastRun = z.infer<typeof WorkflowLastRun>;

@@ -5,6 +5,7 @@ import {
   workflowToolName,
   type AgentPlan,
   type ResolvedWorkflow,
+  type RunStatus,
   type ToolEffect,
   type Workflow,
   type WorkflowSummary,
@@ -60,7 +61,7 @@ interface WorkflowDbRow {
   input_schema?: Record<string, unknown>;
   plan?: AgentPlan;
   graph?: unknown;
-  last_run?: { id: string; status: string; createdAt: string } | null;
+  last_run?: { id: string; status: RunStatus; createdAt: string } | null;
 }
 
 interface VersionDbRow {
