@@ -20,6 +20,7 @@ const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesys
 interface ToolResult {
   content: Array<{ type: string; text?: string; json?: unknown }>;
   isError: boolean;
+  value?: unknown;
 }
 
 /** Real MCP servers (npm's server-everything and server-filesystem) registered and called through the gateway. */
@@ -133,15 +134,16 @@ describe('MCP servers through the gateway', () => {
     expect(structured?.outputSchema).not.toHaveProperty('$schema');
     // A tool without one has none.
     expect(catalog.find((t) => t.name === 'mcp__everything__echo')).not.toHaveProperty('outputSchema');
-    // The JSON text the server repeats for older clients is dropped: the value is the structured content.
+    // The content keeps what the server sent (its JSON text copy too); the value is the structured content.
     const weather = await invoke('mcp__everything__get-structured-content', { location: 'Chicago' });
-    expect(weather).toMatchObject({
-      isError: false,
-      content: [
-        { type: 'json', json: { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 } },
-      ],
-    });
-    expect(weather.content).toHaveLength(1);
+    const chicago = { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 };
+    expect(weather).toMatchObject({ isError: false, value: chicago });
+    expect(weather.content).toEqual([
+      { type: 'text', text: JSON.stringify(chicago) },
+      { type: 'json', json: chicago },
+    ]);
+    // Tools without structured content give no value: references read their content.
+    expect(await invoke('mcp__everything__echo', { message: 'x' })).not.toHaveProperty('value');
   });
 
   it('validates arguments against the server’s schema before calling', async () => {

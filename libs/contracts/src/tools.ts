@@ -42,6 +42,12 @@ export const ToolResult = z.object({
   truncated: z.boolean(),
   /** For tools that run programs: whether it ran inside the command sandbox (recorded on the step). */
   sandboxed: z.boolean().optional(),
+  /**
+   * The value the call stands for in `{{node.<id>.result}}` references, when the tool gives one beside
+   * content written for people (a table and its rows, MCP structured content); else it is read from
+   * the content. What the descriptor's `outputSchema` describes.
+   */
+  value: z.unknown().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -17,15 +16,6 @@ export const CATALOG_WAIT_MS = 3_000;
 /** `mcp__<record>__<tool>`: the record name made safe for model tool names. */
 export function mcpToolName(record: string, tool: string): string {
   return `${MCP_PREFIX}${record.replace(/[^A-Za-z0-9_-]/g, '_')}__${tool}`;
-}
-
-/** Whether `text` is JSON for `value`. */
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return isDeepStrictEqual(JSON.parse(text), value);
-  } catch {
-    return false;
-  }
 }
 
 /** A server's schema as the catalog shows it: the `$schema` dialect line dropped, as for built-ins. */
@@ -170,14 +160,14 @@ export class McpToolsService {
           : { type: 'json', json: c },
     );
     if (result.structuredContent !== undefined) {
-      // The spec asks servers to repeat structured content as JSON text for older clients; that copy
-      // would turn the result's value into text, so it goes, and the value is what outputSchema says.
+      // Servers repeat structured content as JSON text for older clients, so content alone would read
+      // as text; the value is the structured content, which is what the tool's outputSchema describes.
       const structured = result.structuredContent;
-      const kept = content.filter((c) => !(c.type === 'text' && sameJson(c.text, structured)));
       return {
-        content: [...kept, { type: 'json', json: structured }],
+        content: [...content, { type: 'json', json: structured }],
         isError: result.isError === true,
         truncated: false,
+        value: structured,
       };
     }
     return { content, isError: result.isError === true, truncated: false };

@@ -10,7 +10,14 @@ import {
   type AgentSqlResult,
 } from '@switchyard/server-db-tools';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { BuiltinTool, text, textOutput, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
+import {
+  BuiltinTool,
+  outputSchemaOf,
+  text,
+  textOutput,
+  type BuiltinToolHandler,
+  type ToolRunContext,
+} from '../builtin-tool';
 import { allowlistKeys, MAX_SQL_LENGTH, SqlGuard } from './sql-guard';
 
 /** Optional provider: tests shorten the statement timeout with it. */
@@ -118,6 +125,30 @@ interface TableSummaryRow {
   columns: number;
 }
 
+/** What query_all_tables stands for in references. */
+const TableList = z.object({
+  tables: z.array(
+    z.object({
+      schema: z.string(),
+      table: z.string(),
+      kind: z.string().describe('table, view, materialized view, partitioned table or foreign table'),
+      comment: z.string().nullable(),
+      approxRows: z.number().int().nullable().describe('null for views and never-analyzed tables'),
+      columns: z.number().int(),
+    }),
+  ),
+  missing: z.array(z.string()).describe('allowlisted tables that do not exist'),
+});
+
+/** What execute_sql_query stands for in references: the kept rows, as arrays in column order. */
+const QueryRows = z.object({
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.unknown())),
+  rowCount: z.number().int().describe('rows kept (at most the row limit)'),
+  truncated: z.boolean().describe('more rows matched than were kept'),
+  rowsOmitted: z.number().int().optional().describe('kept rows left out of `rows` by the output size limit'),
+});
+
 const KIND_NAMES: Record<string, string> = {
   r: 'table',
   p: 'partitioned table',
@@ -134,13 +165,16 @@ const KIND_NAMES: Record<string, string> = {
   params: QueryAllTablesParams,
   effect: 'read',
   idempotent: true,
-  // A text block and a json block: as a step's value that is one text, the listing then the JSON.
-  outputSchema: textOutput(
-    'the tables listed one per line, then a line of JSON {"tables": [{schema, table, kind, comment, approxRows, columns}], "missing": [...]}',
-    [
-      '1 table you may query:\n- public.orders: ~120 rows, 5 columns\n{"tables":[{"schema":"public","table":"orders","kind":"table","comment":null,"approxRows":120,"columns":5}],"missing":[]}',
+  outputSchema: outputSchemaOf(TableList, {
+    examples: [
+      {
+        tables: [
+          { schema: 'public', table: 'orders', kind: 'table', comment: null, approxRows: 120, columns: 5 },
+        ],
+        missing: [],
+      },
     ],
-  ),
+  }),
 })
 export class QueryAllTablesTool
   extends AgentSqlTool
@@ -156,7 +190,10 @@ export class QueryAllTablesTool
   async run(_args: z.infer<typeof QueryAllTablesParams>, ctx: ToolRunContext): Promise<ToolResult> {
     this.requireConfigured();
     if (this.allowedTables.length === 0)
-      return text('No tables are allowlisted (AGENT_ALLOWED_TABLES is empty), so there is nothing to query.');
+      return {
+        ...text('No tables are allowlisted (AGENT_ALLOWED_TABLES is empty), so there is nothing to query.'),
+        value: { tables: [], missing: [] },
+      };
     const pairs = this.allowedTables.map((t) => {
       const dot = t.indexOf('.');
       return [t.slice(0, dot), t.slice(dot + 1)] as const;
@@ -212,6 +249,7 @@ export class QueryAllTablesTool
       ],
       isError: false,
       truncated: false,
+      value: { tables, missing },
     };
   }
 }
@@ -388,13 +426,9 @@ const ExecuteSqlQueryParams = z
   params: ExecuteSqlQueryParams,
   effect: 'read',
   idempotent: true,
-  // A text block and a json block: as a step's value that is one text, the table then the JSON.
-  outputSchema: textOutput(
-    'a summary line and the rows as a text table, then a line of JSON {"columns": [...], "rows": [[...]], "rowCount": n, "truncated": bool}',
-    [
-      '1 row, 2 columns.\n id | total\n----+-------\n 1  | 9.50\n{"columns":["id","total"],"rows":[[1,"9.50"]],"rowCount":1,"truncated":false}',
-    ],
-  ),
+  outputSchema: outputSchemaOf(QueryRows, {
+    examples: [{ columns: ['id', 'total'], rows: [[1, '9.50']], rowCount: 1, truncated: false }],
+  }),
 })
 export class ExecuteSqlQueryTool
   extends AgentSqlTool
@@ -471,6 +505,7 @@ export class ExecuteSqlQueryTool
       ],
       isError: false,
       truncated: more || omitted > 0,
+      value: json,
     };
   }
 }
