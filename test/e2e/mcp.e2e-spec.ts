@@ -20,6 +20,7 @@ const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesys
 interface ToolResult {
   content: Array<{ type: string; text?: string; json?: unknown }>;
   isError: boolean;
+  value?: unknown;
 }
 
 /** Real MCP servers (npm's server-everything and server-filesystem) registered and called through the gateway. */
@@ -114,6 +115,35 @@ describe('MCP servers through the gateway', () => {
     expect(echo.content[0]?.text).toBe('Echo: ping');
     const sum = await invoke('mcp__everything__get-sum', { a: 2, b: 40 });
     expect(JSON.stringify(sum.content)).toContain('42');
+  });
+
+  it("passes the server's output schema into the catalog, and the structured content is the call's value", async () => {
+    const catalog = (await call('GET', '/api/agent/tools')).json as unknown as Array<{
+      name: string;
+      outputSchema?: Record<string, unknown>;
+    }>;
+    const structured = catalog.find((t) => t.name === 'mcp__everything__get-structured-content');
+    expect(structured?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: {
+        temperature: { type: 'number' },
+        conditions: { type: 'string' },
+        humidity: { type: 'number' },
+      },
+    });
+    expect(structured?.outputSchema).not.toHaveProperty('$schema');
+    // A tool without one has none.
+    expect(catalog.find((t) => t.name === 'mcp__everything__echo')).not.toHaveProperty('outputSchema');
+    // The content keeps what the server sent (its JSON text copy too); the value is the structured content.
+    const weather = await invoke('mcp__everything__get-structured-content', { location: 'Chicago' });
+    const chicago = { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 };
+    expect(weather).toMatchObject({ isError: false, value: chicago });
+    expect(weather.content).toEqual([
+      { type: 'text', text: JSON.stringify(chicago) },
+      { type: 'json', json: chicago },
+    ]);
+    // Tools without structured content give no value: references read their content.
+    expect(await invoke('mcp__everything__echo', { message: 'x' })).not.toHaveProperty('value');
   });
 
   it('validates arguments against the server’s schema before calling', async () => {

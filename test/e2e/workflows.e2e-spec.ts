@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import {
   api,
   createTestDatabase,
@@ -132,6 +134,8 @@ describe('workflows end to end', () => {
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const lost = a.status === 409 ? a : b;
     expect(String(lost.json['detail'])).toContain('revision 2');
+    // The editor that lost learns the current revision without parsing the sentence.
+    expect(lost.json).toMatchObject({ code: 'conflict', details: { currentRevision: 2 } });
 
     const published = await call('POST', `/api/workflows/${wf.id}/publish`, alice, { revision: 2 });
     expect(published.status).toBe(200);
@@ -258,6 +262,116 @@ describe('workflows end to end', () => {
       ['b', ['a']],
     ]);
     expect(wf.graph).toEqual(graph);
+  });
+
+  it('ships templates that save as drafts of the caller and run, each step value fitting its tool’s output schema', async () => {
+    const listed = await call('GET', '/api/workflows/templates', alice);
+    expect(listed.status).toBe(200);
+    const templates = listed.json['items'] as Array<{
+      id: string;
+      name: string;
+      inputSchema: { properties: Record<string, unknown> };
+      graph: { nodes: Array<{ id: string; type: string; data: { tool?: string } }> };
+    }>;
+    expect(templates.length).toBeGreaterThanOrEqual(3);
+    const inputsFor: Record<string, Record<string, unknown>> = {
+      'save-note': { path: 'tpl/note.txt', text: 'hello from a template' },
+      'folder-inventory': { folder: '.', reportPath: 'tpl/inventory.txt' },
+      'delayed-reminder': { message: 'stretch', path: 'tpl/reminder.txt' },
+      'command-log': { command: 'ls -la', logPath: 'tpl/command.log' },
+    };
+    expect(templates.map((t) => t.id).sort()).toEqual(Object.keys(inputsFor).sort());
+
+    const catalog = (await call('GET', '/api/agent/tools', alice)).json as unknown as Array<{
+      name: string;
+      outputSchema?: Record<string, unknown>;
+    }>;
+    const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+    const outputOf = new Map(catalog.map((t) => [t.name, t.outputSchema]));
+    const results = new Map<string, unknown>();
+
+    for (const template of templates) {
+      const made = await call('POST', `/api/workflows/templates/${template.id}/instantiate`, alice, {
+        name: `Mine: ${template.name}`,
+      });
+      expect({ template: template.id, status: made.status }).toEqual({ template: template.id, status: 201 });
+      expect(made.json).toMatchObject({
+        name: `Mine: ${template.name}`,
+        revision: 1,
+        publishedVersion: null,
+      });
+      const id = String(made.json['id']);
+      const run = await call('POST', `/api/workflows/${id}/run`, alice, {
+        inputs: inputsFor[template.id],
+        permissionMode: 'full-access',
+      });
+      expect(run.status).toBe(200);
+      const runId = String(run.json['runId']);
+      const s = await follow(runId);
+      await s.next('plan_approval_requested');
+      await call('POST', `/api/agent/${runId}/approve`, alice);
+      await s.next('complete', 30_000);
+      for (const node of template.graph.nodes.filter((n) => n.type === 'tool')) {
+        const [done] = stepFrames(s.frames, 'step_complete', node.id).map((f) => f.data.data);
+        results.set(`${template.id}/${node.id}`, done?.result);
+        const schema = outputOf.get(node.data.tool as string);
+        expect({ node: node.id, hasSchema: schema !== undefined }).toEqual({
+          node: node.id,
+          hasSchema: true,
+        });
+        const validate = ajv.compile(schema ?? {});
+        expect({ node: node.id, valid: validate(done?.result), errors: validate.errors ?? null }).toEqual({
+          node: node.id,
+          valid: true,
+          errors: null,
+        });
+      }
+      // The library card shows it.
+      const page = await call('GET', `/api/workflows?q=${encodeURIComponent(template.name)}`, alice);
+      expect(
+        (page.json['items'] as Array<{ id: string; lastRun: unknown }>).find((w) => w.id === id),
+      ).toMatchObject({
+        lastRun: { id: runId, status: 'completed', createdAt: expect.any(String) },
+      });
+    }
+    expect(String(results.get('save-note/read'))).toMatch(/^hello from a template\n/);
+    expect(String(results.get('command-log/save'))).toMatch(/^wrote \d+ bytes to tpl\/command\.log$/);
+
+    // Task tools answer structured values; capacity's fits its schema.
+    const capacity = await call('POST', '/api/agent/tools/invoke', admin, {
+      tool: 'task_capacity',
+      arguments: {},
+    });
+    const validate = ajv.compile(outputOf.get('task_capacity') ?? {});
+    const value = (capacity.json['content'] as Array<{ json?: unknown }>)[0]?.json;
+    expect({ valid: validate(value), errors: validate.errors ?? null }).toEqual({
+      valid: true,
+      errors: null,
+    });
+
+    const unknown = await call('POST', '/api/workflows/templates/no-such-template/instantiate', alice);
+    expect([unknown.status, unknown.json['code']]).toEqual([404, 'not_found']);
+    expect((await call('GET', '/api/workflows/templates', bob)).status).toBe(200);
+  }, 120_000);
+
+  it('refuses an undeclared input in a graph at the node and argument that use it', async () => {
+    const res = await create({
+      inputSchema: { type: 'object', properties: { name: { type: 'string' } } },
+      graph: {
+        nodes: [
+          { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+          {
+            id: 'a',
+            type: 'tool',
+            position: { x: 300, y: 0 },
+            data: { tool: 'wait', arguments: { ms: 0, value: 'hi {{inputs.ghost}}' } },
+          },
+        ],
+        edges: [{ id: 'e', source: 'start', target: 'a' }],
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(issuesOf(res)).toEqual([['$.graph.nodes[1].data.arguments.value', 'unknown_input']]);
   });
 
   describe('refuses at save time, with the path', () => {

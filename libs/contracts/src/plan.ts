@@ -66,6 +66,8 @@ export const PlanIssue = z.object({
     'unknown_input',
     'not_read_only',
     'retry_not_allowed',
+    'multiple_starts',
+    'edge_into_start',
   ]),
   message: z.string(),
 });

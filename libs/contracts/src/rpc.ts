@@ -56,6 +56,9 @@ import {
   WorkflowListQuery,
   WorkflowPage,
   WorkflowVersionList,
+  InstantiateTemplateBody,
+  WorkflowTemplateList,
+  WorkflowTemplateParam,
 } from './workflows';
 import { ToolDescriptor } from './tools';
 import {
@@ -195,6 +198,12 @@ export const Rpc = {
     publish: rpc('planner.workflows.publish', WorkflowIdParam.extend(RevisionBody.shape), Workflow),
     unpublish: rpc('planner.workflows.unpublish', WorkflowIdParam.extend(RevisionBody.shape), Workflow),
     versions: rpc('planner.workflows.versions', WorkflowIdParam, WorkflowVersionList),
+    templates: rpc('planner.workflows.templates', z.object({}), WorkflowTemplateList),
+    instantiate: rpc(
+      'planner.workflows.instantiate',
+      WorkflowTemplateParam.extend({ body: InstantiateTemplateBody }),
+      Workflow,
+    ),
     restore: rpc(
       'planner.workflows.restore',
       WorkflowIdParam.extend({ n: z.number().int().min(1) }).extend(RevisionBody.shape),

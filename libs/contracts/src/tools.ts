@@ -15,6 +15,12 @@ export const ToolDescriptor = z.object({
   effect: ToolEffect,
   idempotent: z.boolean(),
   source: ToolSource,
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'JSON Schema of the value a successful call stands for in {{node.<id>.result}} references (with `examples` where the tool can give them); absent: unknown',
+    ),
 });
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
 
@@ -36,6 +42,12 @@ export const ToolResult = z.object({
   truncated: z.boolean(),
   /** For tools that run programs: whether it ran inside the command sandbox (recorded on the step). */
   sandboxed: z.boolean().optional(),
+  /**
+   * The value the call stands for in `{{node.<id>.result}}` references, when the tool gives one beside
+   * content written for people (a table and its rows, MCP structured content); else it is read from
+   * the content. What the descriptor's `outputSchema` describes.
+   */
+  value: z.unknown().optional(),
 });
 export type ToolResult = z.infer<typeof ToolResult>;
 

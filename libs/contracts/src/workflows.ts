@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 import { AgentPlan, PlanIssue, RetryPolicy } from './plan';
-import { PermissionMode, RunFiles } from './runs';
+import { PermissionMode, RunFiles, RunStatus } from './runs';
 
 /** Tools that run a published workflow are named `run_workflow_<workflow id>`. */
 export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
@@ -19,7 +19,8 @@ export function workflowIdOfTool(tool: string): string | undefined {
 
 /**
  * The authored canvas graph, stored verbatim (unknown fields kept). Tool nodes compile to plan steps
- * (node id = step id), edges to `dependsOn`; notes and other node types are kept but not compiled.
+ * (node id = step id), edges to `dependsOn`; the one `start` node stands for the inputs (edges out of it
+ * are kept, not compiled; edges into it are refused); notes and other node types are kept but not compiled.
  */
 export const FlowNode = z
   .object({
@@ -28,7 +29,9 @@ export const FlowNode = z
       .string()
       .min(1)
       .max(64)
-      .describe('"tool" nodes become steps; "note" and others are kept as drawn'),
+      .describe(
+        '"tool" nodes become steps; "start" stands for the inputs; "note" and others are kept as drawn',
+      ),
     position: z.object({ x: z.number(), y: z.number() }).passthrough().optional(),
     data: z
       .object({
@@ -110,6 +113,14 @@ export const RevisionQuery = z.object({ revision: z.coerce.number().int().min(1)
 export const WorkflowIdParam = z.object({ id: z.string().uuid() });
 export const WorkflowVersionParam = z.object({ id: z.string().uuid(), n: z.coerce.number().int().min(1) });
 
+/** The newest run the caller started from a workflow (by hand, as a tool, as a task or on a schedule). */
+export const WorkflowLastRun = z.object({
+  id: z.string().uuid(),
+  status: RunStatus,
+  createdAt: z.string(),
+});
+export type WorkflowLastRun = z.infer<typeof WorkflowLastRun>;
+
 export const WorkflowSummary = z.object({
   id: z.string().uuid(),
   ownerId: z.string().uuid(),
@@ -120,6 +131,7 @@ export const WorkflowSummary = z.object({
   tool: z.string().nullable().describe('run_workflow_<id> while published'),
   createdAt: z.string(),
   updatedAt: z.string(),
+  lastRun: WorkflowLastRun.nullable().describe('the newest run you started from this workflow, if any'),
 });
 export type WorkflowSummary = z.infer<typeof WorkflowSummary>;
 

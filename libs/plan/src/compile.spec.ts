@@ -120,6 +120,44 @@ describe('compileGraph', () => {
     ]);
   });
 
+  it('accepts edges out of the start node and leaves them out of the plan', () => {
+    const start = { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} };
+    const { plan, nodeIndex } = compiled({
+      nodes: [start, tool('a'), tool('b')],
+      edges: [edge('start', 'a'), edge('start', 'b'), edge('a', 'b')],
+    });
+    expect(plan.steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ['a', []],
+      ['b', ['a']],
+    ]);
+    expect(nodeIndex).toEqual([1, 2]);
+  });
+
+  it('refuses edges into the start node and a second start node', () => {
+    const issues = issuesOf({
+      nodes: [tool('a'), { id: 'start', type: 'start' }, { id: 'start2', type: 'start' }],
+      edges: [edge('start', 'a'), edge('a', 'start'), edge('start', 'start'), edge('start', 'ghost')],
+    });
+    expect(issues).toEqual([
+      {
+        path: '$.graph.nodes[2]',
+        code: 'multiple_starts',
+        message: 'node start2 is a second start node; a workflow has one (node start holds its inputs)',
+      },
+      {
+        path: '$.graph.edges[1]',
+        code: 'edge_into_start',
+        message: 'edge 1 leads into the start node start; the start node only has outgoing edges',
+      },
+      expect.objectContaining({ path: '$.graph.edges[2]', code: 'edge_into_start' }),
+      {
+        path: '$.graph.edges[3]',
+        code: 'missing_dependency',
+        message: 'edge 3 joins ghost, which is not a node',
+      },
+    ]);
+  });
+
   it('refuses tool nodes without a tool, duplicate node ids, and graphs without tool nodes', () => {
     expect(issuesOf({ nodes: [tool('a'), tool('b', { tool: undefined }), tool('a')], edges: [] })).toEqual([
       { path: '$.graph.nodes[2].id', code: 'duplicate_id', message: 'node id a is used more than once' },

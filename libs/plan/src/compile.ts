@@ -11,6 +11,8 @@ export type CompileResult =
   | { readonly ok: false; readonly issues: PlanIssue[] };
 
 const GRAPH = '$.graph';
+/** The node type that stands for the workflow's inputs. */
+export const START_NODE_TYPE = 'start';
 
 /** A tool node and its index in the graph's node list. */
 interface Entry {
@@ -45,7 +47,9 @@ function cycleAmong(ids: readonly string[], preds: ReadonlyMap<string, readonly 
  * Compiles a canvas graph into a plan: every `tool` node becomes a step with the node's id, edges
  * between tool nodes become the target's `dependsOn`, and steps are ordered topologically (ties by
  * node order in the graph) so `{{steps.N}}` positions do not depend on how the canvas was saved.
- * Notes and other node types are kept in the graph but not compiled. Pure and browser-safe.
+ * The one `start` node stands for the workflow's inputs: edges out of it are drawn but not compiled,
+ * edges into it are refused. Notes and other node types are kept in the graph but not compiled. Pure
+ * and browser-safe.
  */
 export function compileGraph(graph: unknown): CompileResult {
   const parsed = FlowGraph.safeParse(graph);
@@ -98,7 +102,19 @@ export function compileGraph(graph: unknown): CompileResult {
     });
   }
 
-  const isTool = (id: string) => nodes[indexById.get(id) ?? -1]?.type === 'tool';
+  const typeOf = (id: string) => nodes[indexById.get(id) ?? -1]?.type;
+  const isTool = (id: string) => typeOf(id) === 'tool';
+  let startAt: number | undefined;
+  nodes.forEach((node, index) => {
+    if (node.type !== START_NODE_TYPE) return;
+    if (startAt === undefined) startAt = index;
+    else
+      issues.push({
+        path: `${GRAPH}.nodes[${index}]`,
+        code: 'multiple_starts',
+        message: `node ${node.id} is a second start node; a workflow has one (node ${nodes[startAt]?.id} holds its inputs)`,
+      });
+  });
   const preds = new Map<string, string[]>(toolNodes.map(({ node }) => [node.id, []]));
   edges.forEach((edge, i) => {
     const at = `${GRAPH}.edges[${i}]`;
@@ -112,6 +128,16 @@ export function compileGraph(graph: unknown): CompileResult {
         return;
       }
     }
+    if (typeOf(edge.target) === START_NODE_TYPE) {
+      issues.push({
+        path: at,
+        code: 'edge_into_start',
+        message: `edge ${i} leads into the start node ${edge.target}; the start node only has outgoing edges`,
+      });
+      return;
+    }
+    // The start node stands for the inputs, which every step can read: its edges are drawn, not compiled.
+    if (typeOf(edge.source) === START_NODE_TYPE) return;
     for (const end of [edge.source, edge.target]) {
       if (!isTool(end)) {
         issues.push({

@@ -4,3 +4,4 @@ export * from './validate';
 export * from './compile';
 export * from './inputs';
 export * from './refusal';
+export * from './result-value';

@@ -122,6 +122,7 @@ export class RunLauncher {
           plan: l.plan ?? null,
           sourceRunId: l.sourceRunId ?? null,
           batchId: l.batchId ?? null,
+          workflowId: l.created.workflowId ?? null,
           replica: this.active.replica,
           leaseMs: this.config.runs.leaseMs,
         },

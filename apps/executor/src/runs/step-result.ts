@@ -1,24 +1,8 @@
 import type { ToolResult, ValueEncoding } from '@switchyard/contracts';
 import { jsonHoldsUnstorable, storableText } from '@switchyard/server-db';
 
-/**
- * The value a step's result stands for in references: a single JSON block is that JSON; text that
- * is a JSON object or array is parsed (MCP tools usually answer JSON as text); other text stays text.
- */
-export function resultValue(result: ToolResult): unknown {
-  const [only] = result.content;
-  if (result.content.length === 1 && only?.type === 'json') return only.json;
-  const text = result.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c.json))).join('\n');
-  const t = text.trim();
-  if ((t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'))) {
-    try {
-      return JSON.parse(t) as unknown;
-    } catch {
-      // text that only looks like JSON
-    }
-  }
-  return text;
-}
+// Moved to the plan library (the canvas previews values with it); kept here for the run engine.
+export { resultValue } from '@switchyard/plan';
 
 /** A failed call's message, as the tool wrote it (characters Postgres cannot store shown as U+FFFD). */
 export function resultText(result: ToolResult, max = 2_000): string {

@@ -5,6 +5,7 @@ import {
   type StartedRun,
   type Workflow,
   type WorkflowPage,
+  type WorkflowTemplateList,
   type WorkflowVersionList,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
@@ -24,6 +25,20 @@ export class WorkflowsController {
   @Endpoint(Routes.workflowList)
   list(@In() input: Input<typeof Routes.workflowList>, @Req() req: GatewayRequest): Promise<WorkflowPage> {
     return this.bus.call(Rpc.workflows.list, input.query, asCaller(req));
+  }
+
+  // Before `workflowGet`: express matches in registration order, and /templates is not a workflow id.
+  @Endpoint(Routes.workflowTemplates)
+  templates(@Req() req: GatewayRequest): Promise<WorkflowTemplateList> {
+    return this.bus.call(Rpc.workflows.templates, {}, asCaller(req));
+  }
+
+  @Endpoint(Routes.workflowInstantiate)
+  instantiate(
+    @In() input: Input<typeof Routes.workflowInstantiate>,
+    @Req() req: GatewayRequest,
+  ): Promise<Workflow> {
+    return this.bus.call(Rpc.workflows.instantiate, { id: input.params.id, body: input.body }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowGet)

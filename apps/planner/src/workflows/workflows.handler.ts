@@ -6,6 +6,7 @@ import {
   type ToolDescriptor,
   type Workflow,
   type WorkflowPage,
+  type WorkflowTemplateList,
   type WorkflowVersionList,
 } from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
@@ -82,6 +83,19 @@ export class WorkflowsHandler {
     @Caller() ctx: CallContext,
   ): Promise<Workflow> {
     return this.workflows.restore(ctx, q.id, q.n, q.revision);
+  }
+
+  @RpcHandler(Rpc.workflows.templates)
+  templates(@RpcPayload(Rpc.workflows.templates) _: In<'templates'>): WorkflowTemplateList {
+    return this.workflows.templates();
+  }
+
+  @RpcHandler(Rpc.workflows.instantiate)
+  instantiate(
+    @RpcPayload(Rpc.workflows.instantiate) q: In<'instantiate'>,
+    @Caller() ctx: CallContext,
+  ): Promise<Workflow> {
+    return this.workflows.instantiate(ctx, q.id, q.body.name);
   }
 
   @RpcHandler(Rpc.workflows.resolve)

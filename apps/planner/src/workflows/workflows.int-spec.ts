@@ -7,6 +7,7 @@ import type { CallContext } from '@switchyard/server-observability';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
 import { bootstrap } from '../bootstrap';
+import { WORKFLOW_TEMPLATES } from './templates';
 
 const readFile: ToolDescriptor = {
   name: 'read_file',
@@ -291,6 +292,133 @@ describe('planner workflows over NATS', () => {
 
     const copy = await bus.call(Rpc.workflows.copy, { id: mine.id }, { ctx: alice });
     expect(copy).toMatchObject({ name: 'Alice only (copy)', revision: 1, publishedVersion: null });
+  });
+
+  it('points an undeclared input in a graph at its node and argument, and accepts edges from the start node', async () => {
+    const drawn = {
+      nodes: [
+        { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+        ...graph.nodes.map((n) =>
+          n.id === 'copy'
+            ? { ...n, data: { ...n.data, arguments: { filePath: '{{inputs.target}}', content: 'x' } } }
+            : n,
+        ),
+      ],
+      edges: [...graph.edges, { id: 's1', source: 'start', target: 'read' }],
+    };
+    const refused = await refusal(create(alice, { graph: drawn }));
+    expect(refused.code).toBe('validation_failed');
+    expect(refused.details?.['issues']).toEqual([
+      {
+        path: '$.graph.nodes[1].data.arguments.filePath',
+        code: 'unknown_input',
+        message: '{{inputs.target}}: the inputs declare no target',
+      },
+    ]);
+
+    const ok = { ...drawn, nodes: drawn.nodes.map((n) => (n.id === 'copy' ? graph.nodes[0] : n)) };
+    const saved = await create(alice, { graph: ok });
+    expect(saved.graph).toEqual(ok);
+    expect(saved.plan.steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ['read', []],
+      ['copy', ['read']],
+    ]);
+    const into = await refusal(
+      create(alice, { graph: { ...ok, edges: [...ok.edges, { source: 'read', target: 'start' }] } }),
+    );
+    expect(into.details?.['issues']).toEqual([
+      expect.objectContaining({ path: '$.graph.edges[2]', code: 'edge_into_start' }),
+    ]);
+  });
+
+  it('lists the templates and saves one as a new draft of the caller, named as asked', async () => {
+    const { items } = await bus.call(Rpc.workflows.templates, {}, { ctx: alice });
+    expect(items.map((t) => t.id)).toEqual(WORKFLOW_TEMPLATES.map((t) => t.id));
+    expect(items.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(items.map((t) => t.id)).size).toBe(items.length);
+    for (const t of items) {
+      expect(t.graph.nodes.filter((n) => n.type === 'start')).toHaveLength(1);
+      expect(t.graph.nodes.every((n) => n.position !== undefined)).toBe(true);
+      expect(t.graph.edges.length).toBeGreaterThan(0);
+    }
+    expect(items.some((t) => t.graph.nodes.some((n) => n.type === 'note'))).toBe(true);
+
+    // Every tool the templates use, as the catalog describes it here.
+    const used = new Set(items.flatMap((t) => t.graph.nodes.map((n) => n.data.tool).filter(Boolean)));
+    catalog = [...used].map((name) => ({ ...readFile, name: String(name), inputSchema: { type: 'object' } }));
+    const template = items[0]!;
+    const saved = await bus.call(Rpc.workflows.instantiate, { id: template.id, body: {} }, { ctx: bob });
+    expect(saved).toMatchObject({
+      ownerId: bob.ownerId,
+      name: template.name,
+      description: template.description,
+      revision: 1,
+      publishedVersion: null,
+      inputSchema: template.inputSchema,
+      graph: template.graph,
+      lastRun: null,
+    });
+    expect(saved.plan.steps.length).toBe(template.graph.nodes.filter((n) => n.type === 'tool').length);
+    const named = await bus.call(
+      Rpc.workflows.instantiate,
+      { id: template.id, body: { name: 'Mine' } },
+      { ctx: bob },
+    );
+    expect([named.name, named.id === saved.id]).toEqual(['Mine', false]);
+    expect(await bus.call(Rpc.workflows.get, { id: saved.id }, { ctx: bob })).toEqual(saved);
+    expect((await refusal(bus.call(Rpc.workflows.get, { id: saved.id }, { ctx: alice }))).code).toBe(
+      'not_found',
+    );
+
+    const unknown = await refusal(
+      bus.call(Rpc.workflows.instantiate, { id: 'no-such', body: {} }, { ctx: bob }),
+    );
+    expect([unknown.code, unknown.message]).toEqual(['not_found', 'there is no workflow template no-such']);
+  });
+
+  it("shows each workflow's newest run of the caller's, in the list and on the workflow", async () => {
+    const owner = async (name: string): Promise<CallContext> => ({
+      ...alice,
+      ownerId: (await new IdentityRepository(prisma).ensureOwner(name, 'user')).owner.id,
+    });
+    const dave = await owner('dave');
+    const erin = await owner('erin');
+    const ran = await create(dave, { name: 'Ran twice', plan: readOnlyPlan });
+    const never = await create(dave, { name: 'Never ran', plan: readOnlyPlan });
+    const run = async (ownerId: string, workflowId: string | null, status: string, at: string) => {
+      const id = randomUUID();
+      await prisma.$executeRawUnsafe(
+        `INSERT INTO run (id, owner_id, status, workflow_id, created_at, updated_at)
+         VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4::uuid, $5::timestamptz, now())`,
+        id,
+        ownerId,
+        status,
+        workflowId,
+        at,
+      );
+      return id;
+    };
+    await run(dave.ownerId!, ran.id, 'completed', '2026-01-01T10:00:00.000Z');
+    const newest = await run(dave.ownerId!, ran.id, 'failed', '2026-01-02T10:00:00.000Z');
+    await run(dave.ownerId!, null, 'running', '2026-01-03T10:00:00.000Z');
+    // Someone else's run of it (an admin's, say) is not the owner's last run.
+    await run(erin.ownerId!, ran.id, 'running', '2026-01-04T10:00:00.000Z');
+
+    const page = await bus.call(Rpc.workflows.list, {}, { ctx: dave });
+    expect(page.items.map((w) => [w.name, w.lastRun])).toEqual([
+      ['Never ran', null],
+      ['Ran twice', { id: newest, status: 'failed', createdAt: '2026-01-02T10:00:00.000Z' }],
+    ]);
+    expect((await bus.call(Rpc.workflows.get, { id: ran.id }, { ctx: dave })).lastRun).toEqual(
+      page.items[1]?.lastRun,
+    );
+    const edited = await bus.call(
+      Rpc.workflows.update,
+      { id: ran.id, body: { revision: 1, name: 'Ran twice', inputSchema, plan: readOnlyPlan } },
+      { ctx: dave },
+    );
+    expect(edited.lastRun?.id).toBe(newest);
+    expect((await bus.call(Rpc.workflows.get, { id: never.id }, { ctx: dave })).lastRun).toBeNull();
   });
 
   it('refuses a call without an owner as forbidden (a missing identity is a missing permission)', async () => {

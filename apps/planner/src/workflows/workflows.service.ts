@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  AppError,
   Rpc,
   type CreateWorkflowBody,
   type ResolvedWorkflow,
@@ -8,6 +9,7 @@ import {
   type Workflow,
   type WorkflowListQuery,
   type WorkflowPage,
+  type WorkflowTemplateList,
   type WorkflowVersionList,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
@@ -20,6 +22,7 @@ import {
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import { checkDefinition, definitionRefused, type DefinitionInput } from './check-definition';
+import { WORKFLOW_TEMPLATES } from './templates';
 import { workflowEffect, workflowTool } from './workflow-tool';
 
 const ownerOf = (ctx: CallContext): string => requireOwner(ctx, 'workflows');
@@ -120,6 +123,22 @@ export class WorkflowsService {
     if (draft.revision !== revision) throw staleRevision(id, draft.revision, revision);
     await this.checked(ctx, version);
     return this.repo.restore(ownerId, id, n, revision);
+  }
+
+  templates(): WorkflowTemplateList {
+    return { items: [...WORKFLOW_TEMPLATES] };
+  }
+
+  /** A template saved as a new draft of the caller's, checked against their catalog like any save. */
+  async instantiate(ctx: CallContext, templateId: string, name?: string): Promise<Workflow> {
+    const template = WORKFLOW_TEMPLATES.find((t) => t.id === templateId);
+    if (!template) throw new AppError('not_found', `there is no workflow template ${templateId}`);
+    return this.create(ctx, {
+      name: name ?? template.name,
+      description: template.description,
+      inputSchema: template.inputSchema as CreateWorkflowBody['inputSchema'],
+      graph: structuredClone(template.graph),
+    });
   }
 
   /** The definition to run; admins may resolve anyone's workflow. */

@@ -1,5 +1,5 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ToolEffect, ToolResult } from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
 
@@ -13,6 +13,28 @@ export interface BuiltinToolSpec<S extends z.ZodObject = z.ZodObject> {
   readonly effect: ToolEffect;
   /** Calling it twice with the same arguments has the same effect as once (retries are safe). */
   readonly idempotent: boolean;
+  /**
+   * JSON Schema of the value a successful call stands for in references (`resultValue`: a single
+   * json block is its JSON, a text block its text), with `examples` where natural.
+   */
+  readonly outputSchema?: Record<string, unknown>;
+}
+
+/** The JSON Schema of what a zod schema parses to, for `outputSchema`. */
+export function outputSchemaOf(
+  schema: z.ZodType,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io: 'output',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return { ...rest, ...extra };
+}
+
+/** A text result's schema: a string, described, with examples. */
+export function textOutput(description: string, examples: readonly string[]): Record<string, unknown> {
+  return { type: 'string', description, examples: [...examples] };
 }
 
 export interface ToolRunContext {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
+import { BuiltinTool, textOutput, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
 import { CommandSandbox, findProgram, HOW_TO_ENABLE } from './command-sandbox';
 import { WorkspaceGuard } from './workspace.guard';
 
@@ -60,6 +60,10 @@ const ExecuteCommandParams = z.object({ command: z.string().min(1).max(8192) }).
   params: ExecuteCommandParams,
   effect: 'external',
   idempotent: false,
+  outputSchema: textOutput(
+    'the command line, how it ended ("exit code <n>", with "(sandboxed)"), then "stdout:" and "stderr:" with the last 8 KiB of each',
+    ['$ ls\nexit code 0 (sandboxed)\nstdout:\nREADME.md\nnotes\n\nstderr:\n'],
+  ),
 })
 export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteCommandParams> {
   constructor(

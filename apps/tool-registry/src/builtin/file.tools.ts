@@ -3,7 +3,7 @@ import { lstat, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
-import { BuiltinTool, text, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
+import { BuiltinTool, text, textOutput, type BuiltinToolHandler, type ToolRunContext } from './builtin-tool';
 import { WorkspaceGuard } from './workspace.guard';
 
 const READ_LIMIT = 32 * 1024;
@@ -31,6 +31,10 @@ const ReadFileParams = z.object({ filePath: FilePath }).strict();
   params: ReadFileParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: textOutput(
+    'the file\'s text, then a line "[file: <path>; size <n> bytes; modified <time>]" (and "; truncated: …" past 32 KiB)',
+    ['Buy milk\n\n\n[file: notes/todo.txt; size 9 bytes; modified 2026-12-03T09:00:00.000Z]'],
+  ),
 })
 export class ReadFileTool implements BuiltinToolHandler<typeof ReadFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
@@ -79,6 +83,10 @@ const ListDirectoryParams = z
   params: ListDirectoryParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: textOutput(
+    'one entry per line: "dir   <path>/", "file  <path> (<n> bytes)" or "link  <path>"; "(empty directory)" when empty',
+    ['dir   notes/\nfile  notes/todo.txt (9 bytes)\nfile  README.md (120 bytes)'],
+  ),
 })
 export class ListDirectoryTool implements BuiltinToolHandler<typeof ListDirectoryParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
@@ -147,6 +155,7 @@ const WriteFileParams = z.object({ filePath: FilePath, content: z.string().max(1
   params: WriteFileParams,
   effect: 'write',
   idempotent: true,
+  outputSchema: textOutput('what was written, and where', ['wrote 9 bytes to notes/todo.txt']),
 })
 export class WriteFileTool implements BuiltinToolHandler<typeof WriteFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
@@ -186,6 +195,7 @@ const EditFileParams = z
   params: EditFileParams,
   effect: 'write',
   idempotent: true,
+  outputSchema: textOutput('what was replaced', ['replaced the content of notes/todo.txt (12 bytes)']),
 })
 export class EditFileTool implements BuiltinToolHandler<typeof EditFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}
@@ -214,6 +224,7 @@ const DeleteFileParams = z.object({ filePath: FilePath, recursive: z.boolean().d
   params: DeleteFileParams,
   effect: 'write',
   idempotent: true,
+  outputSchema: textOutput('what was deleted', ['deleted notes/todo.txt', 'deleted directory notes']),
 })
 export class DeleteFileTool implements BuiltinToolHandler<typeof DeleteFileParams> {
   constructor(private readonly guard: WorkspaceGuard) {}

@@ -16,6 +16,7 @@ const WaitParams = z
   params: WaitParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: { description: 'the `value` argument, unchanged (any JSON); null without one' },
 })
 export class WaitTool implements BuiltinToolHandler<typeof WaitParams> {
   async run(args: z.infer<typeof WaitParams>, ctx: ToolRunContext): Promise<ToolResult> {

@@ -41,6 +41,8 @@ export interface McpToolInfo {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: Record<string, unknown>;
+  /** The server's JSON Schema of the tool's structured content, when it declares one. */
+  readonly outputSchema?: Record<string, unknown>;
 }
 
 /** One live MCP client for one record. */
@@ -133,6 +135,7 @@ export async function connectMcp(
         name: t.name,
         description: t.description ?? '',
         inputSchema: t.inputSchema as Record<string, unknown>,
+        ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
       })),
       closed: () => closed,
       close: () => client.close().catch(() => undefined),

@@ -18,6 +18,12 @@ export function mcpToolName(record: string, tool: string): string {
   return `${MCP_PREFIX}${record.replace(/[^A-Za-z0-9_-]/g, '_')}__${tool}`;
 }
 
+/** A server's schema as the catalog shows it: the `$schema` dialect line dropped, as for built-ins. */
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
 /** The tools of enabled MCP records in the catalog, and calls to them. */
 @Injectable()
 export class McpToolsService {
@@ -69,6 +75,7 @@ export class McpToolsService {
             effect: record.effect ?? 'external',
             idempotent: record.idempotent ?? false,
             source: 'mcp',
+            ...(t.outputSchema ? { outputSchema: withoutDialect(t.outputSchema) } : {}),
           }));
           return { recordId: record.id, tools };
         } catch (err) {
@@ -152,8 +159,17 @@ export class McpToolsService {
           ? { type: 'text', text: c['text'] }
           : { type: 'json', json: c },
     );
-    if (result.structuredContent !== undefined)
-      content.push({ type: 'json', json: result.structuredContent });
+    if (result.structuredContent !== undefined) {
+      // Servers repeat structured content as JSON text for older clients, so content alone would read
+      // as text; the value is the structured content, which is what the tool's outputSchema describes.
+      const structured = result.structuredContent;
+      return {
+        content: [...content, { type: 'json', json: structured }],
+        isError: result.isError === true,
+        truncated: false,
+        value: structured,
+      };
+    }
     return { content, isError: result.isError === true, truncated: false };
   }
 

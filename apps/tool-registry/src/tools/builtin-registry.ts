@@ -41,6 +41,7 @@ export class BuiltinRegistry implements OnModuleInit {
           effect: spec.effect,
           idempotent: spec.idempotent,
           source: 'builtin',
+          ...(spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
         },
       });
     }

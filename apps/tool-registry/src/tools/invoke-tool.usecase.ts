@@ -37,6 +37,11 @@ export function capOutput(result: ToolResult, limit: number): ToolResult {
     content.push({ type: 'text', text: `${cut}\n[output cut at ${limit} bytes]` });
     break;
   }
+  // A value is whole or absent (then references read the cut content): it has a budget of its own.
+  if (result.value !== undefined && Buffer.byteLength(JSON.stringify(result.value) ?? '') > limit) {
+    const { value: _dropped, ...rest } = result;
+    return { ...rest, content, truncated: true };
+  }
   return { ...result, content, truncated };
 }
 

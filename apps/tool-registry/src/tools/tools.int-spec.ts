@@ -9,7 +9,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { Events, Rpc, type ToolResult } from '@switchyard/contracts';
+import { resultValue } from '@switchyard/plan';
 import { Bus } from '@switchyard/server-bus';
 import type { RunningService } from '@switchyard/server-runtime';
 import { createTestDatabase, testConfig, uniquePrefix, type TestDatabase } from '@switchyard/testing';
@@ -221,6 +224,50 @@ describe('registry tools over NATS', () => {
     const r = await running;
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe('wait was cancelled by the caller');
+  });
+
+  it('declares an output schema for every built-in that the values of real calls fit', async () => {
+    const { tools } = await registry.bus.call(Rpc.registry.catalog, {});
+    const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+    const schemas = new Map(tools.map((t) => [t.name, t.outputSchema]));
+    // Every built-in says what its value is, and the schema compiles.
+    for (const t of tools) {
+      expect({ tool: t.name, declared: t.outputSchema !== undefined }).toEqual({
+        tool: t.name,
+        declared: true,
+      });
+      ajv.compile(t.outputSchema ?? {});
+    }
+    expect(schemas.get('task_output')).toMatchObject({
+      type: 'object',
+      properties: { id: { type: 'string' }, state: expect.any(Object) },
+    });
+    expect(schemas.get('read_file')).toMatchObject({ type: 'string', examples: [expect.any(String)] });
+
+    const file = join(ws, 'schemas', 'a.txt');
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['write_file', { filePath: file, content: 'one' }],
+      ['read_file', { filePath: file }],
+      ['edit_file', { filePath: file, diff: 'two' }],
+      ['list_directory', { filePath: join(ws, 'schemas') }],
+      ['execute_command', { command: 'ls' }],
+      ['wait', { ms: 0, value: { n: [1] } }],
+      ['delete_file', { filePath: join(ws, 'schemas'), recursive: true }],
+    ];
+    for (const [tool, args] of calls) {
+      const result = await invoke(tool, args);
+      expect({ tool, isError: result.isError }).toEqual({ tool, isError: false });
+      const validate = ajv.compile(schemas.get(tool) ?? {});
+      const value = resultValue(result);
+      expect({ tool, value, valid: validate(value), errors: validate.errors ?? null }).toEqual({
+        tool,
+        value,
+        valid: true,
+        errors: null,
+      });
+    }
+    // The schema does say something: a value of another type is refused.
+    expect(ajv.compile(schemas.get('read_file') ?? {})({ not: 'text' })).toBe(false);
   });
 
   it('returns the value of wait with its JSON type', async () => {

@@ -93,6 +93,23 @@ describe('RunsRepository (real Postgres)', () => {
       expect(row?.finishedAt).not.toBeNull();
     });
 
+    it('records the workflow a run was started from', async () => {
+      const workflowId = randomUUID();
+      const [from, plain] = [newRun({ workflowId }), newRun()];
+      await repo().create(from, []);
+      await repo().create(plain, []);
+      const rows = await prisma.$queryRawUnsafe<Array<{ id: string; workflow_id: string | null }>>(
+        'SELECT id, workflow_id FROM run WHERE id = ANY($1::uuid[])',
+        [from.id, plain.id],
+      );
+      expect(new Map(rows.map((r) => [r.id, r.workflow_id]))).toEqual(
+        new Map([
+          [from.id, workflowId],
+          [plain.id, null],
+        ]),
+      );
+    });
+
     it('applies a row change with no event, and refuses a replica that does not hold the run', async () => {
       const run = newRun();
       await repo().create(run, []);

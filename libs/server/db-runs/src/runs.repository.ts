@@ -28,6 +28,8 @@ export interface NewRun {
   readonly plan: unknown;
   readonly sourceRunId?: string | null;
   readonly batchId?: string | null;
+  /** The saved workflow the run was started from. */
+  readonly workflowId?: string | null;
   /** The replica that will drive it, holding the lease for `leaseMs`. */
   readonly replica: string;
   readonly leaseMs: number;
@@ -150,9 +152,9 @@ export class RunsRepository {
       'run_create',
       `WITH r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at)
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id)
          VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now())
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid)
          RETURNING id
        )
        INSERT INTO run_event (run_id, seq, type, data)
@@ -174,6 +176,7 @@ export class RunsRepository {
         run.leaseMs,
         events.length,
         encodeEvents(events),
+        run.workflowId ?? null,
       ],
     );
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);

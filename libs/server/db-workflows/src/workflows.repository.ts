@@ -5,6 +5,7 @@ import {
   workflowToolName,
   type AgentPlan,
   type ResolvedWorkflow,
+  type RunStatus,
   type ToolEffect,
   type Workflow,
   type WorkflowSummary,
@@ -60,6 +61,7 @@ interface WorkflowDbRow {
   input_schema?: Record<string, unknown>;
   plan?: AgentPlan;
   graph?: unknown;
+  last_run?: { id: string; status: RunStatus; createdAt: string } | null;
 }
 
 interface VersionDbRow {
@@ -74,12 +76,33 @@ interface VersionDbRow {
   effect?: ToolEffect;
 }
 
-const SUMMARY_COLUMNS =
-  'id, owner_id, name, description, revision, published_version, created_at, updated_at';
-const COLUMNS = `${SUMMARY_COLUMNS}, input_schema, plan, graph`;
-const W_COLUMNS = COLUMNS.split(', ')
-  .map((c) => `w.${c}`)
-  .join(', ');
+const BASE_COLUMNS = [
+  'id',
+  'owner_id',
+  'name',
+  'description',
+  'revision',
+  'published_version',
+  'created_at',
+  'updated_at',
+];
+
+/**
+ * The newest run the owner started from the workflow `t` (runs are the executor's: read here, never
+ * written), through the run (owner_id, workflow_id, created_at) index: one lookup per row, in the
+ * same statement.
+ */
+const lastRun = (t: string) =>
+  `(SELECT json_build_object('id', r.id, 'status', r.status, 'createdAt', r.created_at)
+      FROM run r WHERE r.owner_id = ${t}.owner_id AND r.workflow_id = ${t}.id
+     ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS last_run`;
+
+/** The summary's columns of table (or alias) `t`. */
+const summaryColumns = (t: string) => [...BASE_COLUMNS.map((c) => `${t}.${c}`), lastRun(t)].join(', ');
+/** Every column of table (or alias) `t`. */
+const columns = (t: string) =>
+  `${summaryColumns(t)}, ${['input_schema', 'plan', 'graph'].map((c) => `${t}.${c}`).join(', ')}`;
+const COLUMNS = columns('workflow');
 
 const iso = (d: Date): string => new Date(d).toISOString();
 
@@ -94,6 +117,9 @@ function toSummary(r: WorkflowDbRow): WorkflowSummary {
     tool: r.published_version === null ? null : workflowToolName(r.id),
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
+    lastRun: r.last_run
+      ? { id: r.last_run.id, status: r.last_run.status, createdAt: iso(new Date(r.last_run.createdAt)) }
+      : null,
   };
 }
 
@@ -216,7 +242,7 @@ export class WorkflowsRepository {
     }
     const [rows, [count]] = await Promise.all([
       this.query<WorkflowDbRow>(
-        `SELECT ${SUMMARY_COLUMNS} FROM workflow WHERE ${where}
+        `SELECT ${summaryColumns('workflow')} FROM workflow WHERE ${where}
          ORDER BY name, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         ...params,
         opts.pageSize,
@@ -329,7 +355,7 @@ export class WorkflowsRepository {
        FROM workflow_version v
        WHERE w.id = $1::uuid AND w.owner_id = $2::uuid AND w.revision = $3
          AND v.workflow_id = w.id AND v.version = $4
-       RETURNING ${W_COLUMNS}`,
+       RETURNING ${columns('w')}`,
       id,
       ownerId,
       revision,

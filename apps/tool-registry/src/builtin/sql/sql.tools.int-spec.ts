@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { AppError, type ToolResult } from '@switchyard/contracts';
+import { resultValue } from '@switchyard/plan';
 import {
   createPrisma,
   createScratchDatabase,
@@ -9,6 +12,7 @@ import {
 } from '@switchyard/server-db';
 import { AgentSqlConnection } from '@switchyard/server-db-tools';
 import { TEST_POSTGRES_URL, testConfig, waitFor } from '@switchyard/testing';
+import { BUILTIN_TOOL, type BuiltinToolSpec } from '../builtin-tool';
 import {
   ExecuteSqlQueryTool,
   NOT_CONFIGURED,
@@ -180,6 +184,43 @@ describe('SQL tools (real Postgres)', () => {
       const r = await tools({ AGENT_ALLOWED_TABLES: 'orders,ghost' }).all.run({}, ctx());
       expect(jsonOf<{ missing: string[] }>(r).missing).toEqual(['public.ghost']);
       expect(textOf(r)).toContain('Allowlisted but not found: public.ghost.');
+    });
+  });
+
+  describe('output schemas', () => {
+    const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+    const fits = (tool: object, r: ToolResult) => {
+      const spec = Reflect.getMetadata(BUILTIN_TOOL, tool.constructor) as BuiltinToolSpec;
+      const validate = ajv.compile(spec.outputSchema ?? { not: {} });
+      return { valid: validate(resultValue(r)), errors: validate.errors ?? null };
+    };
+
+    it('a query stands for its rows in references, as execute_sql_query declares', async () => {
+      const t = tools();
+      const r = await t.exec.run({ sql: 'SELECT id, total FROM orders ORDER BY id LIMIT 2' }, ctx());
+      expect(resultValue(r)).toEqual({
+        columns: ['id', 'total'],
+        rows: [
+          [1, expect.any(String)],
+          [2, expect.any(String)],
+        ],
+        rowCount: 2,
+        truncated: false,
+      });
+      expect(fits(t.exec, r)).toEqual({ valid: true, errors: null });
+      // The declared schema is not a formality: the text rendering alone does not fit it.
+      expect(fits(t.exec, { ...r, value: textOf(r) })).toMatchObject({ valid: false });
+    });
+
+    it('the table list stands for its tables, as query_all_tables declares, allowlist or not', async () => {
+      const t = tools({ AGENT_ALLOWED_TABLES: 'orders,ghost' });
+      const r = await t.all.run({}, ctx());
+      expect(resultValue(r)).toMatchObject({ missing: ['public.ghost'], tables: [{ table: 'orders' }] });
+      expect(fits(t.all, r)).toEqual({ valid: true, errors: null });
+      const none = tools({ AGENT_ALLOWED_TABLES: '' });
+      const empty = await none.all.run({}, ctx());
+      expect(resultValue(empty)).toEqual({ tables: [], missing: [] });
+      expect(fits(none.all, empty)).toEqual({ valid: true, errors: null });
     });
   });
 

@@ -10,7 +10,14 @@ import {
   type AgentSqlResult,
 } from '@switchyard/server-db-tools';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { BuiltinTool, text, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
+import {
+  BuiltinTool,
+  outputSchemaOf,
+  text,
+  textOutput,
+  type BuiltinToolHandler,
+  type ToolRunContext,
+} from '../builtin-tool';
 import { allowlistKeys, MAX_SQL_LENGTH, SqlGuard } from './sql-guard';
 
 /** Optional provider: tests shorten the statement timeout with it. */
@@ -118,6 +125,30 @@ interface TableSummaryRow {
   columns: number;
 }
 
+/** What query_all_tables stands for in references. */
+const TableList = z.object({
+  tables: z.array(
+    z.object({
+      schema: z.string(),
+      table: z.string(),
+      kind: z.string().describe('table, view, materialized view, partitioned table or foreign table'),
+      comment: z.string().nullable(),
+      approxRows: z.number().int().nullable().describe('null for views and never-analyzed tables'),
+      columns: z.number().int(),
+    }),
+  ),
+  missing: z.array(z.string()).describe('allowlisted tables that do not exist'),
+});
+
+/** What execute_sql_query stands for in references: the kept rows, as arrays in column order. */
+const QueryRows = z.object({
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.unknown())),
+  rowCount: z.number().int().describe('rows kept (at most the row limit)'),
+  truncated: z.boolean().describe('more rows matched than were kept'),
+  rowsOmitted: z.number().int().optional().describe('kept rows left out of `rows` by the output size limit'),
+});
+
 const KIND_NAMES: Record<string, string> = {
   r: 'table',
   p: 'partitioned table',
@@ -134,6 +165,16 @@ const KIND_NAMES: Record<string, string> = {
   params: QueryAllTablesParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(TableList, {
+    examples: [
+      {
+        tables: [
+          { schema: 'public', table: 'orders', kind: 'table', comment: null, approxRows: 120, columns: 5 },
+        ],
+        missing: [],
+      },
+    ],
+  }),
 })
 export class QueryAllTablesTool
   extends AgentSqlTool
@@ -149,7 +190,10 @@ export class QueryAllTablesTool
   async run(_args: z.infer<typeof QueryAllTablesParams>, ctx: ToolRunContext): Promise<ToolResult> {
     this.requireConfigured();
     if (this.allowedTables.length === 0)
-      return text('No tables are allowlisted (AGENT_ALLOWED_TABLES is empty), so there is nothing to query.');
+      return {
+        ...text('No tables are allowlisted (AGENT_ALLOWED_TABLES is empty), so there is nothing to query.'),
+        value: { tables: [], missing: [] },
+      };
     const pairs = this.allowedTables.map((t) => {
       const dot = t.indexOf('.');
       return [t.slice(0, dot), t.slice(dot + 1)] as const;
@@ -205,6 +249,7 @@ export class QueryAllTablesTool
       ],
       isError: false,
       truncated: false,
+      value: { tables, missing },
     };
   }
 }
@@ -247,6 +292,9 @@ interface TableDefinitionRow {
   params: QueryTableSchemaParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: textOutput("the table's definition as PostgreSQL DDL", [
+    'CREATE TABLE public.orders (\n  id integer NOT NULL,\n  total numeric(10,2),\n  CONSTRAINT orders_pkey PRIMARY KEY (id)\n);',
+  ]),
 })
 export class QueryTableSchemaTool
   extends AgentSqlTool
@@ -378,6 +426,9 @@ const ExecuteSqlQueryParams = z
   params: ExecuteSqlQueryParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(QueryRows, {
+    examples: [{ columns: ['id', 'total'], rows: [[1, '9.50']], rowCount: 1, truncated: false }],
+  }),
 })
 export class ExecuteSqlQueryTool
   extends AgentSqlTool
@@ -454,6 +505,7 @@ export class ExecuteSqlQueryTool
       ],
       isError: false,
       truncated: more || omitted > 0,
+      value: json,
     };
   }
 }

@@ -4,15 +4,18 @@ import {
   AppError,
   FINISHED_TASK_STATES,
   Rpc,
+  Schedule,
   ScheduleBody,
+  Task,
+  TaskCapacity,
+  TaskPage,
   TaskPriority,
   TaskState,
-  type Task,
   type ToolResult,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
-import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
+import { BuiltinTool, outputSchemaOf, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
 
 const POLL_MS = 200;
 
@@ -86,6 +89,14 @@ abstract class TaskTool {
   params: SubmitParams,
   effect: 'external',
   idempotent: false,
+  outputSchema: outputSchemaOf(
+    z.object({ taskId: Task.shape.id, state: TaskState, queued: Task.shape.queued, priority: TaskPriority }),
+    {
+      examples: [
+        { taskId: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b', state: 'queued', queued: true, priority: 'normal' },
+      ],
+    },
+  ),
 })
 export class TaskSubmitTool extends TaskTool implements BuiltinToolHandler<typeof SubmitParams> {
   async run(args: z.infer<typeof SubmitParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -110,6 +121,7 @@ const OutputParams = z.object({ taskId: TaskId, timeoutMs: Timeout }).strict();
   params: OutputParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(Task),
 })
 export class TaskOutputTool extends TaskTool implements BuiltinToolHandler<typeof OutputParams> {
   async run(args: z.infer<typeof OutputParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -133,6 +145,12 @@ const WaitParams = z
   params: WaitParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(
+    z.object({
+      done: z.array(Task).describe('the tasks that have ended'),
+      pending: z.array(Task.shape.id).describe('the ids of those still queued or running'),
+    }),
+  ),
 })
 export class TaskWaitTool extends TaskTool implements BuiltinToolHandler<typeof WaitParams> {
   async run(args: z.infer<typeof WaitParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -154,6 +172,7 @@ const KillParams = z.object({ taskId: TaskId }).strict();
   params: KillParams,
   effect: 'write',
   idempotent: true,
+  outputSchema: outputSchemaOf(Task),
 })
 export class TaskKillTool extends TaskTool implements BuiltinToolHandler<typeof KillParams> {
   async run(args: z.infer<typeof KillParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -172,6 +191,7 @@ const ListParams = z
   params: ListParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(TaskPage),
 })
 export class TaskListTool extends TaskTool implements BuiltinToolHandler<typeof ListParams> {
   async run(args: z.infer<typeof ListParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -188,6 +208,7 @@ const CapacityParams = z.object({}).strict();
   params: CapacityParams,
   effect: 'read',
   idempotent: true,
+  outputSchema: outputSchemaOf(TaskCapacity),
 })
 export class TaskCapacityTool extends TaskTool implements BuiltinToolHandler<typeof CapacityParams> {
   async run(_: z.infer<typeof CapacityParams>, ctx: ToolRunContext): Promise<ToolResult> {
@@ -205,6 +226,7 @@ export class TaskCapacityTool extends TaskTool implements BuiltinToolHandler<typ
   params: ScheduleBody,
   effect: 'write',
   idempotent: false,
+  outputSchema: outputSchemaOf(Schedule),
 })
 export class TaskScheduleTool extends TaskTool implements BuiltinToolHandler<typeof ScheduleBody> {
   async run(args: z.infer<typeof ScheduleBody>, ctx: ToolRunContext): Promise<ToolResult> {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { AppError, type ToolResult } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { BuiltinTool, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
+import { BuiltinTool, textOutput, type BuiltinToolHandler, type ToolRunContext } from '../builtin-tool';
 import { AddressPolicy, type VettedTarget } from '@switchyard/server-runtime';
 
 const MAX_REDIRECTS = 5;
@@ -63,6 +63,10 @@ interface FetchedResponse {
   params: WebFetchParams,
   effect: 'external',
   idempotent: false,
+  outputSchema: textOutput(
+    'three lines (status and final URL, "content-type: …", "bytes: …"), a blank line, then the body as text',
+    ['200 https://example.com/\ncontent-type: text/html; charset=UTF-8\nbytes: 1256\n\n<!doctype html>…'],
+  ),
 })
 export class WebFetchTool implements BuiltinToolHandler<typeof WebFetchParams> {
   constructor(
