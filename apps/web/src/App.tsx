@@ -15,6 +15,7 @@ const TriggersPage = lazy(() => import('./pages/TriggersPage'));
 const ToolsPage = lazy(() => import('./pages/ToolsPage'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage'));
 const FlowsPage = lazy(() => import('./pages/FlowsPage'));
+const FlowEditorPage = lazy(() => import('./flows/FlowEditorPage'));
 
 export function App() {
   const { token, me } = useAuth();
@@ -33,6 +34,7 @@ export function App() {
           <Route path="/triggers/*" element={<TriggersPage />} />
           <Route path="/tools/*" element={<ToolsPage />} />
           <Route path="/settings/*" element={<SettingsPage />} />
+          <Route path="/flows/:flowId" element={<FlowEditorPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </Suspense>

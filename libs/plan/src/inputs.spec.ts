@@ -115,3 +115,23 @@ describe('checkInputSchema', () => {
     ).toEqual([expect.objectContaining({ path: '$.inputSchema', code: 'invalid' })]);
   });
 });
+
+describe('checkInputSchema where code generation is forbidden (a strict Content-Security-Policy)', () => {
+  it('leaves the schema to the server instead of calling a good schema unusable', () => {
+    jest.isolateModules(() => {
+      const realFunction = globalThis.Function;
+      globalThis.Function = function () {
+        throw new EvalError(
+          "Refused to evaluate a string as JavaScript because 'unsafe-eval' is not allowed",
+        );
+      } as unknown as FunctionConstructor;
+      try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { checkInputSchema: check } = require('./inputs') as typeof import('./inputs');
+        expect(check({ type: 'object', properties: { who: { type: 'string' } } })).toEqual([]);
+      } finally {
+        globalThis.Function = realFunction;
+      }
+    });
+  });
+});

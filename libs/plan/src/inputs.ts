@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FieldIssue, PlanIssue } from '@switchyard/contracts';
+import { forbidsCodegen } from './codegen';
 
 type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
 const JSON_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'];
@@ -83,6 +84,8 @@ export function checkInputSchema(schema: Record<string, unknown>): PlanIssue[] {
     ajv.compile(rest);
     return [];
   } catch (err) {
+    // Under a no-eval policy (the browser) the schema cannot be tried here; the server tries it.
+    if (forbidsCodegen(err)) return [];
     return [
       {
         path: '$.inputSchema',

@@ -1,5 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { forbidsCodegen } from './codegen';
 import { AgentPlan, MAX_PLAN_STEPS, type PlanIssue, type ToolDescriptor } from '@switchyard/contracts';
 import { describeRoot, exactPlaceholder, jsonPath, placeholdersIn, walkStrings } from './references';
 
@@ -48,13 +49,6 @@ const compiled = new Map<string, ValidateFunction | null>();
 const MAX_COMPILED = 1_000;
 /** Set once compiling fails because code generation is forbidden (a strict CSP): nothing compiles then. */
 let codegenForbidden = false;
-
-function forbidsCodegen(err: unknown): boolean {
-  return (
-    err instanceof EvalError ||
-    /unsafe-eval|Content Security Policy|code generation from strings/i.test(String((err as Error)?.message))
-  );
-}
 
 /** The validator for a schema; undefined when the schema cannot compile, 'unavailable' under a no-eval policy. */
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | 'unavailable' | undefined {

@@ -56,6 +56,8 @@ export interface RefSource {
   readonly label: string;
   /** For an input: the input itself as the root (path []); for a node: its result as the root. */
   readonly root: FieldNode;
+  /** A node not connected yet: picking one of its fields draws the edge. */
+  readonly unconnected?: boolean;
 }
 
 /** The reference text for a source and a path: `{{inputs.name.a[0]}}` or `{{node.id.result.a[0]}}`. */

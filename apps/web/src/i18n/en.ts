@@ -1,3 +1,5 @@
+import { flowEditorEn } from './flow-editor';
+
 /** English UI strings: the source; every other language has exactly these keys. */
 export const en = {
   'app.name': 'Switchyard',
@@ -103,6 +105,7 @@ export const en = {
   'flow.type.file': 'file',
   'flow.type.any': 'any',
   'flow.ref.tree': 'Inputs and upstream results',
+  'flow.ref.unconnected': 'not connected: picking connects it',
   'flow.ref.noSources':
     'Nothing to reference yet: declare inputs on the start node or connect an upstream node.',
   'flow.ref.mismatch': 'expects {want}, this is {have}',
@@ -115,7 +118,7 @@ export const en = {
   'flow.expr.problem.malformed': '{raw} is not a reference: use {{inputs.name}} or {{node.id.result.path}}',
   'flow.expr.problem.unbalanced': 'A “{raw}” has no partner: braces must come in {{ … }} pairs',
   'flow.expr.problem.unknown_input': '{raw}: the workflow declares no such input',
-  'flow.expr.problem.unknown_node': '{raw}: no such node upstream of this one (connect it first)',
+  'flow.expr.problem.unknown_node': '{raw}: no tool node with that id can feed this one',
   'flow.expr.problem.unknown_field': '{raw}: “{field}” is not a field of this value',
   'flow.input.required': 'required',
   'flow.input.mode': 'How {name} is given',
@@ -565,6 +568,7 @@ export const en = {
   'error.code.unavailable': 'The service is unavailable',
   'error.code.timeout': 'It took too long',
   'error.code.internal': 'Something went wrong on the server',
+  ...flowEditorEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

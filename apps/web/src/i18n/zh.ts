@@ -1,4 +1,5 @@
 import type { MessageKey } from './en';
+import { flowEditorZh } from './flow-editor';
 
 /** 简体中文界面文字：与英文完全相同的键（缺一个键，类型检查就不通过）。 */
 export const zh: Record<MessageKey, string> = {
@@ -104,6 +105,7 @@ export const zh: Record<MessageKey, string> = {
   'flow.type.file': '文件',
   'flow.type.any': '任意',
   'flow.ref.tree': '输入与上游结果',
+  'flow.ref.unconnected': '未连接：选择后自动连线',
   'flow.ref.noSources': '暂无可引用的内容：请在开始节点声明输入，或连接一个上游节点。',
   'flow.ref.mismatch': '此处需要{want}，这是{have}',
   'flow.ref.example': '示例：{value}',
@@ -115,7 +117,7 @@ export const zh: Record<MessageKey, string> = {
   'flow.expr.problem.malformed': '{raw} 不是引用：请使用 {{inputs.名称}} 或 {{node.id.result.路径}}',
   'flow.expr.problem.unbalanced': '“{raw}”没有配对：花括号必须成对写成 {{ … }}',
   'flow.expr.problem.unknown_input': '{raw}：工作流没有声明这个输入',
-  'flow.expr.problem.unknown_node': '{raw}：此节点上游没有这个节点（请先连接）',
+  'flow.expr.problem.unknown_node': '{raw}：没有能为此节点提供数据的该 id 工具节点',
   'flow.expr.problem.unknown_field': '{raw}：“{field}”不是该值的字段',
   'flow.input.required': '必填',
   'flow.input.mode': '{name} 的填写方式',
@@ -553,4 +555,5 @@ export const zh: Record<MessageKey, string> = {
   'error.code.unavailable': '服务不可用',
   'error.code.timeout': '超时',
   'error.code.internal': '服务器出错了',
+  ...flowEditorZh,
 };

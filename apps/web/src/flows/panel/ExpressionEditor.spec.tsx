@@ -68,7 +68,7 @@ describe('the expression editor', () => {
     typeIn('Hi {{inputs.nope}} and {{node.ghost.result}} {{ oops }}');
     const alert = screen.getByRole('alert');
     expect(alert.textContent).toContain('{{inputs.nope}}: the workflow declares no such input');
-    expect(alert.textContent).toContain('{{node.ghost.result}}: no such node upstream');
+    expect(alert.textContent).toContain('{{node.ghost.result}}: no tool node with that id can feed this one');
     expect(alert.textContent).toContain('{{ oops }} is not a reference');
     expect(box().getAttribute('aria-invalid')).toBe('true');
     const marked = [...document.querySelectorAll('.expr-backdrop mark.expr-bad')].map((m) => m.textContent);

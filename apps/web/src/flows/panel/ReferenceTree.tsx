@@ -155,6 +155,9 @@ export function ReferenceTree({ sources, expected = 'any', onPick, selected, lab
             <code className={`ref-preview from-${preview.from}`}>{previewText(preview.value)}</code>
           ) : null}
           {reason ? <span className="visually-hidden">{reason}</span> : null}
+          {level === 1 && source.unconnected ? (
+            <span className="hint">{t('flow.ref.unconnected')}</span>
+          ) : null}
           <button
             type="button"
             className="ref-copy link"

@@ -80,7 +80,7 @@ describe('field trees', () => {
 describe('sources of a node', () => {
   it('finds upstream nodes transitively, nearest first', () => {
     expect(upstreamOf('mail', GRAPH.edges)).toEqual(['sum', 'n1', 'fetch', 'start']);
-    expect(upstreamOf('other', GRAPH.edges)).toEqual([]);
+    expect(upstreamOf('fetch', GRAPH.edges)).toEqual(['start']);
   });
 
   it('lists the workflow inputs, then every upstream tool node with its output fields', () => {
@@ -98,6 +98,24 @@ describe('sources of a node', () => {
     expect(sources[1]?.root.description).toBe('shown on top');
     // A tool without an output schema and no run yet: one untyped result.
     expect(sources.find((s) => s.id === 'sum')?.root).toMatchObject({ type: 'any', children: [] });
+  });
+
+  it('offers tool nodes not connected yet that could feed this one without a cycle, marked, after the rest', () => {
+    const graph = {
+      ...GRAPH,
+      nodes: [...GRAPH.nodes, { id: 'lone', type: 'tool', data: { tool: 'summarise' } }],
+    };
+    const forMail = sourcesFor({ nodeId: 'mail', graph, inputSchema: INPUT_SCHEMA, tools: TOOLS });
+    expect(forMail.map((s) => `${s.id}${s.unconnected ? '?' : ''}`)).toEqual([
+      'count',
+      'title',
+      'sum',
+      'fetch',
+      'lone?',
+    ]);
+    // For fetch: sum, mail and other are downstream (a cycle), lone is free.
+    const forFetch = sourcesFor({ nodeId: 'fetch', graph, inputSchema: INPUT_SCHEMA, tools: TOOLS });
+    expect(forFetch.filter((s) => s.kind === 'node').map((s) => s.id)).toEqual(['lone']);
   });
 
   it('uses a pinned result before the last run, and the last run for tools that declare nothing', () => {

@@ -217,21 +217,28 @@ export function nodeSource(
 
 /**
  * What the node `nodeId` can reference: the workflow inputs, then every tool node upstream of it
- * (through edges, transitively; nearest first), each with its result's fields.
+ * (through edges, transitively; nearest first), each with its result's fields, then the tool nodes
+ * not connected to it yet that it could depend on without a cycle (picking one draws the edge).
  */
 export function sourcesFor(input: SourcesInput): RefSource[] {
   const byId = new Map(input.graph.nodes.map((n) => [n.id, n]));
   const tools = new Map(input.tools.map((t) => [t.name, t]));
-  const nodes: RefSource[] = [];
-  for (const id of upstreamOf(input.nodeId, input.graph.edges)) {
+  const sourceOf = (id: string): RefSource | undefined => {
     const node = byId.get(id);
-    if (!node || node.type !== 'tool') continue;
+    if (!node || node.type !== 'tool') return undefined;
     const data = isRecord(node.data) ? node.data : {};
     const tool = typeof data['tool'] === 'string' ? tools.get(data['tool']) : undefined;
     const results = input.results;
-    nodes.push(
-      nodeSource(node, tool, results && Object.hasOwn(results, id) ? { value: results[id] } : undefined),
-    );
-  }
-  return [...inputSources(input.inputSchema, input.inputs), ...nodes];
+    return nodeSource(node, tool, results && Object.hasOwn(results, id) ? { value: results[id] } : undefined);
+  };
+  const upstream = upstreamOf(input.nodeId, input.graph.edges);
+  const connected = upstream.map(sourceOf).filter((s): s is RefSource => s !== undefined);
+  const reversed = input.graph.edges.map((e) => ({ source: e.target, target: e.source }));
+  const unavailable = new Set([input.nodeId, ...upstream, ...upstreamOf(input.nodeId, reversed)]);
+  const others = input.graph.nodes
+    .filter((n) => !unavailable.has(n.id))
+    .map((n) => sourceOf(n.id))
+    .filter((s): s is RefSource => s !== undefined)
+    .map((s) => ({ ...s, unconnected: true }));
+  return [...inputSources(input.inputSchema, input.inputs), ...connected, ...others];
 }

@@ -1,0 +1,177 @@
+import { useCallback, useState, type DragEvent } from 'react';
+import {
+  applyEdgeChanges,
+  applyNodeChanges,
+  Background,
+  BackgroundVariant,
+  ControlButton,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  useReactFlow,
+  type Connection,
+  type EdgeChange,
+  type Node,
+  type NodeChange,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { useI18n } from '../../i18n/i18n';
+import {
+  addToolNode,
+  connect,
+  connectRefusal,
+  removeElements,
+  type EditorEdge,
+  type EditorNode,
+} from '../doc';
+import { kindOfNode, NODE_COLORS } from '../tokens';
+import type { FlowEditor } from '../useFlowEditor';
+import { GradientEdge } from './edges';
+import { NoteCard, StartCard, ToolCard } from './nodes';
+
+const nodeTypes = { tool: ToolCard, start: StartCard, note: NoteCard };
+const edgeTypes = { default: GradientEdge };
+/** What a palette item carries when dragged onto the canvas. */
+export const TOOL_DRAG_TYPE = 'application/x-switchyard-tool';
+const GRID: [number, number] = [16, 16];
+
+function minimapColor(node: Node): string {
+  return NODE_COLORS[kindOfNode(node.type, node.data?.tool as string | undefined)];
+}
+
+/**
+ * The canvas: the editor's document drawn by xyflow. Structural edits go through the editor (one
+ * undo step each; a drag or resize is one step when it ends); selection and the drag in progress
+ * change the present only. Delete/Backspace remove the selection as one step.
+ */
+export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; readOnly?: boolean }) {
+  const { t } = useI18n();
+  const flow = useReactFlow();
+  const [snap, setSnap] = useState(true);
+  const [grid, setGrid] = useState(true);
+  const { edit, live, beginGesture, endGesture } = editor;
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<EditorNode>[]) => {
+      const kept = changes.filter((c) => c.type !== 'remove');
+      if (kept.length) live((doc) => ({ ...doc, nodes: applyNodeChanges(kept, doc.nodes) }));
+    },
+    [live],
+  );
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange<EditorEdge>[]) => {
+      const kept = changes.filter((c) => c.type !== 'remove');
+      if (kept.length) live((doc) => ({ ...doc, edges: applyEdgeChanges(kept, doc.edges) }));
+    },
+    [live],
+  );
+  const onConnect = useCallback((c: Connection) => edit((doc) => connect(doc, c.source, c.target)), [edit]);
+  const isValidConnection = useCallback(
+    (c: Connection | EditorEdge) => connectRefusal(editor.doc, c.source, c.target) === undefined,
+    [editor.doc],
+  );
+  const onDelete = useCallback(
+    ({ nodes, edges }: { nodes: EditorNode[]; edges: EditorEdge[] }) =>
+      edit((doc) =>
+        removeElements(
+          doc,
+          nodes.map((n) => n.id),
+          edges.map((e) => e.id),
+        ),
+      ),
+    [edit],
+  );
+  const onDrop = useCallback(
+    (e: DragEvent) => {
+      const tool = e.dataTransfer.getData(TOOL_DRAG_TYPE);
+      if (!tool) return;
+      e.preventDefault();
+      const at = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+      const position = snap
+        ? { x: Math.round(at.x / GRID[0]) * GRID[0], y: Math.round(at.y / GRID[1]) * GRID[1] }
+        : at;
+      edit((doc) => addToolNode(doc, tool, position).doc);
+    },
+    [edit, flow, snap],
+  );
+  const onDragOver = useCallback((e: DragEvent) => {
+    if (!e.dataTransfer.types.includes(TOOL_DRAG_TYPE)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+  }, []);
+
+  return (
+    <div className="flow-canvas" onDrop={onDrop} onDragOver={onDragOver} data-testid="flow-canvas">
+      <ReactFlow<EditorNode, EditorEdge>
+        nodes={editor.doc.nodes}
+        edges={editor.doc.edges}
+        nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onConnect={onConnect}
+        isValidConnection={isValidConnection}
+        onDelete={onDelete}
+        onNodeDragStart={beginGesture}
+        onNodeDragStop={endGesture}
+        onSelectionDragStart={beginGesture}
+        onSelectionDragStop={endGesture}
+        nodesDraggable={!readOnly}
+        nodesConnectable={!readOnly}
+        deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
+        multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
+        snapToGrid={snap}
+        snapGrid={GRID}
+        colorMode="dark"
+        minZoom={0.1}
+        maxZoom={2}
+        fitView
+        fitViewOptions={{ padding: 0.2, maxZoom: 1 }}
+        proOptions={{ hideAttribution: true }}
+      >
+        {grid ? (
+          <Background
+            variant={BackgroundVariant.Dots}
+            gap={16}
+            size={1.2}
+            color="#3a3a3a"
+            bgColor="#1a1a1a"
+          />
+        ) : null}
+        <Controls
+          position="bottom-center"
+          orientation="horizontal"
+          showInteractive={false}
+          aria-label={t('flow.controls')}
+        >
+          <ControlButton
+            onClick={() => setSnap((v) => !v)}
+            title={t('flow.snap')}
+            aria-label={t('flow.snap')}
+            aria-pressed={snap}
+            className={snap ? 'on' : ''}
+          >
+            #
+          </ControlButton>
+          <ControlButton
+            onClick={() => setGrid((v) => !v)}
+            title={t('flow.background')}
+            aria-label={t('flow.background')}
+            aria-pressed={grid}
+            className={grid ? 'on' : ''}
+          >
+            ⁙
+          </ControlButton>
+        </Controls>
+        <MiniMap
+          pannable
+          zoomable
+          nodeColor={minimapColor}
+          bgColor="#222"
+          maskColor="rgba(10,10,10,0.6)"
+          aria-label={t('flow.minimap')}
+        />
+      </ReactFlow>
+    </div>
+  );
+}
