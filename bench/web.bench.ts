@@ -23,6 +23,19 @@ import { launchChromium } from '@switchyard/testing/browser';
  */
 
 const ROUNDS = 5;
+/** A directory: when set, one extra page load and one extra streamed run (neither counted) are
+ *  recorded as Chromium performance traces there (open them in DevTools' Performance panel). */
+const TRACE_DIR = process.env['WEB_BENCH_TRACE'];
+const TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'disabled-by-default-devtools.timeline.frame',
+  'toplevel',
+  'v8.execute',
+  'blink.user_timing',
+  'loading',
+  'disabled-by-default-v8.cpu_profiler',
+];
 const STEPS = 64;
 const WEB_DIR = join(__dirname, '..', '..', 'dist', 'web');
 const r1 = (x: number) => Math.round(x * 10) / 10;
@@ -144,6 +157,21 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
       );
       renders.push((await seen.jsonValue()) as number);
     }
+    if (TRACE_DIR) {
+      mkdirSync(TRACE_DIR, { recursive: true });
+      await browser.startTracing(page, {
+        path: join(TRACE_DIR, 'first-render.json'),
+        categories: TRACE_CATEGORIES,
+      });
+      await page.goto(`${base}/runs/${drawn}`);
+      await page.waitForFunction(
+        (n) => (globalThis as unknown as PageWindow).document.querySelectorAll('.dag-node').length === n,
+        STEPS,
+        { polling: 'raf' },
+      );
+      await page.waitForTimeout(500);
+      await browser.stopTracing();
+    }
 
     const streaming: {
       maxFrameMs: number;
@@ -152,7 +180,8 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
       events: number;
       spanMs: number;
     }[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < (TRACE_DIR ? 4 : 3); i++) {
+      const tracing = i === 3;
       const burst = Array.from({ length: STEPS }, (_, k) => ({
         id: `p${k}`,
         tool: 'wait',
@@ -163,12 +192,22 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
       await page.goto(`${base}/runs/${runId}`);
       await page.getByTestId('plan-gate').waitFor();
       await page.locator('[data-testid="stream-state"].open').waitFor();
+      if (tracing) {
+        await browser.startTracing(page, {
+          path: join(TRACE_DIR ?? '', 'streaming.json'),
+          categories: TRACE_CATEGORIES,
+        });
+      }
       await recordFrames(page);
       const t0 = Date.now();
       await page.getByTestId('plan-gate').getByRole('button', { name: 'Approve', exact: true }).click();
       await page.getByTestId('run-result').waitFor({ timeout: 60_000 });
       const spanMs = Date.now() - t0;
       const { frames, longTasks } = await stopFrames(page);
+      if (tracing) {
+        await browser.stopTracing();
+        continue;
+      }
       const events = await page.locator('[data-testid="event-log"] li').count();
       streaming.push({
         maxFrameMs: r1(Math.max(...frames)),
