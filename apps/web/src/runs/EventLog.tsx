@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import type { RunEvent } from '@switchyard/contracts';
 import { useI18n } from '../i18n/i18n';
 
@@ -47,12 +47,18 @@ export function EventLog({ events }: { events: readonly RunEvent[] }) {
       ) : null}
       <ol className="event-log" data-testid="event-log" aria-live="off">
         {shown.map((e) => (
-          <li key={e.seq} data-seq={e.seq} data-type={e.type}>
-            <span className="seq">#{e.seq}</span> <span className="type">{e.type}</span>{' '}
-            <span>{line(e)}</span>
-          </li>
+          <EventLine key={e.seq} event={e} />
         ))}
       </ol>
     </div>
   );
 }
+
+/** One line; an event never changes, so a line renders once however long the run streams. */
+const EventLine = memo(function EventLine({ event: e }: { event: RunEvent }) {
+  return (
+    <li data-seq={e.seq} data-type={e.type}>
+      <span className="seq">#{e.seq}</span> <span className="type">{e.type}</span> <span>{line(e)}</span>
+    </li>
+  );
+});
