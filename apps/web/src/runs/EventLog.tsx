@@ -31,7 +31,7 @@ function line(e: RunEvent): string {
 }
 
 /** The run's audit log as it streams, newest last; token chunks fold into one line each. */
-export function EventLog({ events }: { events: readonly RunEvent[] }) {
+export const EventLog = memo(function EventLog({ events }: { events: readonly RunEvent[] }) {
   const { t } = useI18n();
   const [all, setAll] = useState(false);
   const shown = all ? events : events.slice(-SHOWN);
@@ -52,7 +52,7 @@ export function EventLog({ events }: { events: readonly RunEvent[] }) {
       </ol>
     </div>
   );
-}
+});
 
 /** One line; an event never changes, so a line renders once however long the run streams. */
 const EventLine = memo(function EventLine({ event: e }: { event: RunEvent }) {
