@@ -1,4 +1,4 @@
-import { Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import { Suspense, useCallback, useDeferredValue, useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { RESUMABLE_RUN_STATUSES, Routes, type RunEvent } from '@switchyard/contracts';
@@ -41,6 +41,9 @@ export default function RunPage() {
   const catalog = useCatalog();
   const [view, setView] = useState<RunView | undefined>();
   const [events, setEvents] = useState<RunEvent[]>([]);
+  // The log is below the plan and steps: it draws after them, in renders React may interrupt, so
+  // neither a page's first drawing nor a streaming frame waits for a long log.
+  const logEvents = useDeferredValue(events);
   const [selected, setSelected] = useState<string | undefined>();
   const [rewinding, setRewinding] = useState(false);
   const live = useRef<RunView | undefined>(undefined);
@@ -205,7 +208,7 @@ export default function RunPage() {
           <StepList steps={steps} selected={selectedStep?.id} onSelect={setSelected} />
         </div>
       )}
-      <EventLog events={events} />
+      <EventLog events={logEvents} />
       {rewinding ? (
         <RewindDialog
           runId={runId}

@@ -1,4 +1,4 @@
-import { memo, useMemo, useRef } from 'react';
+import { memo, useCallback, useMemo, useRef } from 'react';
 import {
   Background,
   Controls,
@@ -44,6 +44,8 @@ const StepCard = memo(function StepCard({ data }: NodeProps<StepNode>) {
 });
 
 const nodeTypes = { step: StepCard };
+const MEASURED = { width: NODE_W, height: NODE_H };
+const PRO_OPTIONS = { hideAttribution: true };
 
 /** The plan as a DAG, levels left to right, every node showing its live status. */
 export default function DagView({
@@ -81,6 +83,10 @@ export default function DagView({
               connectable: false,
               width: NODE_W,
               height: NODE_H,
+              // A node object xyflow has not seen loses its measurements unless it brings them:
+              // without these it is hidden, observed and measured again (a forced layout and
+              // a second, synchronous render of the whole flow in the same frame).
+              measured: MEASURED,
             };
       next.set(s.id, node);
       return node;
@@ -88,18 +94,24 @@ export default function DagView({
     cache.current = next;
     return out;
   }, [steps, positions, selected]);
-  const edges = useMemo<Edge[]>(
-    () =>
-      steps.flatMap((s) =>
-        s.dependsOn.map((d) => ({
-          id: `${d}->${s.id}`,
-          source: d,
-          target: s.id,
-          animated: s.status === 'running',
-        })),
-      ),
-    [steps],
-  );
+  // Edges keep their objects too while their target's running state does.
+  const edgeCache = useRef(new Map<string, Edge>());
+  const edges = useMemo<Edge[]>(() => {
+    const next = new Map<string, Edge>();
+    const out = steps.flatMap((s) =>
+      s.dependsOn.map((d) => {
+        const id = `${d}->${s.id}`;
+        const animated = s.status === 'running';
+        const old = edgeCache.current.get(id);
+        const edge = old && old.animated === animated ? old : { id, source: d, target: s.id, animated };
+        next.set(id, edge);
+        return edge;
+      }),
+    );
+    edgeCache.current = next;
+    return out;
+  }, [steps]);
+  const onNodeClick = useCallback((_: unknown, n: StepNode) => onSelect?.(n.id), [onSelect]);
   return (
     <div className="dag" data-testid="dag">
       <ReactFlow
@@ -110,8 +122,8 @@ export default function DagView({
         minZoom={0.2}
         nodesDraggable={false}
         nodesConnectable={false}
-        proOptions={{ hideAttribution: true }}
-        onNodeClick={(_, n) => onSelect?.(n.id)}
+        proOptions={PRO_OPTIONS}
+        onNodeClick={onNodeClick}
         colorMode={theme}
       >
         <Background gap={20} />

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import type { RunEvent } from '@switchyard/contracts';
 import { useI18n } from '../i18n/i18n';
 
@@ -31,7 +31,7 @@ function line(e: RunEvent): string {
 }
 
 /** The run's audit log as it streams, newest last; token chunks fold into one line each. */
-export function EventLog({ events }: { events: readonly RunEvent[] }) {
+export const EventLog = memo(function EventLog({ events }: { events: readonly RunEvent[] }) {
   const { t } = useI18n();
   const [all, setAll] = useState(false);
   const shown = all ? events : events.slice(-SHOWN);
@@ -47,12 +47,18 @@ export function EventLog({ events }: { events: readonly RunEvent[] }) {
       ) : null}
       <ol className="event-log" data-testid="event-log" aria-live="off">
         {shown.map((e) => (
-          <li key={e.seq} data-seq={e.seq} data-type={e.type}>
-            <span className="seq">#{e.seq}</span> <span className="type">{e.type}</span>{' '}
-            <span>{line(e)}</span>
-          </li>
+          <EventLine key={e.seq} event={e} />
         ))}
       </ol>
     </div>
   );
-}
+});
+
+/** One line; an event never changes, so a line renders once however long the run streams. */
+const EventLine = memo(function EventLine({ event: e }: { event: RunEvent }) {
+  return (
+    <li data-seq={e.seq} data-type={e.type}>
+      <span className="seq">#{e.seq}</span> <span className="type">{e.type}</span> <span>{line(e)}</span>
+    </li>
+  );
+});
