@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { api, Stack, waitFor } from '@switchyard/testing';
 import { launchChromium } from '@switchyard/testing/browser';
+import { runFlowBench } from './web-flows.bench';
 
 /*
  * npm run bench -- web
@@ -21,6 +22,8 @@ import { launchChromium } from '@switchyard/testing/browser';
  *   streaming:   64 parallel steps ending 2 ms apart (≈ 500 step events/s with their starts in one
  *                burst), watched live on the run page: every frame interval (requestAnimationFrame)
  *                and every long task from approval to the run's end; the longest frame reported.
+ *   flowBuilder: a 200-node flow opened, panned, zoomed and dragged on the canvas, and the browser's
+ *                compile + validate of it (web-flows.bench.ts).
  */
 
 const ROUNDS = 5;
@@ -232,6 +235,7 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
       });
     }
     await context.close();
+    const flowBuilder = await runFlowBench(browser, base, admin, call);
 
     const load = firstLoadBytes();
     const firstRenderMs = r1(median(renders));
@@ -255,6 +259,7 @@ export async function runWebBench(outDir: string): Promise<Record<string, unknow
         goal: 'no frame over 50 ms while events stream at ≈ 500 events/s',
         goalMet: worstFrame <= 50,
       },
+      flowBuilder,
     };
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, 'web.json'), JSON.stringify(result, null, 2) + '\n');

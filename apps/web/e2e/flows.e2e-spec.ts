@@ -108,7 +108,7 @@ describe('flow builder (browser)', () => {
       return ['completed', 'failed'].includes(detail['status'] as string);
     }, 60_000);
     expect(detail['status']).toBe('completed');
-    return JSON.stringify(detail['steps']);
+    return JSON.stringify(detail['executions']);
   };
 
   beforeAll(async () => {

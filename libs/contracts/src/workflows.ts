@@ -192,6 +192,10 @@ export const RunWorkflowBody = z
   .object({
     inputs: z.record(z.string(), z.unknown()).default({}),
     permissionMode: PermissionMode.default('ask'),
+    planApproval: z
+      .boolean()
+      .default(true)
+      .describe('pause for approval of the plan first (false: the person starting the run approves it)'),
     files: RunFiles.optional(),
     version: z
       .number()

@@ -627,7 +627,11 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
   it('by hand: runs the asked version with the normal approval policy; inputs that do not fit are refused', async () => {
     const t = setup({ answers: [ok('x')] });
     expect(
-      await t.workflows.run(WORKFLOW, { version: 2, inputs: { n: 1 }, permissionMode: 'ask' }, ctx),
+      await t.workflows.run(
+        WORKFLOW,
+        { version: 2, inputs: { n: 1 }, permissionMode: 'ask', planApproval: true },
+        ctx,
+      ),
     ).toEqual({
       runId: runIdOf(1),
     });
@@ -635,12 +639,12 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
       id: WORKFLOW,
       version: 2,
     });
-    expect(t.launched[0]?.def.config).toEqual({ permissionMode: 'ask' });
-    await expect(t.workflows.run(WORKFLOW, { inputs: {}, permissionMode: 'ask' }, ctx)).rejects.toMatchObject(
-      {
-        code: 'validation_failed',
-        issues: [{ path: 'inputs.n', message: 'required' }],
-      },
-    );
+    expect(t.launched[0]?.def.config).toEqual({ permissionMode: 'ask', planApproval: true });
+    await expect(
+      t.workflows.run(WORKFLOW, { inputs: {}, permissionMode: 'ask', planApproval: true }, ctx),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      issues: [{ path: 'inputs.n', message: 'required' }],
+    });
   });
 });

@@ -74,7 +74,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         inputNames: inputNamesOf(def.inputSchema),
         inputs: body.inputs,
         ...(body.files ? { files: body.files } : {}),
-        config: { permissionMode: body.permissionMode },
+        config: { permissionMode: body.permissionMode, planApproval: body.planApproval },
         source: { workflowId: id, version: def.version },
       },
       ctx,

@@ -4,6 +4,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
 import { Routes, type ToolDescriptor, type Workflow } from '@switchyard/contracts';
 import { ApiError, call } from '../api/client';
+import type { MessageKey } from '../i18n/en';
 import { useI18n } from '../i18n/i18n';
 import { useCatalog } from '../runs/catalog';
 import type { NodeStatus } from '../runs/model';
@@ -146,7 +147,15 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     issues: [],
   });
   const issues = serverIssues.key === meaning ? serverIssues.issues : localIssues;
-  const byNode = useMemo(() => issuesByNode(issues, docRef.current), [issues]);
+  // Each problem named in the page's language, the checker's own sentence after it.
+  const byNode = useMemo(() => {
+    const named = issues.map((i) => {
+      const key = `flow.issue.${i.code}` as MessageKey;
+      const label = t(key);
+      return label === key ? i : { ...i, message: `${label}: ${i.message}` };
+    });
+    return issuesByNode(named, docRef.current);
+  }, [issues, t]);
   useEffect(() => {
     info.setIssues(new Map([...byNode].map(([id, list]) => [id, list.map((i) => i.message)])));
   }, [info, byNode]);
@@ -516,11 +525,23 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
         ) : null}
         {drawer && workflow ? (
           <VersionsDrawer
+            title={t('flow.settings')}
             workflow={{ ...workflow, ...meta, id: meta.id as string }}
             dirty={dirty}
             onRestored={(w) => adopt(w)}
             onClose={() => setDrawer(false)}
-          />
+          >
+            <label className="flow-description">
+              {t('flow.description')}
+              <textarea
+                rows={3}
+                maxLength={10_000}
+                value={meta.description}
+                onChange={(e) => setMeta((m) => ({ ...m, description: e.target.value }))}
+              />
+            </label>
+            <h3>{t('flows.versions.title')}</h3>
+          </VersionsDrawer>
         ) : null}
       </div>
     </CanvasInfoContext.Provider>

@@ -1,8 +1,13 @@
 import { Link } from 'react-router';
+import { useMutation } from '@tanstack/react-query';
+import { Routes } from '@switchyard/contracts';
+import { call } from '../api/client';
+import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';
 import { NODE_TONE, RunStatusBadge } from '../runs/badges';
 import type { RunView } from '../runs/model';
-import { JsonView } from '../ui/bits';
+import { StepGates } from '../runs/Gates';
+import { ErrorNote, JsonView } from '../ui/bits';
 import type { FlowDoc } from './doc';
 import { Icon } from './icons';
 
@@ -22,6 +27,13 @@ export function RunDock({
   onClose(): void;
 }) {
   const { t } = useI18n();
+  const { can } = useAuth();
+  const control = useMutation({
+    mutationFn: (action: 'approve' | 'cancel') =>
+      action === 'approve'
+        ? call(Routes.runApprove, { params: { runId: run.runId } })
+        : call(Routes.runCancel, { params: { runId: run.runId } }),
+  });
   const pinned = new Set(doc.nodes.filter((n) => n.data.pinned !== undefined).map((n) => n.id));
   return (
     <section className="flow-dock" aria-label={t('flow.dock')}>
@@ -34,6 +46,29 @@ export function RunDock({
           ×
         </button>
       </header>
+      {run.planGate && can('agent:run:approve') ? (
+        <div className="actions" data-testid="plan-gate">
+          <span>{t('flow.dock.planGate')}</span>
+          <button
+            type="button"
+            className="primary"
+            disabled={control.isPending}
+            onClick={() => control.mutate('approve')}
+          >
+            {t('flow.dock.approve')}
+          </button>
+          <button
+            type="button"
+            className="danger"
+            disabled={control.isPending}
+            onClick={() => control.mutate('cancel')}
+          >
+            {t('flow.dock.cancel')}
+          </button>
+        </div>
+      ) : null}
+      <ErrorNote error={control.error} />
+      <StepGates view={run} />
       <ol>
         {[...run.steps.values()].map((s) => (
           <li key={s.id} data-step-id={s.id}>

@@ -120,6 +120,7 @@ test('filled in, Start posts the typed inputs, the mode and the version, and rep
   fireEvent.click(screen.getByLabelText('Urgent'));
   fireEvent.change(screen.getByLabelText('tags'), { target: { value: '["a", "b"]' } });
   fireEvent.change(screen.getByLabelText('Permission mode'), { target: { value: 'approve-for-me' } });
+  fireEvent.click(screen.getByLabelText('Pause for my approval of the plan before any step runs'));
   fireEvent.click(start());
 
   await waitFor(() => expect(onStarted).toHaveBeenCalledWith('run-42'));
@@ -128,6 +129,7 @@ test('filled in, Start posts the typed inputs, the mode and the version, and rep
   expect(sent[0]?.body).toEqual({
     inputs: { customer: 'ACME Ltd', count: 12, tier: 'silver', urgent: true, tags: ['a', 'b'] },
     permissionMode: 'approve-for-me',
+    planApproval: true,
     version: 2,
   });
 });

@@ -39,6 +39,8 @@ export function RunFlowDialog({
   const [raw, setRaw] = useState<RawValues>(() => initialValues(workflow.inputSchema, fields));
   const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
   const [permissionMode, setPermissionMode] = useState<PermissionMode>('ask');
+  // Starting a flow whose every step is on the canvas approves its plan, unless the person asks to see it first.
+  const [reviewPlan, setReviewPlan] = useState(false);
   const { inputs, issues } = useMemo(
     () => readInputs(workflow.inputSchema, fields, raw),
     [workflow.inputSchema, fields, raw],
@@ -51,7 +53,12 @@ export function RunFlowDialog({
     mutationFn: () =>
       call(Routes.workflowRun, {
         params: { id: workflow.id },
-        body: { inputs, permissionMode, ...(version !== undefined ? { version } : {}) },
+        body: {
+          inputs,
+          permissionMode,
+          planApproval: reviewPlan,
+          ...(version !== undefined ? { version } : {}),
+        },
       }),
     onSuccess: (r) => onStarted(r.runId),
   });
@@ -119,6 +126,10 @@ export function RunFlowDialog({
         <div className="row">
           <PermissionModeSelect value={permissionMode} onChange={setPermissionMode} />
         </div>
+        <label className="check">
+          <input type="checkbox" checked={reviewPlan} onChange={(e) => setReviewPlan(e.target.checked)} />
+          {t('flows.run.reviewPlan')}
+        </label>
         {missing.length ? (
           <p className="notice" role="status" id={`${formId}-missing`} data-testid="missing-inputs">
             {t('flows.run.missing', { names: missing.join(', ') })}

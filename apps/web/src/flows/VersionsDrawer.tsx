@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Routes, type Workflow } from '@switchyard/contracts';
 import { call } from '../api/client';
@@ -21,6 +21,8 @@ export function VersionsDrawer({
   onRestored,
   onUnpublished,
   onClose,
+  title,
+  children,
 }: {
   workflow: Pick<Workflow, 'id' | 'revision' | 'publishedVersion'>;
   /** The canvas has edits not saved yet: a restore would replace them. */
@@ -30,6 +32,10 @@ export function VersionsDrawer({
   /** The workflow after an unpublish (its revision may have moved on); `onRestored` when absent. */
   onUnpublished?: (workflow: Workflow) => void;
   onClose: () => void;
+  /** The drawer's title when it holds more than the versions. */
+  title?: string;
+  /** Shown above the versions (the flow's own settings). */
+  children?: ReactNode;
 }) {
   const { t, lang } = useI18n();
   const { can } = useAuth();
@@ -62,7 +68,8 @@ export function VersionsDrawer({
   const items = versions.data?.items ?? [];
 
   return (
-    <Modal title={t('flows.versions.title')} onClose={onClose} drawer>
+    <Modal title={title ?? t('flows.versions.title')} onClose={onClose} drawer>
+      {children}
       <div className="versions-head">
         <span>
           {workflow.publishedVersion !== null

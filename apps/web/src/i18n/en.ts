@@ -530,6 +530,7 @@ export const en = {
   'flows.run.choose': 'Choose…',
   'flows.run.filePlaceholder': 'a workspace path, e.g. reports/input.xlsx',
   'flows.run.missing': 'Fill in before starting: {names}',
+  'flows.run.reviewPlan': 'Pause for my approval of the plan before any step runs',
   'flows.run.start': 'Start',
   'flows.versions.title': 'Versions',
   'flows.versions.serving': 'The catalog runs version {n}.',

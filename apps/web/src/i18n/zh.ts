@@ -518,6 +518,7 @@ export const zh: Record<MessageKey, string> = {
   'flows.run.choose': '请选择…',
   'flows.run.filePlaceholder': '工作区路径，例如 reports/input.xlsx',
   'flows.run.missing': '开始前请填写：{names}',
+  'flows.run.reviewPlan': '在任何步骤运行前，先等待我批准计划',
   'flows.run.start': '开始',
   'flows.versions.title': '版本',
   'flows.versions.serving': '目录当前运行版本 {n}。',
