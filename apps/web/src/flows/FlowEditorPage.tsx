@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
@@ -127,18 +127,30 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     navigate(goTo.to, { replace: goTo.replace });
   }, [changed, goTo, release, navigate]);
 
+  // The builder takes the whole window under the top bar (a class, not a :has() selector, which
+  // would make every change inside the canvas re-check the page's style).
+  useEffect(() => {
+    document.body.classList.add('full-workspace');
+    return () => document.body.classList.remove('full-workspace');
+  }, []);
   const info = useMemo(() => new CanvasInfo(), []);
   useEffect(() => info.setTools(tools), [info, tools]);
   useEffect(() => info.setInputSchema(doc.inputSchema), [info, doc.inputSchema]);
 
+  // What is derived from the whole document (problems, what a node can reference) follows it at
+  // React's pace: a drag re-renders the canvas every frame, these catch up when it pauses.
+  const settled = useDeferredValue(doc);
   // Problems: the browser's own check on every change of meaning, the server's until the next one.
-  const meaning = useMemo(() => meaningKey(doc), [doc]);
+  const meaning = useMemo(() => meaningKey(settled), [settled]);
+  const settledRef = useRef(settled);
+  settledRef.current = settled;
+  /** The document as it is now (saves and copies take this one). */
   const docRef = useRef(doc);
   docRef.current = doc;
   const localIssues = useMemo(() => {
     // Timed as a user-timing measure: the web bench reads it.
     const t0 = performance.now();
-    const found = checkFlow(docRef.current, tools);
+    const found = checkFlow(settledRef.current, tools);
     performance.measure('switchyard:flow-check', { start: t0, end: performance.now() });
     return found;
   }, [meaning, tools]); // eslint-disable-line react-hooks/exhaustive-deps
@@ -154,7 +166,7 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
       const label = t(key);
       return label === key ? i : { ...i, message: `${label}: ${i.message}` };
     });
-    return issuesByNode(named, docRef.current);
+    return issuesByNode(named, settledRef.current);
   }, [issues, t]);
   useEffect(() => {
     info.setIssues(new Map([...byNode].map(([id, list]) => [id, list.map((i) => i.message)])));
@@ -273,6 +285,11 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     );
     return { x: Math.round(at.x - 130), y: Math.round(at.y - 42) };
   }, [flow]);
+  const addTool = useCallback(
+    (tool: string) => edit((d) => addToolNode(d, tool, center()).doc),
+    [center, edit],
+  );
+  const addNoteHere = useCallback(() => edit((d) => addNote(d, center()).doc), [center, edit]);
   const selectedIds = useMemo(
     () => new Set(doc.nodes.filter((n) => n.selected).map((n) => n.id)),
     [doc.nodes],
@@ -462,17 +479,13 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
           </ul>
         ) : null}
         <div className="flow-body">
-          <Palette
-            tools={tools}
-            onAdd={(tool) => edit((d) => addToolNode(d, tool, center()).doc)}
-            onAddNote={() => edit((d) => addNote(d, center()).doc)}
-          />
+          <Palette tools={tools} onAdd={addTool} onAddNote={addNoteHere} />
           <FlowCanvas editor={editor} />
           {selectedNode ? (
             <FlowSidePanel
               key={selectedNode.id}
               node={selectedNode}
-              doc={doc}
+              doc={settled}
               tools={tools}
               issues={byNode.get(selectedNode.id) ?? []}
               run={run}

@@ -1,4 +1,4 @@
-import { useMemo, useState, type DragEvent } from 'react';
+import { memo, useMemo, useState, type DragEvent } from 'react';
 import type { ToolDescriptor } from '@switchyard/contracts';
 import { useI18n } from '../i18n/i18n';
 import { TOOL_DRAG_TYPE } from './canvas/FlowCanvas';
@@ -17,7 +17,7 @@ const ORDER: NodeKind[] = ['files', 'web', 'sql', 'command', 'flow', 'tasks', 'w
  * nodes come first; "show all tools" adds every other callable tool, its inputs derived from its
  * JSON Schema. Drag an item onto the canvas, or press it to add it in the middle of the view.
  */
-export function Palette({
+export const Palette = memo(function Palette({
   tools,
   onAdd,
   onAddNote,
@@ -125,4 +125,4 @@ export function Palette({
       </label>
     </aside>
   );
-}
+});

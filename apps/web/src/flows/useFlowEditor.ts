@@ -1,4 +1,4 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useMemo, useRef, useState } from 'react';
 import { graphOf, type FlowDoc } from './doc';
 import {
   canRedo,
@@ -26,7 +26,10 @@ export function useFlowEditor(initial: FlowDoc) {
   const [history, setHistory] = useState<History<FlowDoc>>(() => historyOf(initial));
   const gestureBase = useRef<FlowDoc | undefined>(undefined);
   const [savedKey, setSavedKey] = useState(() => contentKey(initial));
-  const key = useMemo(() => contentKey(history.present), [history.present]);
+  // Serialising the whole flow on every frame of a drag would cost the drag its frames: the
+  // comparison follows the document at React's pace.
+  const settled = useDeferredValue(history.present);
+  const key = useMemo(() => contentKey(settled), [settled]);
 
   const edit = useCallback((fn: (doc: FlowDoc) => FlowDoc, foldKey?: string) => {
     setHistory((h) => record(h, fn(h.present), foldKey));

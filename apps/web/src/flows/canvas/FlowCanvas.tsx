@@ -9,6 +9,7 @@ import {
   MiniMap,
   ReactFlow,
   useReactFlow,
+  useStore,
   type Connection,
   type EdgeChange,
   type Node,
@@ -27,7 +28,7 @@ import {
 import { kindOfNode, NODE_COLORS } from '../tokens';
 import type { FlowEditor } from '../useFlowEditor';
 import { GradientEdge } from './edges';
-import { NoteCard, StartCard, ToolCard } from './nodes';
+import { FAR_ZOOM, NoteCard, StartCard, ToolCard } from './nodes';
 
 const nodeTypes = { tool: ToolCard, start: StartCard, note: NoteCard };
 const edgeTypes = { default: GradientEdge };
@@ -50,6 +51,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const [snap, setSnap] = useState(true);
   const [grid, setGrid] = useState(true);
   const { edit, live, beginGesture, endGesture } = editor;
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<EditorNode>[]) => {
@@ -101,7 +103,12 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   }, []);
 
   return (
-    <div className="flow-canvas" onDrop={onDrop} onDragOver={onDragOver} data-testid="flow-canvas">
+    <div
+      className={`flow-canvas${far ? ' far' : ''}`}
+      onDrop={onDrop}
+      onDragOver={onDragOver}
+      data-testid="flow-canvas"
+    >
       <ReactFlow<EditorNode, EditorEdge>
         nodes={editor.doc.nodes}
         edges={editor.doc.edges}
@@ -120,6 +127,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
         nodesConnectable={!readOnly}
         deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
+        selectNodesOnDrag={false}
         snapToGrid={snap}
         snapGrid={GRID}
         colorMode="dark"

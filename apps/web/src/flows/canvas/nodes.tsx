@@ -40,6 +40,13 @@ function portTitle(p: Port, typeLabel: string): string {
 
 const MAX_PORTS = 4;
 
+/**
+ * Below this zoom a card's text is a few pixels tall: the canvas gets the class `far` and cards
+ * show only their colour and name (CSS hides the rest), so an overview of hundreds of nodes pans and
+ * zooms without painting what nobody can read, and crossing it costs one style pass, not a render.
+ */
+export const FAR_ZOOM = 0.45;
+
 function Ports({ ports, side }: { ports: readonly Port[]; side: 'in' | 'out' }) {
   const { t } = useI18n();
   if (ports.length === 0) return null;
@@ -91,6 +98,9 @@ export const ToolCard = memo(function ToolCard({ id, data, selected }: NodeProps
       data-status={status ?? 'idle'}
     >
       <Handle type="target" position={Position.Left} className="flow-in" />
+      <strong className="flow-far-label" aria-hidden="true">
+        {d.label || id}
+      </strong>
       <div className="flow-node-head">
         <span className="flow-badge" aria-hidden="true">
           <Icon name={kind} size={22} />
@@ -142,6 +152,9 @@ export const StartCard = memo(function StartCard({ id, selected }: NodeProps) {
       style={cardStyle(color)}
       data-node-id={id}
     >
+      <strong className="flow-far-label" aria-hidden="true">
+        {t('flow.start')}
+      </strong>
       <div className="flow-node-head">
         <span className="flow-badge" aria-hidden="true">
           <Icon name="start" size={22} />
@@ -181,6 +194,9 @@ export const NoteCard = memo(function NoteCard({ id, data, selected }: NodeProps
         onResizeStart={() => info.actions.beginGesture()}
         onResizeEnd={() => info.actions.endGesture()}
       />
+      <p className="flow-note-far" aria-hidden="true">
+        {text}
+      </p>
       <textarea
         className="nodrag nowheel"
         aria-label={t('flow.note.text')}
