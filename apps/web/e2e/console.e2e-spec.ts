@@ -149,6 +149,12 @@ describe('web console (browser)', () => {
     await page.getByTestId('run-result').waitFor();
     await expectNodes(page, { a: 'completed', b: 'completed', c: 'completed' });
     await screenshot(page, 'run-completed');
+    // The server ends the stream after the run's last event; the page lets it rest there instead
+    // of reconnecting over and over.
+    const state = page.getByTestId('stream-state');
+    await page.locator('[data-testid="stream-state"].closed').waitFor({ state: 'attached' });
+    await page.waitForTimeout(1_500); // longer than the first reconnect delay (500 ms)
+    expect(await state.getAttribute('class')).toBe('stream-state closed');
     // The page is a deep link: reloading it draws the same finished run.
     await page.reload();
     await page.getByTestId('run-result').waitFor();

@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Routes, type RunEvent } from '@switchyard/contracts';
 import { call } from '../api/client';
 import { useRunStream } from '../live/run-stream';
-import { applyEvent, copyView, viewOf, type RunView } from '../runs/model';
+import { applyEvent, copyView, FINISHED, viewOf, type RunView } from '../runs/model';
 
 /**
  * A run followed live for the canvas: its detail first, then its stream, folded into one view per
@@ -53,6 +53,8 @@ export function useLiveRun(runId: string | undefined): RunView | undefined {
       setView(copyView(v));
     });
   }, []);
-  useRunStream(runId ?? '', runId === undefined ? undefined : startSeq, onEvent);
+  useRunStream(runId ?? '', runId === undefined ? undefined : startSeq, onEvent, {
+    finished: view !== undefined && FINISHED.has(view.status),
+  });
   return runId === undefined ? undefined : view;
 }

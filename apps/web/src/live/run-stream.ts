@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { RUN_EVENT_TYPE_LIST, RunEvent } from '@switchyard/contracts';
+import { isTerminalRunEvent, RUN_EVENT_TYPE_LIST, RunEvent } from '@switchyard/contracts';
 import { tokenStore } from '../api/client';
 
 export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -10,19 +10,33 @@ const RETRY_MS = [500, 1_000, 2_000, 5_000];
  * One run's SSE stream, resumable: it starts after `afterSeq` and, when the connection drops, comes
  * back with the last sequence it saw, so no frame is lost and none arrives twice (`onEvent` also
  * gets only frames newer than any before). One stream per tab: the page that shows a run owns it.
+ *
+ * The server ends the stream after the run's terminal event: the stream then stays `closed` instead
+ * of reconnecting forever, until `opts.wake` changes (the page resumed the run).
  */
 export function useRunStream(
   runId: string,
   afterSeq: number | undefined,
   onEvent: (e: RunEvent) => void,
+  opts: {
+    /** The run had already finished when the page drew it (its terminal event came with the detail). */
+    readonly finished?: boolean;
+    /** Changing it opens the stream again (after the page resumed the run). */
+    readonly wake?: number;
+  } = {},
 ): StreamState {
   const [state, setState] = useState<StreamState>('connecting');
   const handler = useRef(onEvent);
   handler.current = onEvent;
+  const finishedAtStart = useRef(opts.finished ?? false);
+  finishedAtStart.current = opts.finished ?? false;
+  const wake = opts.wake ?? 0;
 
   useEffect(() => {
     if (afterSeq === undefined) return undefined;
     let last = afterSeq;
+    /** The newest frame applied ended the run: the server closes the stream after it. */
+    let ended = finishedAtStart.current;
     let source: EventSource | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let failures = 0;
@@ -44,6 +58,7 @@ export function useRunStream(
         const parsed = RunEvent.safeParse(parseJson(msg.data));
         if (!parsed.success || parsed.data.seq <= last) return;
         last = parsed.data.seq;
+        ended = isTerminalRunEvent(parsed.data);
         handler.current(parsed.data);
       };
       for (const type of RUN_EVENT_TYPE_LIST) es.addEventListener(type, receive);
@@ -52,6 +67,10 @@ export function useRunStream(
         // reconnect, and always resumes from what this page has applied.
         es.close();
         if (stopped) return;
+        if (ended) {
+          setState('closed');
+          return;
+        }
         setState('reconnecting');
         timer = setTimeout(open, RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
       };
@@ -63,7 +82,7 @@ export function useRunStream(
       source?.close();
       setState('closed');
     };
-  }, [runId, afterSeq]);
+  }, [runId, afterSeq, wake]);
 
   return state;
 }

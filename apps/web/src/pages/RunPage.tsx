@@ -102,7 +102,12 @@ export default function RunPage() {
     },
     [queries],
   );
-  const stream = useRunStream(runId, startSeq, onEvent);
+  // A finished run's stream is closed by the server; resuming the run here opens it again.
+  const [wake, setWake] = useState(0);
+  const stream = useRunStream(runId, startSeq, onEvent, {
+    finished: view !== undefined && FINISHED.has(view.status),
+    wake,
+  });
 
   const control = useMutation({
     mutationFn: async (action: 'cancel' | 'resume' | 'fork') => {
@@ -111,6 +116,7 @@ export default function RunPage() {
       return call(Routes.runFork, { params: { runId } });
     },
     onSuccess: (reply, action) => {
+      if (action === 'resume') setWake((n) => n + 1);
       if (action === 'fork' && 'runId' in reply) void navigate(`/runs/${reply.runId}`);
     },
   });
