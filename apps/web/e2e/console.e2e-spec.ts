@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { RunDetail } from '@switchyard/contracts';
 import { FakeLlmServer, Platform, TcpProxy, waitFor, type Stack } from '@switchyard/testing';
-import { launchChromium, openPage, screenshot, type PageProblems } from '@switchyard/testing/browser';
+import { launchChromium, openPage, screenshot, signIn, type PageProblems } from '@switchyard/testing/browser';
 
 const EVERYTHING = join(
   __dirname,
@@ -56,10 +56,7 @@ describe('web console (browser)', () => {
   const signedIn = async (token = alice, path = '/runs'): Promise<Page> => {
     const { page, problems: p } = await openPage(context);
     problems.push(p);
-    await page.goto(`${base}${path}`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('nav[aria-label="main"]').waitFor();
+    await signIn(page, `${base}${path}`, token);
     return page;
   };
   const nodeStatuses = (page: Page) =>

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Platform, waitFor } from '@switchyard/testing';
-import { launchChromium, openPage, screenshot, type PageProblems } from '@switchyard/testing/browser';
+import { launchChromium, openPage, screenshot, signIn, type PageProblems } from '@switchyard/testing/browser';
 
 type Graph = {
   nodes: { id: string; type: string; position?: { x: number; y: number }; data: Record<string, unknown> }[];
@@ -56,10 +56,7 @@ describe('flow builder (browser)', () => {
   const signedIn = async (path: string): Promise<Page> => {
     const { page, problems: p } = await openPage(context);
     problems.push(p);
-    await page.goto(`${base}${path}`);
-    await page.getByLabel('API token').fill(alice);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('nav[aria-label="main"]').waitFor();
+    await signIn(page, `${base}${path}`, alice);
     return page;
   };
   const openFlow = async (path: string, page?: Page): Promise<Page> => {

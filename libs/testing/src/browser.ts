@@ -53,6 +53,17 @@ export async function openPage(
   return { page, problems };
 }
 
+/**
+ * Opens `url` and signs in through the console's sign-in form, as a person pastes a token, then
+ * waits for the main menu.
+ */
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('nav[aria-label="main"]').waitFor();
+}
+
 /** Saves a full-page screenshot as `<name>.png` under SCREENSHOT_DIR; returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });

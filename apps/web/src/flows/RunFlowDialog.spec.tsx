@@ -4,6 +4,7 @@ import type { Problem } from '@switchyard/contracts';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
 import { RunFlowDialog } from './RunFlowDialog';
+import { reply } from '../testing/reply';
 
 /** The run dialog against a mocked fetch: what it refuses before sending, and what it sends. */
 
@@ -26,18 +27,6 @@ interface Sent {
   method: string;
   url: string;
   body: unknown;
-}
-
-function reply(status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    statusText: String(status),
-    headers: { get: () => (status >= 400 ? 'application/problem+json' : 'application/json') },
-    text: () => Promise.resolve(text),
-    json: () => Promise.resolve(JSON.parse(text) as unknown),
-  };
 }
 
 function serve(answer: (body: unknown) => { status: number; body: unknown }) {

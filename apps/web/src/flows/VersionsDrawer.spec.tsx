@@ -6,23 +6,12 @@ import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
 import { VersionsDrawer } from './VersionsDrawer';
+import { reply } from '../testing/reply';
 
 /** The versions drawer against a mocked fetch: restore asks before replacing edits; 409s are said. */
 
 const ID = '00000000-0000-4000-8000-0000000000f1';
 const OWNER = '00000000-0000-4000-8000-000000000001';
-
-function reply(status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    statusText: String(status),
-    headers: { get: () => 'application/json' },
-    text: () => Promise.resolve(text),
-    json: () => Promise.resolve(JSON.parse(text) as unknown),
-  };
-}
 
 const workflow = (over: Partial<Workflow> = {}): Workflow =>
   ({

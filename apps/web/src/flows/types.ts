@@ -1,3 +1,4 @@
+import { PICKER_FILE_FORMAT } from '@switchyard/contracts';
 import type { PathPart } from '@switchyard/plan';
 
 /**
@@ -82,7 +83,7 @@ export function portTypeOf(schema: unknown): PortType {
   const s = schema as Record<string, unknown>;
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : (s.type ?? impliedType(s));
   if (
-    s.format === 'switchyard-file' ||
+    s.format === PICKER_FILE_FORMAT ||
     s.format === 'fengyu-file' ||
     s.format === 'file' ||
     s['x-switchyard-file'] === true

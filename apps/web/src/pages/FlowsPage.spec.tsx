@@ -6,6 +6,7 @@ import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
 import FlowsPage, { FLOWS_PAGE_SIZE } from './FlowsPage';
+import { reply } from '../testing/reply';
 
 /** The library page against a mocked fetch: what it asks the server for, and what it shows. */
 
@@ -50,18 +51,6 @@ interface Sent {
   path: string;
   query: URLSearchParams;
   body: unknown;
-}
-
-function reply(status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    statusText: String(status),
-    headers: { get: () => 'application/json' },
-    text: () => Promise.resolve(text),
-    json: () => Promise.resolve(JSON.parse(text) as unknown),
-  };
 }
 
 /** A fake server holding `flows`: the list filters by q and pages; copy, delete and templates work. */

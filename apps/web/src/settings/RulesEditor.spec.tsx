@@ -6,6 +6,7 @@ import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
 import { RulesEditor } from './RulesEditor';
+import { reply } from '../testing/reply';
 
 /**
  * The rules editor against a mocked fetch (the unit-level boundary): what the server says about each
@@ -16,18 +17,6 @@ interface Sent {
   method: string;
   url: string;
   body: unknown;
-}
-
-function reply(status: number, body: unknown, type = 'application/json') {
-  const text = JSON.stringify(body);
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    statusText: String(status),
-    headers: { get: (h: string) => (h.toLowerCase() === 'content-type' ? type : null) },
-    text: () => Promise.resolve(text),
-    json: () => Promise.resolve(JSON.parse(text) as unknown),
-  };
 }
 
 const stored: PermissionSettings = {

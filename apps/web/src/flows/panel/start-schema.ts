@@ -1,4 +1,5 @@
 import { PICKER_FILE_FORMAT } from '@switchyard/contracts';
+import { portTypeOf } from '../types';
 
 /**
  * The start node's table of workflow inputs and the JSON Schema it stands for, both ways. A row keeps
@@ -43,23 +44,7 @@ export function rowKey(): string {
 }
 
 function kindOf(prop: Record<string, unknown>): InputKind {
-  const type = Array.isArray(prop['type']) ? prop['type'].find((t) => t !== 'null') : prop['type'];
-  if (prop['format'] === PICKER_FILE_FORMAT) return 'file';
-  switch (type) {
-    case 'string':
-      return 'text';
-    case 'number':
-    case 'integer':
-      return 'number';
-    case 'boolean':
-      return 'boolean';
-    case 'array':
-      return 'list';
-    case 'object':
-      return 'object';
-    default:
-      return 'any';
-  }
+  return portTypeOf(prop);
 }
 
 function shown(value: unknown): string {
