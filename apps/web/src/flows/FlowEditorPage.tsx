@@ -1,4 +1,4 @@
-import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
@@ -129,7 +129,8 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
 
   // The builder takes the whole window under the top bar (a class, not a :has() selector, which
   // would make every change inside the canvas re-check the page's style).
-  useEffect(() => {
+  // Before the first paint: the canvas must have its full size when xyflow first fits the view.
+  useLayoutEffect(() => {
     document.body.classList.add('full-workspace');
     return () => document.body.classList.remove('full-workspace');
   }, []);

@@ -1,4 +1,4 @@
-import { useCallback, useState, type DragEvent } from 'react';
+import { useCallback, useContext, useMemo, useRef, useState, type DragEvent } from 'react';
 import {
   applyEdgeChanges,
   applyNodeChanges,
@@ -28,6 +28,7 @@ import {
 import { kindOfNode, NODE_COLORS } from '../tokens';
 import type { FlowEditor } from '../useFlowEditor';
 import { GradientEdge } from './edges';
+import { CanvasInfoContext } from './store';
 import { FAR_ZOOM, NoteCard, StartCard, ToolCard } from './nodes';
 
 const nodeTypes = { tool: ToolCard, start: StartCard, note: NoteCard };
@@ -38,6 +39,51 @@ const GRID: [number, number] = [16, 16];
 
 function minimapColor(node: Node): string {
   return NODE_COLORS[kindOfNode(node.type, node.data?.tool as string | undefined)];
+}
+
+type ToolSourceOf = { tool(name: string | undefined): { source?: string } | undefined };
+
+/**
+ * The edges with their ends' colours (source → target gradient), the same objects and the same
+ * array while neither the edges nor the colours change: a drag moves nodes every frame, and xyflow
+ * updates its whole store whenever it is handed a new edge array.
+ */
+function useColouredEdges(
+  nodes: readonly EditorNode[],
+  edges: readonly EditorEdge[],
+  info: ToolSourceOf,
+): EditorEdge[] {
+  const last = useRef<{
+    list: EditorEdge[];
+    by: Map<string, { edge: EditorEdge; from: string; to: string; out: EditorEdge }>;
+  }>({
+    list: [],
+    by: new Map(),
+  });
+  return useMemo(() => {
+    const colour = new Map<string, string>();
+    for (const n of nodes) {
+      const tool = n.data['tool'] as string | undefined;
+      colour.set(n.id, NODE_COLORS[kindOfNode(n.type, tool, info.tool(tool)?.source as never)]);
+    }
+    const by = new Map<string, { edge: EditorEdge; from: string; to: string; out: EditorEdge }>();
+    let same = edges.length === last.current.list.length;
+    const list = edges.map((edge, i) => {
+      const from = colour.get(edge.source) ?? NODE_COLORS.tool;
+      const to = colour.get(edge.target) ?? NODE_COLORS.tool;
+      const hit = last.current.by.get(edge.id);
+      const out =
+        hit && hit.edge === edge && hit.from === from && hit.to === to
+          ? hit.out
+          : { ...edge, data: { ...edge.data, from, to } };
+      by.set(edge.id, { edge, from, to, out });
+      if (last.current.list[i] !== out) same = false;
+      return out;
+    });
+    if (same) return last.current.list;
+    last.current = { list, by };
+    return list;
+  }, [nodes, edges, info]);
 }
 
 /**
@@ -52,6 +98,8 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const [grid, setGrid] = useState(true);
   const { edit, live, beginGesture, endGesture } = editor;
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const info = useContext(CanvasInfoContext);
+  const edges = useColouredEdges(editor.doc.nodes, editor.doc.edges, info);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<EditorNode>[]) => {
@@ -111,7 +159,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
     >
       <ReactFlow<EditorNode, EditorEdge>
         nodes={editor.doc.nodes}
-        edges={editor.doc.edges}
+        edges={edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
         onNodesChange={onNodesChange}

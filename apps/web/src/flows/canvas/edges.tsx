@@ -1,18 +1,8 @@
 import { memo, useContext, useState } from 'react';
-import { BaseEdge, EdgeLabelRenderer, getBezierPath, useStore, type EdgeProps } from '@xyflow/react';
+import { BaseEdge, EdgeLabelRenderer, getBezierPath, type EdgeProps } from '@xyflow/react';
 import { useI18n } from '../../i18n/i18n';
-import { kindOfNode, NODE_COLORS } from '../tokens';
+import { NODE_COLORS } from '../tokens';
 import { CanvasInfoContext } from './store';
-
-/** The colour of a node's kind, read from the flow's own store (so an edge follows a node's tool). */
-function useNodeColor(id: string): string {
-  const info = useContext(CanvasInfoContext);
-  return useStore((s) => {
-    const node = s.nodeLookup.get(id);
-    const tool = node?.data?.tool as string | undefined;
-    return NODE_COLORS[kindOfNode(node?.type, tool, info.tool(tool)?.source)];
-  });
-}
 
 /** A bezier edge blending its source's colour into its target's, with a delete button on hover. */
 export const GradientEdge = memo(function GradientEdge(props: EdgeProps) {
@@ -21,8 +11,9 @@ export const GradientEdge = memo(function GradientEdge(props: EdgeProps) {
   const { t } = useI18n();
   const info = useContext(CanvasInfoContext);
   const [hover, setHover] = useState(false);
-  const from = useNodeColor(source);
-  const to = useNodeColor(target);
+  // The ends' colours come with the edge (FlowCanvas): a selector per edge would run on every
+  // store update of a drag, for every edge.
+  const { from, to } = (props.data ?? {}) as { from?: string; to?: string };
   const [path, labelX, labelY] = getBezierPath({
     sourceX,
     sourceY,
@@ -43,8 +34,8 @@ export const GradientEdge = memo(function GradientEdge(props: EdgeProps) {
           x2={targetX}
           y2={targetY}
         >
-          <stop offset="0%" stopColor={from} />
-          <stop offset="100%" stopColor={to} />
+          <stop offset="0%" stopColor={from ?? NODE_COLORS.tool} />
+          <stop offset="100%" stopColor={to ?? NODE_COLORS.tool} />
         </linearGradient>
       </defs>
       <BaseEdge
