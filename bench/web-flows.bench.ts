@@ -277,6 +277,8 @@ export async function runFlowBench(
     throw new Error(`creating the flow answered ${created.status}: ${created.text}`);
   const id = created.json['id'] as string;
   const all = 1 + STEPS + NOTES;
+  // The editor pastes only what its own owner copied.
+  const owner = ((await call('GET', '/api/me')).json['owner'] as { id: string }).id;
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.addInitScript((t) => {
@@ -328,12 +330,15 @@ export async function runFlowBench(
     );
 
     // 136 more tool nodes through the clipboard: 200 tool cards on the canvas.
-    await page.evaluate((clip) => {
-      (globalThis as unknown as FlowPageWindow).localStorage.setItem(
-        'switchyard.flow-clipboard',
-        JSON.stringify(clip),
-      );
-    }, clipOf(PASTED));
+    await page.evaluate(
+      (clip) => {
+        (globalThis as unknown as FlowPageWindow).localStorage.setItem(
+          'switchyard.flow-clipboard',
+          JSON.stringify(clip),
+        );
+      },
+      { owner, ...clipOf(PASTED) },
+    );
     await page.locator('.react-flow__pane').click({ position: { x: 10, y: 10 } });
     await page.keyboard.press('Control+v');
     await page

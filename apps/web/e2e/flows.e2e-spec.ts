@@ -28,6 +28,7 @@ describe('flow builder (browser)', () => {
   let browser: Browser;
   let context: BrowserContext;
   let alice: string;
+  let bob: string;
   let base: string;
   const problems: PageProblems[] = [];
 
@@ -112,6 +113,7 @@ describe('flow builder (browser)', () => {
     platform = await Platform.start('flows');
     base = platform.url;
     alice = await platform.token('alice');
+    bob = await platform.token('bob');
     browser = await launchChromium();
   });
 
@@ -383,6 +385,34 @@ describe('flow builder (browser)', () => {
       ms: 0,
       value: '{{node.a.result}}',
     });
+
+    // The clipboard is the owner's: signing out forgets it, and a clip left by another owner is
+    // not pasted (put back here as if the sign-out had not happened).
+    type Storage = {
+      localStorage: { getItem(k: string): string | null; setItem(k: string, v: string): void };
+    };
+    const KEY = 'switchyard.flow-clipboard';
+    const alicesClip = await page.evaluate(
+      (k) => (globalThis as unknown as Storage).localStorage.getItem(k),
+      KEY,
+    );
+    expect(alicesClip).toContain('"nodes"');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    expect(
+      await page.evaluate((k) => (globalThis as unknown as Storage).localStorage.getItem(k), KEY),
+    ).toBeNull();
+    await signIn(page, `${base}/flows/new`, bob);
+    await page.locator('.react-flow__node-start').waitFor();
+    await page.evaluate(
+      ([k, v]) => (globalThis as unknown as Storage).localStorage.setItem(k as string, v as string),
+      [KEY, alicesClip],
+    );
+    await page.locator('.react-flow__pane').click({ position: { x: 20, y: 20 } });
+    await page.keyboard.press('Control+v');
+    await page.getByRole('button', { name: 'Paste' }).click();
+    expect(await nodeIds(page)).toEqual(['start']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, `${base}/flows`, alice);
 
     // A plan made by a model or the API has no layout: it opens laid out, levels left to right.
     const steps = Array.from({ length: 64 }, (_, i) => ({

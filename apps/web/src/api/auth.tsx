@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Routes, type Me, type Permission } from '@switchyard/contracts';
 import { ApiError, call, onUnauthenticated, tokenStore } from './client';
+import { forgetClip } from '../flows/clipboard';
 
 interface Auth {
   readonly token: string | null;
@@ -30,6 +31,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const signOut = useCallback(
     (reason?: 'rejected') => {
       tokenStore.clear();
+      forgetClip();
       setToken(null);
       setEnded(reason ?? null);
       queries.clear();

@@ -3,6 +3,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
 import { Routes, type ToolDescriptor, type Workflow } from '@switchyard/contracts';
+import { useAuth } from '../api/auth';
 import { ApiError, call } from '../api/client';
 import type { MessageKey } from '../i18n/en';
 import { useI18n } from '../i18n/i18n';
@@ -12,6 +13,7 @@ import { ErrorNote, Loading } from '../ui/bits';
 import { CanvasInfo, CanvasInfoContext } from './canvas/store';
 import { FlowCanvas } from './canvas/FlowCanvas';
 import { checkFlow, fromFieldIssue, issuesByNode, type FlowIssue } from './check';
+import { readClip, writeClip } from './clipboard';
 import { ConflictDialog } from './ConflictDialog';
 import {
   addNote,
@@ -26,7 +28,6 @@ import {
   paste,
   removeElements,
   updateNodeData,
-  type Clip,
   type FlowDoc,
 } from './doc';
 import { FlowSidePanel } from './FlowSidePanel';
@@ -39,7 +40,6 @@ import { useLeaveGuard } from './useLeaveGuard';
 import { useLiveRun } from './useLiveRun';
 import { VersionsDrawer } from './VersionsDrawer';
 
-const CLIP_KEY = 'switchyard.flow-clipboard';
 const PASTE_OFFSET = { x: 40, y: 40 };
 
 /** `/flows/:flowId` (and `/flows/new`): the flow builder. */
@@ -106,6 +106,7 @@ function isTyping(target: EventTarget | null): boolean {
 
 function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: readonly ToolDescriptor[] }) {
   const { t } = useI18n();
+  const { me } = useAuth();
   const navigate = useNavigate();
   const queries = useQueryClient();
   const flow = useReactFlow();
@@ -295,23 +296,18 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     () => new Set(doc.nodes.filter((n) => n.selected).map((n) => n.id)),
     [doc.nodes],
   );
+  const owner = me?.owner.id ?? '';
   const copy = useCallback(() => {
     const clip = copyOf(
       docRef.current,
       new Set(docRef.current.nodes.filter((n) => n.selected).map((n) => n.id)),
     );
-    if (clip) localStorage.setItem(CLIP_KEY, JSON.stringify(clip));
-  }, []);
+    if (clip) writeClip(owner, clip);
+  }, [owner]);
   const pasteClip = useCallback(() => {
-    let clip: Clip | undefined;
-    try {
-      clip = JSON.parse(localStorage.getItem(CLIP_KEY) ?? 'null') as Clip | undefined;
-    } catch {
-      clip = undefined;
-    }
-    if (!clip?.nodes?.length) return;
-    edit((d) => paste(d, clip, PASTE_OFFSET).doc);
-  }, [edit]);
+    const clip = readClip(owner);
+    if (clip) edit((d) => paste(d, clip, PASTE_OFFSET).doc);
+  }, [edit, owner]);
   const removeSelected = useCallback(
     () =>
       edit((d) =>
