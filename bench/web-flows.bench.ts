@@ -11,8 +11,7 @@ import type { Browser, Page } from 'playwright-core';
  *             each delete and undo of a node.
  *   interact: then 136 more tool nodes are pasted in (200 tool cards, 336 nodes: heavier than
  *             required) and every frame interval (requestAnimationFrame) is recorded while the mouse
- *             pans the canvas, the wheel zooms in and out, and a node is dragged; the longest frame
- *             (FLOW_BENCH_FRAMES=1 adds every interval of the drag and the zoom to the result).
+ *             pans the canvas, the wheel zooms in and out, and a node is dragged; the longest frame.
  *   rawPeer:  the same cards as plain divs moved by bare DOM code, same gestures, same browser:
  *             the floor of this machine, and the builder's frames as ratios of it.
  */
@@ -391,8 +390,6 @@ export async function runFlowBench(
         panMaxFrameMs: worst(pan),
         zoomMaxFrameMs: worst(zoom),
         dragMaxFrameMs: worst(drag),
-        dragFramesMs: process.env['FLOW_BENCH_FRAMES'] ? drag.map(r1) : undefined,
-        zoomFramesMs: process.env['FLOW_BENCH_FRAMES'] ? zoom.map(r1) : undefined,
         frames: pan.length + zoom.length + drag.length,
         goal: 'no frame over 33 ms while panning, zooming and dragging a node',
         goalMet: maxFrame <= 33,

@@ -68,26 +68,19 @@ export default function FlowsPage() {
     <section className="flows-page">
       <PageHeader title={t('flows.title')} actions={newFlow} />
       <div role="tablist" className="tabs" aria-label={t('flows.title')}>
-        <button
-          type="button"
-          role="tab"
-          id="flows-tab-mine"
-          aria-controls="flows-panel"
-          aria-selected={view === 'mine'}
-          onClick={() => setView('mine')}
-        >
-          {t('flows.tab.mine')}
-        </button>
-        <button
-          type="button"
-          role="tab"
-          id="flows-tab-templates"
-          aria-controls="flows-panel"
-          aria-selected={view === 'templates'}
-          onClick={() => setView('templates')}
-        >
-          {t('flows.tab.templates')}
-        </button>
+        {(['mine', 'templates'] as const).map((tab) => (
+          <button
+            key={tab}
+            type="button"
+            role="tab"
+            id={`flows-tab-${tab}`}
+            aria-controls="flows-panel"
+            aria-selected={view === tab}
+            onClick={() => setView(tab)}
+          >
+            {t(`flows.tab.${tab}`)}
+          </button>
+        ))}
       </div>
       <div role="tabpanel" id="flows-panel" aria-labelledby={`flows-tab-${view}`}>
         {view === 'mine' ? (

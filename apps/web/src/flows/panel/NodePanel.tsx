@@ -7,6 +7,7 @@ import { nodeSource, type ToolWithOutput } from './fields';
 import { InputField } from './InputField';
 import { JsonTree } from './JsonTree';
 import { ReferenceTree } from './ReferenceTree';
+import { IssueList } from './IssueList';
 
 export interface PanelIssue {
   /** Relative to the node's data: `arguments.x`, `arguments.x.y`, `retry`, `tool`… */
@@ -138,15 +139,7 @@ export function NodePanel({
             {t('flow.node.unknownTool', { tool: data.tool })}
           </div>
         )}
-        {general.length ? (
-          <ul className="field-error" role="alert">
-            {general.map((i, k) => (
-              <li key={k}>
-                {i.path ? <code>{i.path}</code> : null} {i.message}
-              </li>
-            ))}
-          </ul>
-        ) : null}
+        <IssueList issues={general} />
 
         <label htmlFor={`${id}-label`}>{t('flow.node.label')}</label>
         <input

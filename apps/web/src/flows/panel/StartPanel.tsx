@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useI18n } from '../../i18n/i18n';
 import type { PanelIssue } from './NodePanel';
 import { INPUT_KINDS, newRow, rowProblems, rowsOf, schemaOf, type InputRow } from './start-schema';
+import { IssueList } from './IssueList';
 
 interface Props {
   /** The workflow's input schema (`{ type: 'object', properties, required }`). */
@@ -96,15 +97,7 @@ export function StartPanel({ inputSchema, onChange, issues = [], onClose }: Prop
             </button>
           ))}
         </div>
-        {general.length ? (
-          <ul className="field-error" role="alert">
-            {general.map((i, k) => (
-              <li key={k}>
-                {i.path ? <code>{i.path}</code> : null} {i.message}
-              </li>
-            ))}
-          </ul>
-        ) : null}
+        <IssueList issues={general} />
         {tab === 'table' ? (
           <div id={`${id}-table`} role="tabpanel">
             {rows.length ? (
