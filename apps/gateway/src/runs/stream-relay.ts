@@ -54,8 +54,13 @@ export class StreamRelay {
       res.end();
     };
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
+    // A caller that resumes at the newest event of a finished run is ended at once, without frames.
     const send = (e: RunEvent, newest: boolean) => {
-      if (done || e.seq <= lastSent) return;
+      if (done) return;
+      if (e.seq <= lastSent) {
+        if (newest && e.seq === lastSent && isTerminalRunEvent(e)) finish();
+        return;
+      }
       // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
       if (!corked) {
         corked = true;
@@ -69,10 +74,10 @@ export class StreamRelay {
       lastSent = e.seq;
       if (newest && isTerminalRunEvent(e)) finish();
     };
-    const catchUp = async () => {
-      for (;;) {
+    const catchUp = async (from = lastSent) => {
+      for (let after = from; ; after = lastSent) {
         if (done) return;
-        const page = await this.events.readAfter(runId, lastSent, PAGE);
+        const page = await this.events.readAfter(runId, after, PAGE);
         page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
         if (page.length < PAGE) return;
       }
@@ -102,6 +107,8 @@ export class StreamRelay {
       }),
     );
     if (done) return unsubscribe(); // the client left while subscribing
-    enqueue(catchUp);
+    // The first read starts one event early: the event the caller already has tells whether the
+    // run had ended there.
+    enqueue(() => catchUp(Math.max(afterSeq - 1, 0)));
   }
 }

@@ -198,6 +198,27 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     ]);
   });
 
+  it("ends at once for a caller that resumes at a finished run's last event, and waits past an earlier one", async () => {
+    const run = await events.createRun(ownerId, 'finished before the stream');
+    await emit(run, started, tokenEvent('x'), complete);
+    const atEnd = await openStream(url(run, '&lastEventId=3'), { 'x-switchyard-token': token });
+    await atEnd.reading;
+    expect(atEnd.ended()).toBe(true);
+    expect(atEnd.frames).toEqual([]);
+    // Resumed before the end: the rest is sent, then the stream ends as usual.
+    const before = await openStream(url(run, '&lastEventId=2'), { 'x-switchyard-token': token });
+    await before.reading;
+    expect(before.frames.map((f) => f.event)).toEqual(['complete']);
+    // At a terminal event that is not the newest (the run was resumed), the stream stays open.
+    await emit(run, { type: 'resumed', data: { from: 'completed', reusedSteps: [] } });
+    const resumed = await openStream(url(run, '&lastEventId=3'), { 'x-switchyard-token': token });
+    await waitFor(() => resumed.frames.length === 1, 5_000, 20);
+    expect(resumed.ended()).toBe(false);
+    await emit(run, complete);
+    await resumed.reading;
+    expect(resumed.frames.map((f) => f.event)).toEqual(['resumed', 'complete']);
+  });
+
   it('serves many streams of one run from one subscription, each complete and in order', async () => {
     const run = await events.createRun(ownerId, 'fan out');
     const streams = await Promise.all(

@@ -1,3 +1,4 @@
+import { isTerminalRunEvent } from '@switchyard/contracts';
 import type {
   AgentPlan,
   ErrorCode,
@@ -225,8 +226,11 @@ export function viewOf(detail: RunDetail): RunView {
   view.goal = detail.goal;
   view.status = detail.status;
   for (const e of detail.events) applyEvent(view, e);
-  // The log in the detail may be cut: the plan and status from the row are authoritative.
-  view.status = detail.status;
+  // The log in the detail may be cut: the plan and status from the row are authoritative, unless
+  // the whole log ends with the run's end (the row and the log are read one after the other, so a
+  // run that finished in between shows its end in the log first).
+  const last = detail.events.at(-1);
+  if (detail.eventsTruncated || !last || !isTerminalRunEvent(last)) view.status = detail.status;
   if (detail.plan && !view.plan) {
     view.plan = detail.plan;
     view.steps = stepsOf(detail.plan, view.steps);
