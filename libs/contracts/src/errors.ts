@@ -16,6 +16,7 @@ export const ErrorCode = z.enum([
   'model_not_configured',
   'unavailable',
   'timeout',
+  'budget_exceeded',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
@@ -92,6 +93,7 @@ export function isTransient(code: ErrorCode): boolean {
     case 'payload_too_large':
     case 'tool_failed':
     case 'model_not_configured':
+    case 'budget_exceeded':
     case 'internal':
       return false;
     default:
@@ -123,6 +125,8 @@ export function httpStatusFor(code: ErrorCode): number {
       return 503;
     case 'timeout':
       return 504;
+    case 'budget_exceeded':
+      return 422;
     case 'internal':
       return 500;
     default:

@@ -57,6 +57,37 @@ export const RunLimits = z
   .strict();
 export type RunLimits = z.infer<typeof RunLimits>;
 
+/**
+ * Optional ceilings on one run or one chat turn (no anchor has them). Crossing one stops the work
+ * cleanly with `budget_exceeded`, naming the limit; the figures spent are kept with the run or turn.
+ */
+export const Budget = z
+  .object({
+    maxTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .optional()
+      .describe('model tokens, prompt and answer'),
+    maxToolCalls: z.number().int().min(1).max(10_000).optional(),
+    maxWallMs: z.number().int().min(1).max(86_400_000).optional().describe('wall time from the start'),
+  })
+  .strict();
+export type Budget = z.infer<typeof Budget>;
+
+/** What a run or a chat turn has spent, beside its budget. */
+export const BudgetUsage = z.object({
+  tokens: z.number().int().min(0),
+  toolCalls: z.number().int().min(0),
+  wallMs: z.number().min(0),
+});
+export type BudgetUsage = z.infer<typeof BudgetUsage>;
+
+/** Which limit was crossed (`details.limit` of a `budget_exceeded` error). */
+export const BudgetLimit = z.enum(['maxTokens', 'maxToolCalls', 'maxWallMs']);
+export type BudgetLimit = z.infer<typeof BudgetLimit>;
+
 export const CapabilityMode = z.enum(['read-write', 'read-only']);
 export type CapabilityMode = z.infer<typeof CapabilityMode>;
 

@@ -13,6 +13,7 @@ const TITLES: Record<ErrorCode, string> = {
   model_not_configured: 'Model not configured',
   unavailable: 'Service unavailable',
   timeout: 'Timed out',
+  budget_exceeded: 'Budget exceeded',
   internal: 'Internal error',
 };
 
