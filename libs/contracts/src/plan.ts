@@ -68,6 +68,7 @@ export const PlanIssue = z.object({
     'retry_not_allowed',
     'multiple_starts',
     'edge_into_start',
+    'unknown_node',
   ]),
   message: z.string(),
 });

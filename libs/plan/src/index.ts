@@ -5,3 +5,4 @@ export * from './compile';
 export * from './inputs';
 export * from './refusal';
 export * from './result-value';
+export * from './flow-assistant';
