@@ -216,6 +216,25 @@ describe('flow builder (browser)', () => {
     // The toolbar's buttons do the same as the keys.
     await undo.click();
     expect(await page.locator('.react-flow__node-tool').count()).toBe(49);
+
+    // A drag moves the card under the pointer on every frame and is one undo step when it ends.
+    const top = (await nodeIds(page)).filter((id) => id !== 'start').at(-1) as string;
+    const box = await card(page, top).boundingBox();
+    if (!box) throw new Error('the card is not drawn');
+    const from = (await positions(page))[top];
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2 + 90, { steps: 12 });
+    await page.mouse.up();
+    const to = (await positions(page))[top];
+    expect(to?.x).toBeGreaterThan(from?.x ?? Infinity);
+    expect(to?.y).toBeGreaterThan(from?.y ?? Infinity);
+    await page.keyboard.press('Control+z');
+    await waitFor(async () => (await positions(page))[top]?.x === from?.x);
+    expect((await positions(page))[top]).toEqual(from);
+    expect(await page.locator('.react-flow__node-tool').count()).toBe(49);
+    await page.keyboard.press('Control+Shift+z');
+    await waitFor(async () => (await positions(page))[top]?.x === to?.x);
   });
 
   it('flags an unknown reference before saving, and shows the server refusing an undeclared input on its node', async () => {

@@ -9,18 +9,23 @@ import {
   proposeFlowEdit,
 } from './flow-assistant';
 
-const tool = (name: string, required: string[], effect: ToolDescriptor['effect'] = 'read'): ToolDescriptor =>
-  ({
-    name,
-    description: `${name} does things`,
-    effect,
-    inputSchema: {
-      type: 'object',
-      properties: Object.fromEntries(required.map((r) => [r, {}])),
-      required,
-    },
-    outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
-  }) as ToolDescriptor;
+const tool = (
+  name: string,
+  required: string[],
+  effect: ToolDescriptor['effect'] = 'read',
+): ToolDescriptor => ({
+  name,
+  description: `${name} does things`,
+  effect,
+  inputSchema: {
+    type: 'object',
+    properties: Object.fromEntries(required.map((r) => [r, {}])),
+    required,
+  },
+  outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+  idempotent: effect === 'read',
+  source: 'builtin',
+});
 
 const TOOLS = [
   tool('read_file', ['filePath']),

@@ -100,14 +100,48 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   const info = useContext(CanvasInfoContext);
   const edges = useColouredEdges(editor.doc.nodes, editor.doc.edges, info);
+  // A drag in progress moves the nodes here only: handing every frame to the editor would redraw
+  // the whole builder (panel, toolbar, dock) per frame. The drag's last change, which xyflow sends
+  // with `dragging: false` and the final positions, goes to the editor, and the drag ends in one
+  // undo step as before.
+  const [dragged, setDragged] = useState<EditorNode[] | null>(null);
+  const docNodes = useRef(editor.doc.nodes);
+  docNodes.current = editor.doc.nodes;
+  const draggedNow = useRef<EditorNode[] | null>(null);
+  const drag = useCallback((nodes: EditorNode[] | null) => {
+    draggedNow.current = nodes;
+    setDragged(nodes);
+  }, []);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<EditorNode>[]) => {
       const kept = changes.filter((c) => c.type !== 'remove');
-      if (kept.length) live((doc) => ({ ...doc, nodes: applyNodeChanges(kept, doc.nodes) }));
+      if (!kept.length) return;
+      if (kept.every((c) => c.type === 'position' && c.dragging === true)) {
+        drag(applyNodeChanges(kept, draggedNow.current ?? docNodes.current));
+        return;
+      }
+      drag(null);
+      live((doc) => ({ ...doc, nodes: applyNodeChanges(kept, doc.nodes) }));
     },
-    [live],
+    [live, drag],
   );
+  // Should a drag stop without its closing change, the positions it reached are kept all the same.
+  const stopDrag = useCallback(() => {
+    const moved = draggedNow.current;
+    if (moved) {
+      const at = new Map(moved.map((n) => [n.id, n.position]));
+      live((doc) => ({
+        ...doc,
+        nodes: doc.nodes.map((n) => {
+          const p = at.get(n.id);
+          return p && p !== n.position ? { ...n, position: p } : n;
+        }),
+      }));
+      drag(null);
+    }
+    endGesture();
+  }, [live, drag, endGesture]);
   const onEdgesChange = useCallback(
     (changes: EdgeChange<EditorEdge>[]) => {
       const kept = changes.filter((c) => c.type !== 'remove');
@@ -158,7 +192,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
       data-testid="flow-canvas"
     >
       <ReactFlow<EditorNode, EditorEdge>
-        nodes={editor.doc.nodes}
+        nodes={dragged ?? editor.doc.nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
@@ -168,9 +202,9 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
         isValidConnection={isValidConnection}
         onDelete={onDelete}
         onNodeDragStart={beginGesture}
-        onNodeDragStop={endGesture}
+        onNodeDragStop={stopDrag}
         onSelectionDragStart={beginGesture}
-        onSelectionDragStop={endGesture}
+        onSelectionDragStop={stopDrag}
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
         deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
