@@ -2,7 +2,7 @@ import { useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, use
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { Routes, type ToolDescriptor, type Workflow } from '@switchyard/contracts';
+import { Routes, type FlowProposal, type ToolDescriptor, type Workflow } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
 import { ApiError, call } from '../api/client';
 import type { MessageKey } from '../i18n/en';
@@ -33,6 +33,8 @@ import {
 import { FlowSidePanel } from './FlowSidePanel';
 import { Icon } from './icons';
 import { Palette } from './Palette';
+import { applyToDoc, previewOf } from './proposal';
+import { ProposalBar } from './ProposalBar';
 import { RunFlowDialog } from './RunFlowDialog';
 import { RunDock } from './RunDock';
 import { useFlowEditor } from './useFlowEditor';
@@ -208,8 +210,8 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
 
   /** Saves the flow; resolves to the saved workflow, or undefined when the save was refused. */
   const save = useCallback(
-    async (asCopy = false): Promise<Workflow | undefined> => {
-      const sent = docRef.current;
+    async (asCopy = false, doc?: FlowDoc): Promise<Workflow | undefined> => {
+      const sent = doc ?? docRef.current;
       const body = {
         name: asCopy ? t('flow.copyName', { name: meta.name }) : meta.name,
         description: meta.description,
@@ -249,6 +251,31 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     },
     [adopt, editor, meta, queries, t],
   );
+
+  // A proposal under review (from the assistant): drawn on the canvas until applied or dismissed.
+  const [proposal, setProposal] = useState<{ proposal: FlowProposal; problem?: string }>();
+  const preview = useMemo(() => (proposal ? previewOf(doc, proposal.proposal) : undefined), [doc, proposal]);
+  const applyProposal = useCallback(async () => {
+    if (!proposal) return;
+    const out = applyToDoc(docRef.current, meta.id ? meta.revision : undefined, proposal.proposal);
+    if (!out.ok) {
+      const problem = out.stale
+        ? t('proposal.stale', { reason: out.reason })
+        : t('proposal.refused', { reason: out.reason });
+      setProposal({ ...proposal, problem });
+      return;
+    }
+    // Checked as any edit is before it is saved; a proposal that does not pass stays under review.
+    const found = checkFlow(out.doc, tools);
+    if (found.length) {
+      setProposal({ ...proposal, problem: t('proposal.refused', { reason: found[0]?.message ?? '' }) });
+      return;
+    }
+    edit(() => out.doc);
+    const saved = await save(false, out.doc);
+    if (saved) setProposal(undefined);
+    else setProposal({ ...proposal, problem: t('proposal.refused', { reason: t('proposal.invalid') }) });
+  }, [edit, meta.id, meta.revision, proposal, save, t, tools]);
 
   const saveIfNeeded = useCallback(
     async () => (dirty || meta.id === null ? save() : (workflow ?? undefined)),
@@ -477,7 +504,18 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
         ) : null}
         <div className="flow-body">
           <Palette tools={tools} onAdd={addTool} onAddNote={addNoteHere} />
-          <FlowCanvas editor={editor} />
+          <div className="flow-stage">
+            {proposal ? (
+              <ProposalBar
+                proposal={proposal.proposal}
+                problem={proposal.problem}
+                busy={busy !== undefined}
+                onApply={() => void applyProposal()}
+                onDismiss={() => setProposal(undefined)}
+              />
+            ) : null}
+            <FlowCanvas editor={editor} preview={preview} />
+          </div>
           {selectedNode ? (
             <FlowSidePanel
               key={selectedNode.id}

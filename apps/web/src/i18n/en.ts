@@ -1,3 +1,4 @@
+import { assistantEn } from './assistant';
 import { flowEditorEn } from './flow-editor';
 
 /** English UI strings: the source; every other language has exactly these keys. */
@@ -570,6 +571,7 @@ export const en = {
   'error.code.timeout': 'It took too long',
   'error.code.internal': 'Something went wrong on the server',
   ...flowEditorEn,
+  ...assistantEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

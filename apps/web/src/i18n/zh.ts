@@ -1,4 +1,5 @@
 import type { MessageKey } from './en';
+import { assistantZh } from './assistant';
 import { flowEditorZh } from './flow-editor';
 
 /** 简体中文界面文字：与英文完全相同的键（缺一个键，类型检查就不通过）。 */
@@ -557,4 +558,5 @@ export const zh: Record<MessageKey, string> = {
   'error.code.timeout': '超时',
   'error.code.internal': '服务器出错了',
   ...flowEditorZh,
+  ...assistantZh,
 };

@@ -24,6 +24,7 @@ import {
   removeElements,
   type EditorEdge,
   type EditorNode,
+  type FlowDoc,
 } from '../doc';
 import { kindOfNode, NODE_COLORS } from '../tokens';
 import type { FlowEditor } from '../useFlowEditor';
@@ -91,7 +92,17 @@ function useColouredEdges(
  * undo step each; a drag or resize is one step when it ends); selection and the drag in progress
  * change the present only. Delete/Backspace remove the selection as one step.
  */
-export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; readOnly?: boolean }) {
+export function FlowCanvas({
+  editor,
+  readOnly: locked = false,
+  preview,
+}: {
+  editor: FlowEditor;
+  readOnly?: boolean;
+  /** A proposal under review: drawn instead of the document, and nothing on it can be edited. */
+  preview?: FlowDoc;
+}) {
+  const readOnly = locked || preview !== undefined;
   const { t } = useI18n();
   const flow = useReactFlow();
   const [snap, setSnap] = useState(true);
@@ -99,7 +110,8 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const { edit, live, beginGesture, endGesture } = editor;
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   const info = useContext(CanvasInfoContext);
-  const edges = useColouredEdges(editor.doc.nodes, editor.doc.edges, info);
+  const shown = preview ?? editor.doc;
+  const edges = useColouredEdges(shown.nodes, shown.edges, info);
   // A drag in progress moves the nodes here only: handing every frame to the editor would redraw
   // the whole builder (panel, toolbar, dock) per frame. The drag's last change, which xyflow sends
   // with `dragging: false` and the final positions, goes to the editor, and the drag ends in one
@@ -108,6 +120,8 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const docNodes = useRef(editor.doc.nodes);
   docNodes.current = editor.doc.nodes;
   const draggedNow = useRef<EditorNode[] | null>(null);
+  const previewing = useRef(false);
+  previewing.current = preview !== undefined;
   const drag = useCallback((nodes: EditorNode[] | null) => {
     draggedNow.current = nodes;
     setDragged(nodes);
@@ -116,7 +130,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const onNodesChange = useCallback(
     (changes: NodeChange<EditorNode>[]) => {
       const kept = changes.filter((c) => c.type !== 'remove');
-      if (!kept.length) return;
+      if (!kept.length || previewing.current) return;
       if (kept.every((c) => c.type === 'position' && c.dragging === true)) {
         drag(applyNodeChanges(kept, draggedNow.current ?? docNodes.current));
         return;
@@ -145,7 +159,8 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
   const onEdgesChange = useCallback(
     (changes: EdgeChange<EditorEdge>[]) => {
       const kept = changes.filter((c) => c.type !== 'remove');
-      if (kept.length) live((doc) => ({ ...doc, edges: applyEdgeChanges(kept, doc.edges) }));
+      if (kept.length && !previewing.current)
+        live((doc) => ({ ...doc, edges: applyEdgeChanges(kept, doc.edges) }));
     },
     [live],
   );
@@ -192,7 +207,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
       data-testid="flow-canvas"
     >
       <ReactFlow<EditorNode, EditorEdge>
-        nodes={dragged ?? editor.doc.nodes}
+        nodes={preview?.nodes ?? dragged ?? editor.doc.nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
@@ -207,6 +222,7 @@ export function FlowCanvas({ editor, readOnly = false }: { editor: FlowEditor; r
         onSelectionDragStop={stopDrag}
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
+        elementsSelectable={preview === undefined}
         deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
         selectNodesOnDrag={false}
