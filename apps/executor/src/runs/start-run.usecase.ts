@@ -6,6 +6,7 @@ import {
   RunConfig,
   type AgentPlan,
   type BatchBody,
+  type PlanIssue,
   type StartRunBody,
   type ToolDescriptor,
 } from '@switchyard/contracts';
@@ -14,7 +15,14 @@ import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
-import { RunLauncher, type BeforeWork, type Launch, type RunOrigin } from './run-launcher';
+import {
+  RunLauncher,
+  toolsOf,
+  type BeforeWork,
+  type Launch,
+  type RunAgent,
+  type RunOrigin,
+} from './run-launcher';
 
 /** A saved workflow's plan to run, its inputs checked by the caller. */
 export interface WorkflowLaunch {
@@ -104,21 +112,29 @@ export class StartRun {
     );
   }
 
-  /** The one preparation of a run from a start body: its config, inputs and plan, checked. */
+  /**
+   * The one preparation of a run from a start body: its config, inputs and plan, checked. With an
+   * agent, its model settings win over the config's, and the catalog is its tool set.
+   */
   private async prepare(
     body: StartRunBody,
-    tools: ReadonlyMap<string, ToolDescriptor>,
+    catalog: ReadonlyMap<string, ToolDescriptor>,
     ctx: CallContext,
     readOnly: boolean,
     batchId: string | undefined,
   ): Promise<Launch> {
+    const agent = body.agentId !== undefined ? await this.launcher.agent(body.agentId, ctx) : undefined;
+    const tools = toolsOf(catalog, agent);
+    const model = agent ? { ...body.config.model, ...agent.modelSettings } : body.config.model;
     const config: RunConfig = {
       ...body.config,
+      ...(model && Object.keys(model).length ? { model } : {}),
       capabilityMode: readOnly ? 'read-only' : body.config.capabilityMode,
     };
     const inputs: Record<string, unknown> = { ...body.inputs, ...(body.files ? { files: body.files } : {}) };
     let plan: AgentPlan | undefined;
     if (body.workflow !== undefined) {
+      if (agent) refuseOutsideToolSet(body.workflow, catalog, agent);
       const checked = validatePlan(body.workflow, { tools, inputNames: Object.keys(inputs), readOnly });
       if (!checked.ok) throw planRefusal('the workflow is not valid', checked.issues);
       plan = checked.plan;
@@ -133,7 +149,32 @@ export class StartRun {
       tools,
       ...(plan ? { plan } : {}),
       ...(batchId ? { batchId } : {}),
+      ...(agent ? { agent } : {}),
       created: { source: plan ? 'workflow' : 'goal', ...(batchId ? { batchId } : {}) },
     };
   }
+}
+
+/**
+ * A supplied plan with a step whose tool is in the catalog but not in the agent's tool set is
+ * refused naming the step and the tool (plain validation would only say the tool is unknown).
+ */
+function refuseOutsideToolSet(
+  workflow: unknown,
+  catalog: ReadonlyMap<string, ToolDescriptor>,
+  agent: RunAgent,
+): void {
+  const steps = (workflow as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return;
+  const issues: PlanIssue[] = [];
+  steps.forEach((step: unknown, i) => {
+    const { id, tool } = (step ?? {}) as { id?: unknown; tool?: unknown };
+    if (typeof tool !== 'string' || !catalog.has(tool) || agent.toolNames.has(tool)) return;
+    issues.push({
+      path: `$.steps[${i}].tool`,
+      code: 'unknown_tool',
+      message: `step ${String(id)} uses ${tool}, which is not in the tool set of agent ${agent.id} (${agent.name})`,
+    });
+  });
+  if (issues.length) throw planRefusal("the workflow uses tools outside the agent's tool set", issues);
 }
