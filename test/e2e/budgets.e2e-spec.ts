@@ -195,6 +195,29 @@ describe('run budgets and agents end to end', () => {
       expect((await detail(runId)).usage).toMatchObject({ tokens: 420, toolCalls: 1 });
     });
 
+    it('a saved workflow run by hand takes a budget too', async () => {
+      const wf = await call('POST', '/api/workflows', alice, {
+        name: 'two waits',
+        inputSchema: { type: 'object', properties: {} },
+        plan: { steps: [wait('a', 0), wait('b', 0, ['a'])] },
+      });
+      expect(wf.status).toBe(201);
+      const started = await call('POST', `/api/workflows/${wf.json['id'] as string}/run`, alice, {
+        permissionMode: 'full-access',
+        planApproval: false,
+        budget: { maxToolCalls: 1 },
+      });
+      expect(started.status).toBe(200);
+      const runId = started.json['runId'] as string;
+      const s = await stream(runId);
+      await s.reading;
+      expect(s.frames[s.frames.length - 1]?.data).toMatchObject({
+        type: 'error',
+        data: { code: 'budget_exceeded', details: { limit: 'maxToolCalls' } },
+      });
+      expect(await detail(runId)).toMatchObject({ budget: { maxToolCalls: 1 }, usage: { toolCalls: 1 } });
+    });
+
     it('refuses budgets out of range', async () => {
       for (const budget of [{ maxToolCalls: 0 }, { maxWallMs: -1 }, { maxTokens: 1.5 }, { maxSteps: 3 }]) {
         const res = await call('POST', '/api/agent/run', alice, {
@@ -238,6 +261,29 @@ describe('run budgets and agents end to end', () => {
       const run = await detail(runId);
       expect(run.agentId).toBe(waiter);
       expect(run.config).toMatchObject({ model: { model: 'fake-waiter' } });
+    });
+
+    it('a fork of an agent run keeps the agent and its tool set', async () => {
+      const source = await runToEnd({
+        agentId: waiter,
+        workflow: { steps: [wait('a', 0)] },
+        config: noReview,
+      });
+      const forked = await call('POST', `/api/agent/runs/${source.runId}/fork`, alice);
+      expect(forked.status).toBe(200);
+      const runId = forked.json['runId'] as string;
+      const s = await stream(runId);
+      await s.next('plan_approval_requested');
+      expect((await detail(runId)).agentId).toBe(waiter);
+      // An edit at the gate is held to the agent's tool set.
+      const edit = await call('POST', `/api/agent/${runId}/approve`, alice, {
+        steps: [{ id: 'peek', tool: 'read_file', arguments: { filePath: 'x.txt' } }],
+      });
+      expect(edit.status).toBe(400);
+      expect(edit.json['errors']).toEqual([
+        expect.objectContaining({ message: expect.stringContaining('no tool named read_file') }),
+      ]);
+      expect((await call('POST', `/api/agent/${runId}/cancel`, alice)).status).toBe(200);
     });
 
     it('without an agent the model is offered the whole catalog', async () => {
