@@ -134,9 +134,15 @@ export class StartRun {
     const inputs: Record<string, unknown> = { ...body.inputs, ...(body.files ? { files: body.files } : {}) };
     let plan: AgentPlan | undefined;
     if (body.workflow !== undefined) {
-      if (agent) refuseOutsideToolSet(body.workflow, catalog, agent);
-      const checked = validatePlan(body.workflow, { tools, inputNames: Object.keys(inputs), readOnly });
+      // Checked against the whole catalog, then held to the agent's set: a step outside it is
+      // refused by name, not as an unknown tool.
+      const checked = validatePlan(body.workflow, {
+        tools: catalog,
+        inputNames: Object.keys(inputs),
+        readOnly,
+      });
       if (!checked.ok) throw planRefusal('the workflow is not valid', checked.issues);
+      if (agent) refuseOutsideToolSet(checked.plan, agent);
       plan = checked.plan;
     } else {
       await this.bus.call(Rpc.planner.checkModel, config.model ? { model: config.model } : {}, { ctx });
@@ -155,26 +161,18 @@ export class StartRun {
   }
 }
 
-/**
- * A supplied plan with a step whose tool is in the catalog but not in the agent's tool set is
- * refused naming the step and the tool (plain validation would only say the tool is unknown).
- */
-function refuseOutsideToolSet(
-  workflow: unknown,
-  catalog: ReadonlyMap<string, ToolDescriptor>,
-  agent: RunAgent,
-): void {
-  const steps = (workflow as { steps?: unknown } | null)?.steps;
-  if (!Array.isArray(steps)) return;
-  const issues: PlanIssue[] = [];
-  steps.forEach((step: unknown, i) => {
-    const { id, tool } = (step ?? {}) as { id?: unknown; tool?: unknown };
-    if (typeof tool !== 'string' || !catalog.has(tool) || agent.toolNames.has(tool)) return;
-    issues.push({
-      path: `$.steps[${i}].tool`,
-      code: 'unknown_tool',
-      message: `step ${String(id)} uses ${tool}, which is not in the tool set of agent ${agent.id} (${agent.name})`,
-    });
-  });
+/** A supplied plan with a step whose tool is not in the agent's tool set is refused, naming each. */
+function refuseOutsideToolSet(plan: AgentPlan, agent: RunAgent): void {
+  const issues: PlanIssue[] = plan.steps.flatMap((step, i) =>
+    agent.toolNames.has(step.tool)
+      ? []
+      : [
+          {
+            path: `$.steps[${i}].tool`,
+            code: 'unknown_tool' as const,
+            message: `step ${step.id} uses ${step.tool}, which is not in the tool set of agent ${agent.id} (${agent.name})`,
+          },
+        ],
+  );
   if (issues.length) throw planRefusal("the workflow uses tools outside the agent's tool set", issues);
 }
