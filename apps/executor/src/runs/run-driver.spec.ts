@@ -733,6 +733,24 @@ describe('RunDriver: budgets', () => {
       expect(await driver.settled).toMatchObject({ status: 'completed' });
     });
 
+    it('the wall clock runs while the planner drafts: maxWallMs ends the run without a plan', async () => {
+      const { driver, log, bus } = setup({ answers: [], budget: { maxWallMs: 500 } });
+      let asked!: () => void;
+      const drafting = new Promise<void>((r) => (asked = r));
+      bus.answer(Rpc.planner.draft, () => {
+        asked();
+        return new Promise<never>(() => undefined); // a model that never answers
+      });
+      void driver.draft();
+      await drafting;
+      jest.advanceTimersByTime(500);
+      expect(await driver.settled).toMatchObject({
+        status: 'failed',
+        data: { code: 'budget_exceeded', details: { limit: 'maxWallMs' } },
+      });
+      expect(log.types).toEqual(['error']);
+    });
+
     it('the wall clock runs while a step works: maxWallMs stops it', async () => {
       const call = held();
       const { driver, bus } = setup({ answers: [call.call], budget: { maxWallMs: 1_000 } });

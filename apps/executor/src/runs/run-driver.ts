@@ -123,7 +123,6 @@ export class RunDriver {
       observe: init.observe,
       ended: (step, outcome) => this.stepEnded(step, outcome),
     });
-    this.syncClock();
   }
 
   get runId(): string {
@@ -154,6 +153,8 @@ export class RunDriver {
   /** Asks the planner for a plan (see `draftPlan`), then announces it. */
   async draft(): Promise<void> {
     const { init } = this;
+    // The wall clock starts with the run's first work (drafting, or the first steps: see pump).
+    this.syncClock();
     const drafted = await draftPlan({
       runId: init.runId,
       ctx: init.ctx,
