@@ -23,6 +23,7 @@ import {
   CheckModelResult,
   DraftPlanRequest,
   DraftPlanResult,
+  ResumeBody,
   RewindBody,
   RunControlReply,
   RunIdParam,
@@ -168,7 +169,7 @@ export const Rpc = {
     get: rpc('executor.runs.get', RunIdParam, RunDetail),
     /** The caller's own runs waiting at a gate: plans, and each open step gate, oldest first. */
     inbox: rpc('executor.runs.inbox', Empty, Inbox),
-    resume: rpc('executor.runs.resume', RunIdParam, StartedRun),
+    resume: rpc('executor.runs.resume', RunIdParam.extend(ResumeBody.shape), StartedRun),
     fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
     rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),
     permissionsGet: rpc('executor.permissions.get', RuleScopeQuery, PermissionSettings),

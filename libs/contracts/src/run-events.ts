@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from './errors';
 import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
-import { RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
+import { Budget, BudgetLimit, BudgetUsage, RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
 import { ToolEffect } from './tools';
 
 /**
@@ -34,6 +34,7 @@ export const RunCreated = z.object({
   version: z.number().int().nullable().optional().describe('the workflow version; null: its draft'),
   taskId: z.string().uuid().optional(),
   asTool: z.literal(true).optional().describe('a workflow run as one tool call of another run'),
+  agentId: z.number().int().optional().describe('the agent driving the run'),
 });
 export type RunCreated = z.infer<typeof RunCreated>;
 
@@ -50,6 +51,7 @@ export const PlanReady = z.object({
   plan: AgentPlan,
   attempts: z.number().int().min(1).optional().describe('drafts the planner needed'),
   edited: z.literal(true).optional().describe('an edited plan adopted at a gate'),
+  tokens: z.number().int().min(0).optional().describe('model tokens the drafts spent'),
 });
 export type PlanReady = z.infer<typeof PlanReady>;
 
@@ -149,7 +151,11 @@ export type StepFailed = z.infer<typeof StepFailed>;
 export const CancelRequested = z.object({ message: z.string() });
 export type CancelRequested = z.infer<typeof CancelRequested>;
 
-export const RunResumed = z.object({ from: RunStatus, reusedSteps: z.array(z.string()) });
+export const RunResumed = z.object({
+  from: RunStatus,
+  reusedSteps: z.array(z.string()),
+  budget: Budget.optional().describe('the budget the run resumed with, replacing its own'),
+});
 export type RunResumed = z.infer<typeof RunResumed>;
 
 export const RunCancelled = z.object({ message: z.string() });
@@ -172,9 +178,14 @@ export const RunCompleted = z.object({
 });
 export type RunCompleted = z.infer<typeof RunCompleted>;
 
+/** `details` of a run stopped by its budget: the limit crossed and the figures. */
+export const BudgetExceeded = z.object({ limit: BudgetLimit, budget: Budget, usage: BudgetUsage });
+export type BudgetExceeded = z.infer<typeof BudgetExceeded>;
+
 export const RunFailed = z.object({
   message: z.string(),
   code: ErrorCode,
+  details: BudgetExceeded.optional().describe('budget_exceeded: which limit, the budget and what was spent'),
   stepId: z.string().optional().describe('the step whose failure ended the run'),
   issues: z.array(PlanIssue).optional().describe('why a drafted plan was refused'),
   attempts: z.number().int().min(1).optional(),
@@ -301,5 +312,10 @@ export const RunDetail = RunSummary.extend({
   executions: z.array(StepExecution),
   events: z.array(RunEvent).describe('the audit log, oldest first (at most 1,000; the stream has them all)'),
   eventsTruncated: z.boolean(),
+  agentId: z.number().int().nullable().describe('the agent that drove the run'),
+  budget: Budget.nullable(),
+  usage: BudgetUsage.describe(
+    'spent so far: tool calls counted from the log; tokens and working wall time as of the last pause or end',
+  ),
 });
 export type RunDetail = z.infer<typeof RunDetail>;

@@ -107,6 +107,9 @@ export const RunConfig = z
       .describe(
         'nobody can answer an approval gate (schedules, webhooks, background tasks): an ask is a denial',
       ),
+    budget: Budget.optional().describe(
+      "ceilings on the run's planning tokens, tool calls and working wall time; crossing one ends the run with budget_exceeded",
+    ),
   })
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;
@@ -126,6 +129,14 @@ export const StartRunBody = z
       .describe('an AgentPlan to run as is (validated before any tool runs); omit to let the model plan'),
     inputs: RunInputs.default({}).describe('values for {{inputs.<name>}} references'),
     files: RunFiles.optional(),
+    agentId: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'one of your agents: its system prompt and model settings drive the planner, and only its tool set may be planned with or used',
+      ),
   })
   .strict()
   .refine((b) => b.goal.trim() !== '' || b.workflow !== undefined, {
@@ -161,6 +172,15 @@ export const ApproveQuery = z.object({
 export const ApproveBody = z
   .unknown()
   .describe('nothing to approve the plan as it is, or an edited AgentPlan to adopt before continuing');
+
+export const ResumeBody = z
+  .object({
+    budget: Budget.optional().describe(
+      'replaces the run budget; needed to resume a run that has spent one of its limits (the figures carry on)',
+    ),
+  })
+  .strict();
+export type ResumeBody = z.infer<typeof ResumeBody>;
 
 export const RewindBody = z
   .object({ keepSteps: z.number().int().min(0).max(64).describe('how many leading steps to keep') })
@@ -249,16 +269,24 @@ export const DraftPlanRequest = z.object({
   inputNames: z.array(z.string()).optional(),
   /** Only these tools may be planned with (the executor's view of the caller's catalog). */
   tools: z.array(ToolDescriptor),
+  /** The run's agent's system prompt, put before the planner's own. */
+  agentPrompt: z.string().max(100_000).optional(),
+  /** Tokens the run may still spend: no repair is asked for once the drafts have spent more. */
+  maxTokens: z.number().int().min(0).optional(),
 });
 export type DraftPlanRequest = z.infer<typeof DraftPlanRequest>;
 
+/** Model tokens (prompt and answer) the drafts spent, as the model reported them. */
+const DraftTokens = z.number().int().min(0).optional();
+
 export const DraftPlanResult = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), plan: AgentPlan, attempts: z.number().int() }),
+  z.object({ ok: z.literal(true), plan: AgentPlan, attempts: z.number().int(), tokens: DraftTokens }),
   z.object({
     ok: z.literal(false),
     issues: z.array(PlanIssue),
     attempts: z.number().int(),
     message: z.string(),
+    tokens: DraftTokens,
   }),
 ]);
 export type DraftPlanResult = z.infer<typeof DraftPlanResult>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 import { AgentPlan, PlanIssue, RetryPolicy } from './plan';
-import { PermissionMode, RunFiles, RunStatus } from './runs';
+import { Budget, PermissionMode, RunFiles, RunStatus } from './runs';
 
 /** Tools that run a published workflow are named `run_workflow_<workflow id>`. */
 export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
@@ -203,6 +203,7 @@ export const RunWorkflowBody = z
       .min(1)
       .optional()
       .describe('a published version to run; default: the current draft'),
+    budget: Budget.optional(),
   })
   .strict();
 export type RunWorkflowBody = z.infer<typeof RunWorkflowBody>;

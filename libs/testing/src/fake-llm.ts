@@ -11,6 +11,8 @@ export interface ScriptedReply {
   readonly chunkDelayMs?: number;
   /** Answer with this HTTP error instead (e.g. 429, 500). */
   readonly errorStatus?: number;
+  /** Token usage to report; by default about four characters a token of the prompt and the answer. */
+  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
 }
 
 export interface RecordedRequest {
@@ -76,6 +78,7 @@ export class FakeLlmServer {
     const body = JSON.parse(raw) as {
       model: string;
       stream?: boolean;
+      stream_options?: { include_usage?: boolean };
       messages: RecordedRequest['messages'];
       tools?: unknown[];
     };
@@ -107,6 +110,16 @@ export class FakeLlmServer {
       function: { name: t.name, arguments: JSON.stringify(t.arguments) },
     }));
     const finish = toolCalls.length ? 'tool_calls' : 'stop';
+    const estimate = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+    const promptTokens = reply.usage?.promptTokens ?? estimate(JSON.stringify(body.messages));
+    const completionTokens =
+      reply.usage?.completionTokens ??
+      estimate((reply.content ?? '') + JSON.stringify(reply.toolCalls ?? []));
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
@@ -125,7 +138,7 @@ export class FakeLlmServer {
               finish_reason: finish,
             },
           ],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          usage,
         }),
       );
       return;
@@ -148,6 +161,11 @@ export class FakeLlmServer {
     }
     for (const call of toolCalls) send({ tool_calls: [call] }, null);
     send({}, finish);
+    // As the API does when asked (LangChain asks by default): the usage in a last chunk without choices.
+    if (body.stream_options?.include_usage)
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage })}\n\n`,
+      );
     res.end('data: [DONE]\n\n');
   }
 }

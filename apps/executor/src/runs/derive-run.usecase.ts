@@ -6,15 +6,17 @@ import {
   RunConfig,
   STEP_RUN_EVENTS,
   type AgentPlan,
+  type Budget,
 } from '@switchyard/contracts';
 import { planRefusal, validatePlan } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
 import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
+import { BudgetMeter } from './engine/budget';
 import { foldExecutions, reusableSteps, type ReusableStep } from './executions';
 import { ownerOf, visibleTo } from './run-access';
-import { RunLauncher, type RunOrigin } from './run-launcher';
+import { RunLauncher, toolsOf, type RunAgent, type RunOrigin } from './run-launcher';
 import { parsePlan } from './run-queries';
 
 /** Runs from earlier runs: resume (same run), fork and rewind (a new run of the same plan). */
@@ -26,8 +28,12 @@ export class DeriveRun {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Same run, same id: completed steps are reused, the restored plan waits for review. */
-  async resume(runId: string, ctx: CallContext): Promise<{ runId: string }> {
+  /**
+   * Same run, same id: completed steps are reused, the restored plan waits for review. The budget's
+   * figures carry on (the same run spends the same budget); `budget` replaces the budget, and a run
+   * that has used up one of its limits is refused until a budget raises it.
+   */
+  async resume(runId: string, ctx: CallContext, budget?: Budget): Promise<{ runId: string }> {
     const run = await this.repo.getVisible(runId, visibleTo(ctx));
     if (!RESUMABLE_RUN_STATUSES.has(run.status))
       throw new AppError(
@@ -38,31 +44,53 @@ export class DeriveRun {
     const plan = parsePlan(run.plan);
     if (!plan)
       throw new AppError('conflict', `run ${runId} ended before it had a plan; fork it or start again`);
-    const reusable = reusableSteps(
-      plan,
-      foldExecutions(plan, await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS)),
-    );
-    const tools = await this.launcher.catalog(ctx);
+    const stepEvents = await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS);
+    const reusable = reusableSteps(plan, foldExecutions(plan, stepEvents));
+    const stored = RunConfig.parse(run.config);
+    const config = budget ? { ...stored, budget } : stored;
+    // Tool calls are counted from the log (one step_start each): exact even for a run that died.
+    const spent = {
+      tokens: run.usage?.tokens ?? 0,
+      wallMs: run.usage?.wallMs ?? 0,
+      toolCalls: stepEvents.filter((e) => e.type === 'step_start').length,
+    };
+    const limit = new BudgetMeter(config.budget, spent).spentLimit();
+    if (limit)
+      throw new AppError(
+        'budget_exceeded',
+        `run ${runId} has spent its ${limit} (${config.budget?.[limit]}); resume it with a budget that raises it`,
+        { details: { limit, budget: config.budget, usage: spent } },
+      );
+    const owner = { ...ctx, ownerId: run.ownerId };
+    const agent = run.agentId !== null ? await this.launcher.agent(run.agentId, owner) : undefined;
+    const tools = toolsOf(await this.launcher.catalog(ctx), agent);
     if (!(await this.repo.claim(runId, this.launcher.replica, this.config.runs.leaseMs, [run.status])))
       throw new AppError('conflict', `run ${runId} changed while resuming it; look at it again`);
     await this.launcher.adopt(
       runId,
       {
         goal: run.goal,
-        config: RunConfig.parse(run.config),
+        config,
         inputs: run.inputs,
         files: run.files,
         tools,
         reusable,
+        spent,
+        ...(agent ? { agent } : {}),
         created: { source: 'workflow' },
       },
-      { ...ctx, ownerId: run.ownerId },
+      owner,
       'awaiting_plan_approval',
       (writer) =>
         writer.emit(
           'resumed',
-          { from: run.status, reusedSteps: [...reusable.keys()] },
-          { status: 'awaiting_plan_approval', error: null, finished: false },
+          { from: run.status, reusedSteps: [...reusable.keys()], ...(budget ? { budget } : {}) },
+          {
+            status: 'awaiting_plan_approval',
+            error: null,
+            finished: false,
+            ...(budget ? { config } : {}),
+          },
         ),
       (driver) => driver.planReady(plan, { review: true, resumed: true }),
     );
@@ -111,7 +139,9 @@ export class DeriveRun {
     created: Omit<RunOrigin, 'source'>,
     reusable: ReadonlyMap<string, ReusableStep> | undefined,
   ): Promise<{ runId: string }> {
-    const tools = await this.launcher.catalog(ctx);
+    const agent: RunAgent | undefined =
+      run.agentId !== null ? await this.launcher.agent(run.agentId, ctx) : undefined;
+    const tools = toolsOf(await this.launcher.catalog(ctx), agent);
     const config = { ...RunConfig.parse(run.config), planApproval: true };
     const checked = validatePlan(plan, {
       tools,
@@ -128,6 +158,7 @@ export class DeriveRun {
         plan: checked.plan,
         tools,
         sourceRunId: run.id,
+        ...(agent ? { agent } : {}),
         created: { source: 'workflow', ...created },
         ...(reusable ? { reusable } : {}),
       },

@@ -4,6 +4,8 @@ import {
   Events,
   RunConfig,
   type AgentPlan,
+  type Budget,
+  type BudgetUsage,
   type PermissionDecision,
   Rpc,
   type InvokeToolRequest,
@@ -111,10 +113,12 @@ interface Setup {
   readonly gate?: PermissionDecision | ((stepId: string) => PermissionDecision);
   readonly log?: MemoryLog;
   readonly planApproval?: boolean;
+  readonly budget?: Budget;
+  readonly spent?: BudgetUsage;
 }
 
 /** A driver on an in-memory bus whose fake registry answers from `answers`, writing to an in-memory log. */
-function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = false }: Setup) {
+function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = false, budget, spent }: Setup) {
   const calls: InvokeToolRequest[] = [];
   const bus = new InMemoryBus();
   bus.answer(Rpc.registry.invoke, async (req) => {
@@ -137,7 +141,7 @@ function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = fa
       runId: RUN,
       ctx: { correlationId: 'test' },
       goal: 'test',
-      config: RunConfig.parse({ planApproval, permissionMode: 'full-access' }),
+      config: RunConfig.parse({ planApproval, permissionMode: 'full-access', ...(budget ? { budget } : {}) }),
       inputs: {},
       files: [],
       tools,
@@ -155,6 +159,7 @@ function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = fa
       onClosed: () => undefined,
       gate: (s) => (typeof gate === 'function' ? gate(s.id) : gate),
       observe: () => undefined,
+      ...(spent ? { spent } : {}),
     },
     'planning',
   );
@@ -609,5 +614,181 @@ describe('RunDriver: planning', () => {
     });
     expect(calls).toEqual([]);
     expect(log.types).toEqual(['error']);
+  });
+});
+
+describe('RunDriver: budgets', () => {
+  const chain = (n: number): AgentPlan => ({
+    steps: Array.from({ length: n }, (_, i) => step(`s${i}`, i ? { dependsOn: [`s${i - 1}`] } : {})),
+  });
+  /** The row change written with the terminal event. */
+  const lastRow = (log: MemoryLog) => log.rows[log.rows.length - 1];
+
+  it('maxToolCalls: the call that would cross it is not made; the run ends budget_exceeded naming the limit and figures', async () => {
+    const { end, log, calls } = await drive({
+      plan: chain(4),
+      answers: [ok('1'), ok('2'), ok('never'), ok('never')],
+      budget: { maxToolCalls: 2 },
+    });
+    expect(calls).toHaveLength(2);
+    expect(end).toMatchObject({
+      status: 'failed',
+      type: 'error',
+      data: {
+        code: 'budget_exceeded',
+        details: { limit: 'maxToolCalls', budget: { maxToolCalls: 2 }, usage: { toolCalls: 2 } },
+      },
+    });
+    expect(data(log.of('step_start')).map((d) => d.stepId)).toEqual(['s0', 's1']);
+    expect(data(log.of('step_failed'))).toEqual([
+      expect.objectContaining({
+        stepId: 's2',
+        cancelled: true,
+        error: expect.stringContaining('maxToolCalls'),
+      }),
+    ]);
+    expect(lastRow(log)).toMatchObject({ status: 'failed', usage: { toolCalls: 2, tokens: 0 } });
+  });
+
+  it('retries count as tool calls', async () => {
+    const { end, calls } = await drive({
+      plan: { steps: [retried(5)] },
+      answers: [toolError('flaky'), toolError('flaky'), ok('late')],
+      budget: { maxToolCalls: 2 },
+    });
+    expect(calls).toHaveLength(2);
+    expect(end).toMatchObject({ data: { code: 'budget_exceeded', details: { limit: 'maxToolCalls' } } });
+  });
+
+  it('a run within its budget completes, with its figures on the row', async () => {
+    const { end, log } = await drive({
+      plan: chain(2),
+      answers: [ok('1'), ok('2')],
+      budget: { maxToolCalls: 2 },
+    });
+    expect(end).toMatchObject({ status: 'completed' });
+    expect(lastRow(log)).toMatchObject({ status: 'completed', usage: { toolCalls: 2 } });
+  });
+
+  it('a resumed run carries its figures on: the calls spent before count', async () => {
+    const { end, calls } = await drive({
+      plan: chain(2),
+      answers: [ok('1'), ok('never')],
+      budget: { maxToolCalls: 3 },
+      spent: { tokens: 0, toolCalls: 2, wallMs: 0 },
+    });
+    expect(calls).toHaveLength(1);
+    expect(end).toMatchObject({ data: { code: 'budget_exceeded', details: { usage: { toolCalls: 3 } } } });
+  });
+
+  it('maxWallMs: the in-flight call is told to stop and the run ends budget_exceeded', async () => {
+    const call = held();
+    const { driver, log, bus } = setup({ answers: [call.call], budget: { maxWallMs: 20 } });
+    bus.on(Events.toolCancel, () => call.release(toolError('aborted')));
+    void driver.planReady(chain(1), { review: false });
+    expect(await driver.settled).toMatchObject({
+      status: 'failed',
+      data: { code: 'budget_exceeded', details: { limit: 'maxWallMs', budget: { maxWallMs: 20 } } },
+    });
+    expect(bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${RUN}:s0:1` }]);
+    expect(log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_failed', 'error']);
+    expect(data(log.of('step_failed'))[0]).toMatchObject({ cancelled: true });
+  });
+
+  it('a cancel while the run stops for its budget does not turn it into a cancelled run', async () => {
+    const call = held();
+    const { driver, bus } = setup({ answers: [call.call], budget: { maxWallMs: 20 } });
+    bus.on(Events.toolCancel, async () => {
+      expect(await driver.cancel()).toEqual({ status: 'failed', released: [] });
+      call.release(toolError('aborted'));
+    });
+    void driver.planReady(chain(1), { review: false });
+    expect(await driver.settled).toMatchObject({ status: 'failed', data: { code: 'budget_exceeded' } });
+  });
+
+  describe('with a hand-driven clock', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('the wall clock stops at the plan gate: a run parked there longer than maxWallMs still runs once approved', async () => {
+      const { driver, log } = setup({
+        answers: [ok('done')],
+        budget: { maxWallMs: 1_000 },
+        planApproval: true,
+      });
+      void driver.planReady(chain(1), { review: true });
+      await log.until('plan_approval_requested');
+      jest.advanceTimersByTime(60_000);
+      await driver.approve(undefined, undefined);
+      expect(await driver.settled).toMatchObject({ status: 'completed' });
+      expect(driver.usage.wallMs).toBeLessThan(1_000);
+    });
+
+    it('the wall clock stops while every step in flight waits at its gate', async () => {
+      const { driver, log } = setup({ answers: [ok('done')], budget: { maxWallMs: 1_000 }, gate: ask() });
+      void driver.planReady(chain(1), { review: false });
+      await log.until('step_approval_requested');
+      jest.advanceTimersByTime(60_000);
+      await driver.approve('s0', undefined);
+      expect(await driver.settled).toMatchObject({ status: 'completed' });
+    });
+
+    it('the wall clock runs while the planner drafts: maxWallMs ends the run without a plan', async () => {
+      const { driver, log, bus } = setup({ answers: [], budget: { maxWallMs: 500 } });
+      let asked!: () => void;
+      const drafting = new Promise<void>((r) => (asked = r));
+      bus.answer(Rpc.planner.draft, () => {
+        asked();
+        return new Promise<never>(() => undefined); // a model that never answers
+      });
+      void driver.draft();
+      await drafting;
+      jest.advanceTimersByTime(500);
+      expect(await driver.settled).toMatchObject({
+        status: 'failed',
+        data: { code: 'budget_exceeded', details: { limit: 'maxWallMs' } },
+      });
+      expect(log.types).toEqual(['error']);
+    });
+
+    it('the wall clock runs while a step works: maxWallMs stops it', async () => {
+      const call = held();
+      const { driver, bus } = setup({ answers: [call.call], budget: { maxWallMs: 1_000 } });
+      bus.on(Events.toolCancel, () => call.release(toolError('aborted')));
+      void driver.planReady(chain(1), { review: false });
+      await call.arrived;
+      jest.advanceTimersByTime(1_000);
+      expect(await driver.settled).toMatchObject({
+        data: { code: 'budget_exceeded', details: { limit: 'maxWallMs', usage: { wallMs: 1_000 } } },
+      });
+    });
+  });
+
+  it('maxTokens: a draft that spent more ends the run before its plan is announced', async () => {
+    const { driver, log, calls, bus } = setup({ answers: [], budget: { maxTokens: 100 } });
+    bus.answer(Rpc.planner.draft, (req) => {
+      expect(req.maxTokens).toBe(100);
+      return { ok: true as const, plan: chain(1), attempts: 1, tokens: 150 };
+    });
+    await driver.draft();
+    expect(await driver.settled).toMatchObject({
+      status: 'failed',
+      data: {
+        code: 'budget_exceeded',
+        details: { limit: 'maxTokens', budget: { maxTokens: 100 }, usage: { tokens: 150, toolCalls: 0 } },
+      },
+    });
+    expect(calls).toEqual([]);
+    expect(log.types).toEqual(['error']);
+    expect(lastRow(log)).toMatchObject({ usage: { tokens: 150 } });
+  });
+
+  it('a draft within the token budget is announced with what it spent', async () => {
+    const { driver, log, bus } = setup({ answers: [ok('x')], budget: { maxTokens: 100 } });
+    bus.answer(Rpc.planner.draft, () => ({ ok: true as const, plan: chain(1), attempts: 1, tokens: 80 }));
+    await driver.draft();
+    expect(await driver.settled).toMatchObject({ status: 'completed' });
+    expect(data(log.of('plan_ready'))).toEqual([{ plan: chain(1), attempts: 1, tokens: 80 }]);
+    expect(lastRow(log)).toMatchObject({ usage: { tokens: 80, toolCalls: 1 } });
   });
 });

@@ -2,6 +2,8 @@ import {
   AppError,
   Events,
   type AgentPlan,
+  type BudgetLimit,
+  type BudgetUsage,
   type PermissionDecision,
   type PlanStep,
   type RunCompleted,
@@ -14,6 +16,7 @@ import {
 import { storableText } from '@switchyard/server-db';
 import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
+import { BudgetMeter } from './engine/budget';
 import { editedPlan } from './engine/plan-edits';
 import { draftPlan, type RunBasics } from './engine/planning';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
@@ -43,6 +46,10 @@ export interface DriverInit extends RunBasics {
   readonly onClosed: (runId: string) => void;
   /** Completed steps kept from an earlier run or attempt. */
   readonly reusable?: ReadonlyMap<string, ReusableStep>;
+  /** What the run spent before this replica took it on (a resumed run's figures carry on). */
+  readonly spent?: BudgetUsage;
+  /** The system prompt of the agent driving the run, given to the planner. */
+  readonly agentPrompt?: string;
   /** The permission gate (hooks, rules, mode): synchronous when it can be. */
   readonly gate: (
     step: PlanStep,
@@ -79,6 +86,10 @@ export class RunDriver {
   /** What the writer failed with; every later emit rejects with it. */
   private writeError: unknown;
   private cancelReason: string | undefined;
+  /** Why the run is stopping for its budget (its failure says which limit). */
+  private budgetStop: string | undefined;
+  private readonly meter: BudgetMeter;
+  private wallTimer: NodeJS.Timeout | undefined;
   private reusable: ReadonlyMap<string, ReusableStep>;
   private settledWith: ((end: RunEnd) => void) | undefined;
   /** Resolves once the run reaches a final state here (or this replica gives it up). */
@@ -92,6 +103,7 @@ export class RunDriver {
     this.status = status;
     this.tools = init.tools;
     this.reusable = init.reusable ?? new Map();
+    this.meter = new BudgetMeter(init.config.budget, init.spent);
     this.steps = new StepRunner({
       runId: init.runId,
       ctx: init.ctx,
@@ -102,8 +114,9 @@ export class RunDriver {
       logger: init.logger,
       settings: init.settings,
       signal: this.abort.signal,
-      cancelReason: () => this.cancelReason,
+      cancelReason: () => this.stopping,
       closed: () => this.closed,
+      admitCall: () => this.admitToolCall(),
       invocations: this.invocations,
       gate: init.gate,
       awaitApproval: (step, tool, args, decision) => this.awaitApproval(step, tool, args, decision),
@@ -125,11 +138,23 @@ export class RunDriver {
     return this.phase.kind === 'closed';
   }
 
+  /** Why the run is stopping before its end (a cancel, or its budget): nothing new starts. */
+  private get stopping(): string | undefined {
+    return this.cancelReason ?? this.budgetStop;
+  }
+
+  /** What the run has spent against its budget so far. */
+  get usage(): BudgetUsage {
+    return this.meter.usage();
+  }
+
   // ── planning ────────────────────────────────────────────────────────────────────────────────
 
   /** Asks the planner for a plan (see `draftPlan`), then announces it. */
   async draft(): Promise<void> {
     const { init } = this;
+    // The wall clock starts with the run's first work (drafting, or the first steps: see pump).
+    this.syncClock();
     const drafted = await draftPlan({
       runId: init.runId,
       ctx: init.ctx,
@@ -142,13 +167,21 @@ export class RunDriver {
       writer: init.writer,
       timeoutMs: init.settings.planTimeoutMs,
       closed: () => this.closed,
+      ...(init.agentPrompt ? { agentPrompt: init.agentPrompt } : {}),
+      ...(this.meter.tokensLeft() !== undefined ? { maxTokens: this.meter.tokensLeft() } : {}),
     });
-    if (this.closed || this.cancelReason !== undefined) return this.settle();
+    const crossed = this.meter.addTokens(drafted.tokens);
+    if (this.closed || this.stopping !== undefined) return this.settle();
+    if (crossed) return this.fail(this.meter.exceeded(crossed));
     if (!drafted.ok) return this.fail(drafted.failure);
     try {
-      await this.planReady(drafted.plan, { review: init.config.planApproval, attempts: drafted.attempts });
+      await this.planReady(drafted.plan, {
+        review: init.config.planApproval,
+        attempts: drafted.attempts,
+        tokens: drafted.tokens,
+      });
     } catch (err) {
-      if (this.closed || this.cancelReason !== undefined) return this.settle();
+      if (this.closed || this.stopping !== undefined) return this.settle();
       await this.fail(
         err instanceof AppError
           ? { message: err.message, code: err.code }
@@ -160,15 +193,19 @@ export class RunDriver {
   /** The plan is final: announce it, then wait for approval or run it. */
   async planReady(
     plan: AgentPlan,
-    opts: { review: boolean; attempts?: number; resumed?: boolean },
+    opts: { review: boolean; attempts?: number; tokens?: number; resumed?: boolean },
   ): Promise<void> {
     // Cancelled before its plan was announced (a task killed while its run was being attached).
-    if (this.closed || this.cancelReason !== undefined) return this.settle();
+    if (this.closed || this.stopping !== undefined) return this.settle();
     const { writer } = this.init;
     const announced = writer.emit(
       'plan_ready',
-      { plan, ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}) },
-      { plan },
+      {
+        plan,
+        ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
+        ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      },
+      { plan, usage: this.meter.usage() },
     );
     // Without a plan gate the run goes on in this turn: the plan, run_started and the first steps'
     // starts are one write. Nothing waits on it but the tools (each is called once its start, and so
@@ -183,6 +220,7 @@ export class RunDriver {
       () => true,
       () => false,
     );
+    this.syncClock();
     const nonRead = plan.steps.filter((s) => this.tools.get(s.tool)?.effect !== 'read').map((s) => s.id);
     await writer.emit(
       'plan_approval_requested',
@@ -193,7 +231,7 @@ export class RunDriver {
         reusedSteps: plan.steps.filter((s) => this.reusableFor(s)).map((s) => s.id),
         ...(opts.resumed ? { resumed: true } : {}),
       },
-      { status: 'awaiting_plan_approval' },
+      { status: 'awaiting_plan_approval', usage: this.meter.usage() },
     );
     if (!(await decided)) return this.settle();
     // approve() moved the run on with the plan it approved (an edit's, maybe).
@@ -214,6 +252,7 @@ export class RunDriver {
       if (phase.kind !== 'awaiting-approval')
         throw new AppError('conflict', `run ${this.runId} is ${this.status}; nothing waits for approval`);
       this.phase = { kind: 'running', plan: phase.plan };
+      this.syncClock();
       await this.init.writer.emit('plan_approved', edit ? { edited: true, plan: edit } : { edited: false });
       phase.gate.release();
       return { status: 'running', released: ['plan'] };
@@ -242,6 +281,8 @@ export class RunDriver {
 
   async cancel(reason = 'cancelled by the user'): Promise<RunControlReply> {
     if (this.closed) throw new AppError('conflict', `run ${this.runId} is already ${this.status}`);
+    // Stopping for its budget already: it ends failed with budget_exceeded, not cancelled.
+    if (this.budgetStop !== undefined) return { status: 'failed', released: [] };
     if (this.cancelReason === undefined) {
       this.cancelReason = reason;
       await this.init.writer.emit('cancel_requested', { message: reason }).catch(() => undefined);
@@ -263,6 +304,7 @@ export class RunDriver {
     };
     const stopping = this.phase;
     this.phase = { kind: 'closed', end };
+    this.syncClock();
     this.stopEverything(new Cancelled('the executor stopped'), stopping);
     this.init.onClosed(this.runId);
     this.settledWith?.(end);
@@ -348,7 +390,7 @@ export class RunDriver {
   private pump(): void {
     if (this.phase.kind !== 'running') return;
     const { plan } = this.phase;
-    if (this.failure === undefined && this.cancelReason === undefined) {
+    if (this.failure === undefined && this.stopping === undefined) {
       const limit = this.init.config.limits.maxParallelSteps;
       let active = this.count('running');
       plan.steps.forEach((step, index) => {
@@ -359,6 +401,7 @@ export class RunDriver {
         void this.runStep(step, index);
       });
     }
+    this.syncClock();
     void this.settle();
   }
 
@@ -367,8 +410,8 @@ export class RunDriver {
     const { phase } = this;
     if (phase.kind === 'finishing' || phase.kind === 'closed') return;
     // Steps at a refused gate are still unwinding (they record their own end first).
-    if (this.count('running') > 0 || (this.cancelReason !== undefined && this.count('gated') > 0)) return;
-    if (this.cancelReason !== undefined) return this.finish();
+    if (this.count('running') > 0 || (this.stopping !== undefined && this.count('gated') > 0)) return;
+    if (this.stopping !== undefined) return this.finish();
     if (phase.kind !== 'running') return;
     if (this.failure !== undefined) {
       if (this.stepGates.size === 0) return this.finish();
@@ -401,6 +444,7 @@ export class RunDriver {
     this.states.set(step.id, 'gated');
     const waiting = new Promise<void>((release, refuse) => this.stepGates.set(step.id, { release, refuse }));
     this.status = 'awaiting_step_approval';
+    this.syncClock();
     const shown = capResult(args, this.init.settings.resultLimitBytes);
     await writer.emit(
       'step_approval_requested',
@@ -415,11 +459,12 @@ export class RunDriver {
         reason: decision.reason,
         permission: decision,
       },
-      { status: 'awaiting_step_approval' },
+      { status: 'awaiting_step_approval', usage: this.meter.usage() },
     );
     void this.settle();
     await waiting;
     this.states.set(step.id, 'running');
+    this.syncClock();
     this.status = this.stepGates.size ? 'awaiting_step_approval' : 'running';
     await writer.emit('step_approved', { stepId: step.id }, { status: this.status });
   }
@@ -499,6 +544,67 @@ export class RunDriver {
     return plan;
   }
 
+  // ── budget ──────────────────────────────────────────────────────────────────────────────────
+
+  /** Counts a tool call about to be made; false (and the run stops) when the budget has none left. */
+  private admitToolCall(): boolean {
+    const crossed = this.meter.admitToolCall();
+    if (crossed) this.stopForBudget(crossed);
+    return crossed === undefined;
+  }
+
+  /**
+   * The wall clock runs while the run works: not at the plan gate, not while every step in flight
+   * waits at a gate, and not once the run is ending. While it runs, a timer stops the run when the
+   * working time is spent.
+   */
+  private syncClock(): void {
+    const { kind } = this.phase;
+    const idle =
+      kind === 'awaiting-approval' ||
+      kind === 'finishing' ||
+      kind === 'closed' ||
+      (this.stepGates.size > 0 && this.count('running') === 0);
+    if (idle) {
+      this.meter.stop();
+      clearTimeout(this.wallTimer);
+      this.wallTimer = undefined;
+      return;
+    }
+    this.meter.start();
+    this.armWallTimer();
+  }
+
+  private armWallTimer(): void {
+    const left = this.meter.wallLeftMs();
+    if (left === undefined || this.wallTimer !== undefined) return;
+    this.wallTimer = setTimeout(() => {
+      this.wallTimer = undefined;
+      if (!this.meter.running) return;
+      if ((this.meter.wallLeftMs() ?? 1) > 0) return this.armWallTimer();
+      this.stopForBudget('maxWallMs');
+    }, left);
+    this.wallTimer.unref();
+  }
+
+  /**
+   * A limit was crossed: nothing new starts, in-flight calls are told to stop (as a cancel does),
+   * and the run ends with `budget_exceeded` naming the limit and the figures.
+   */
+  private stopForBudget(limit: BudgetLimit): void {
+    const { kind } = this.phase;
+    if (kind === 'finishing' || kind === 'closed' || this.stopping !== undefined) return;
+    // A run failing already ends with that failure.
+    if (this.failure !== undefined) return;
+    this.failure = this.meter.exceeded(limit);
+    this.budgetStop = this.failure.message;
+    this.init.logger.info({ runId: this.runId, limit, usage: this.meter.usage() }, 'run budget exceeded');
+    this.stopEverything(new Cancelled(this.budgetStop));
+    // In-flight calls were told to stop; close the run even if one does not answer in time.
+    setTimeout(() => void this.finish(), this.init.settings.cancelGraceMs).unref();
+    void this.settle();
+  }
+
   // ── endings ─────────────────────────────────────────────────────────────────────────────────
 
   /** `from`: the phase the run stops in (abandon has closed it already). */
@@ -524,10 +630,16 @@ export class RunDriver {
     if (from.kind === 'finishing' || from.kind === 'closed') return;
     const plan = planOf(from);
     this.phase = { kind: 'finishing', plan };
+    this.syncClock();
     if (this.logFailure === undefined) {
       const { end, update } = this.ending(from.kind === 'running' ? from.plan : undefined);
       try {
-        await this.init.writer.emit(end.type, end.data, { ...update, finished: true, release: true });
+        await this.init.writer.emit(end.type, end.data, {
+          ...update,
+          usage: this.meter.usage(),
+          finished: true,
+          release: true,
+        });
         return this.close(end);
       } catch {
         if (this.closed) return; // the lease was lost: the run was given up
@@ -598,6 +710,7 @@ export class RunDriver {
   private close(terminal: TerminalRunEvent): void {
     const end: RunEnd = { ...terminal, status: this.status };
     this.phase = { kind: 'closed', end };
+    this.syncClock();
     this.init.onClosed(this.runId);
     this.settledWith?.(end);
     if (terminal.type === 'complete')

@@ -4,6 +4,8 @@ import {
   Rpc,
   RunEventBody,
   type AgentPlan,
+  type BudgetUsage,
+  type ModelSettings,
   type RunConfig,
   type RunCreated,
   type RunStatus,
@@ -25,6 +27,23 @@ import { ownerFeedOf } from './owner-feed';
 /** Where a run comes from, as its run_created event says. */
 export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
 
+/** The agent driving a run: what the planner is told, and the only tools the run may use. */
+export interface RunAgent {
+  readonly id: number;
+  readonly name: string;
+  readonly systemPrompt: string;
+  readonly modelSettings: ModelSettings;
+  readonly toolNames: ReadonlySet<string>;
+}
+
+/** The part of a catalog an agent's tool set allows (all of it without an agent). */
+export function toolsOf(
+  catalog: ReadonlyMap<string, ToolDescriptor>,
+  agent: RunAgent | undefined,
+): Map<string, ToolDescriptor> {
+  return new Map([...catalog].filter(([name]) => !agent || agent.toolNames.has(name)));
+}
+
 /** What a new run starts from, once its input has been checked. */
 export interface Launch {
   readonly goal: string;
@@ -36,6 +55,10 @@ export interface Launch {
   readonly sourceRunId?: string;
   readonly batchId?: string;
   readonly reusable?: ReadonlyMap<string, ReusableStep>;
+  /** `tools` is the catalog filtered to the agent's tool set already. */
+  readonly agent?: RunAgent;
+  /** What a resumed run spent before. */
+  readonly spent?: BudgetUsage;
   readonly created: RunOrigin;
   /**
    * Asked once the run is written and before any of its work starts (a task attaches its run
@@ -89,6 +112,24 @@ export class RunLauncher {
     return new Map(tools.map((t) => [t.name, t]));
   }
 
+  /**
+   * One of the caller's agents (agents are owner-scoped: another owner's is not_found) with the
+   * names of the tools its tool set assembles to.
+   */
+  async agent(id: number, ctx: CallContext): Promise<RunAgent> {
+    const [agent, set] = await Promise.all([
+      this.bus.call(Rpc.registry.agentGet, { id }, { ctx }),
+      this.bus.call(Rpc.registry.agentTools, { id }, { ctx }),
+    ]);
+    return {
+      id,
+      name: agent.name,
+      systemPrompt: agent.systemPrompt,
+      modelSettings: agent.modelSettings,
+      toolNames: new Set(set.tools.map((t) => t.name)),
+    };
+  }
+
   /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = randomUUID();
@@ -106,6 +147,7 @@ export class RunLauncher {
             config: l.config,
             ...(l.sourceRunId ? { sourceRunId: l.sourceRunId } : {}),
             ...l.created,
+            ...(l.agent ? { agentId: l.agent.id } : {}),
           } satisfies RunCreated,
         }),
       ];
@@ -123,6 +165,7 @@ export class RunLauncher {
           sourceRunId: l.sourceRunId ?? null,
           batchId: l.batchId ?? null,
           workflowId: l.created.workflowId ?? null,
+          agentId: l.agent?.id ?? null,
           replica: this.active.replica,
           leaseMs: this.config.runs.leaseMs,
         },
@@ -206,7 +249,7 @@ export class RunLauncher {
           invokeGraceMs: 5_000,
           cancelGraceMs: 10_000,
         },
-        catalog: () => this.catalog(ctx),
+        catalog: async () => toolsOf(await this.catalog(ctx), l.agent),
         onClosed: (id) => this.active.closed(id),
         gate: (step, tool, args) =>
           this.permissions.decide({
@@ -218,6 +261,8 @@ export class RunLauncher {
           }),
         observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),
         ...(l.reusable ? { reusable: l.reusable } : {}),
+        ...(l.spent ? { spent: l.spent } : {}),
+        ...(l.agent?.systemPrompt.trim() ? { agentPrompt: l.agent.systemPrompt } : {}),
       },
       status,
     );

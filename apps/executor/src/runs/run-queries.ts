@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   AgentPlan,
   INBOX_LIMIT,
+  RunConfig,
   STEP_RUN_EVENTS,
   type Inbox,
   type InboxItem,
@@ -62,6 +63,7 @@ export class RunQueries {
       this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS),
     ]);
     const plan = parsePlan(run.plan);
+    const budget = RunConfig.shape.budget.safeParse(run.config['budget']);
     return {
       ...summaryOf(run),
       config: run.config,
@@ -70,6 +72,15 @@ export class RunQueries {
       executions: foldExecutions(plan, stepEvents),
       events: events.slice(0, HISTORY_EVENTS),
       eventsTruncated: events.length > HISTORY_EVENTS,
+      agentId: run.agentId,
+      budget: (budget.success && budget.data) || null,
+      // Tool calls from the log (one step_start each), exact at any moment; tokens and working wall
+      // time as the run last wrote them (at its plan, each gate and its end).
+      usage: {
+        tokens: run.usage?.tokens ?? 0,
+        toolCalls: stepEvents.filter((e) => e.type === 'step_start').length,
+        wallMs: run.usage?.wallMs ?? 0,
+      },
     };
   }
 }

@@ -70,8 +70,11 @@ export class RunsHandler {
   }
 
   @RpcHandler(Rpc.executor.resume)
-  resume(@RpcPayload(Rpc.executor.resume) req: RunIdParam, @Caller() ctx: CallContext) {
-    return this.derived.resume(req.runId, ctx);
+  resume(
+    @RpcPayload(Rpc.executor.resume) req: RpcRequest<typeof Rpc.executor.resume>,
+    @Caller() ctx: CallContext,
+  ) {
+    return this.derived.resume(req.runId, ctx, req.budget);
   }
 
   @RpcHandler(Rpc.executor.fork)

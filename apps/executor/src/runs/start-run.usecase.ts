@@ -6,6 +6,7 @@ import {
   RunConfig,
   type AgentPlan,
   type BatchBody,
+  type PlanIssue,
   type StartRunBody,
   type ToolDescriptor,
 } from '@switchyard/contracts';
@@ -14,7 +15,14 @@ import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
-import { RunLauncher, type BeforeWork, type Launch, type RunOrigin } from './run-launcher';
+import {
+  RunLauncher,
+  toolsOf,
+  type BeforeWork,
+  type Launch,
+  type RunAgent,
+  type RunOrigin,
+} from './run-launcher';
 
 /** A saved workflow's plan to run, its inputs checked by the caller. */
 export interface WorkflowLaunch {
@@ -104,23 +112,37 @@ export class StartRun {
     );
   }
 
-  /** The one preparation of a run from a start body: its config, inputs and plan, checked. */
+  /**
+   * The one preparation of a run from a start body: its config, inputs and plan, checked. With an
+   * agent, its model settings win over the config's, and the catalog is its tool set.
+   */
   private async prepare(
     body: StartRunBody,
-    tools: ReadonlyMap<string, ToolDescriptor>,
+    catalog: ReadonlyMap<string, ToolDescriptor>,
     ctx: CallContext,
     readOnly: boolean,
     batchId: string | undefined,
   ): Promise<Launch> {
+    const agent = body.agentId !== undefined ? await this.launcher.agent(body.agentId, ctx) : undefined;
+    const tools = toolsOf(catalog, agent);
+    const model = agent ? { ...body.config.model, ...agent.modelSettings } : body.config.model;
     const config: RunConfig = {
       ...body.config,
+      ...(model && Object.keys(model).length ? { model } : {}),
       capabilityMode: readOnly ? 'read-only' : body.config.capabilityMode,
     };
     const inputs: Record<string, unknown> = { ...body.inputs, ...(body.files ? { files: body.files } : {}) };
     let plan: AgentPlan | undefined;
     if (body.workflow !== undefined) {
-      const checked = validatePlan(body.workflow, { tools, inputNames: Object.keys(inputs), readOnly });
+      // Checked against the whole catalog, then held to the agent's set: a step outside it is
+      // refused by name, not as an unknown tool.
+      const checked = validatePlan(body.workflow, {
+        tools: catalog,
+        inputNames: Object.keys(inputs),
+        readOnly,
+      });
       if (!checked.ok) throw planRefusal('the workflow is not valid', checked.issues);
+      if (agent) refuseOutsideToolSet(checked.plan, agent);
       plan = checked.plan;
     } else {
       await this.bus.call(Rpc.planner.checkModel, config.model ? { model: config.model } : {}, { ctx });
@@ -133,7 +155,24 @@ export class StartRun {
       tools,
       ...(plan ? { plan } : {}),
       ...(batchId ? { batchId } : {}),
+      ...(agent ? { agent } : {}),
       created: { source: plan ? 'workflow' : 'goal', ...(batchId ? { batchId } : {}) },
     };
   }
+}
+
+/** A supplied plan with a step whose tool is not in the agent's tool set is refused, naming each. */
+function refuseOutsideToolSet(plan: AgentPlan, agent: RunAgent): void {
+  const issues: PlanIssue[] = plan.steps.flatMap((step, i) =>
+    agent.toolNames.has(step.tool)
+      ? []
+      : [
+          {
+            path: `$.steps[${i}].tool`,
+            code: 'unknown_tool' as const,
+            message: `step ${step.id} uses ${step.tool}, which is not in the tool set of agent ${agent.id} (${agent.name})`,
+          },
+        ],
+  );
+  if (issues.length) throw planRefusal("the workflow uses tools outside the agent's tool set", issues);
 }

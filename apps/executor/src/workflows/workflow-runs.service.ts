@@ -74,7 +74,11 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         inputNames: inputNamesOf(def.inputSchema),
         inputs: body.inputs,
         ...(body.files ? { files: body.files } : {}),
-        config: { permissionMode: body.permissionMode, planApproval: body.planApproval },
+        config: {
+          permissionMode: body.permissionMode,
+          planApproval: body.planApproval,
+          ...(body.budget ? { budget: body.budget } : {}),
+        },
         source: { workflowId: id, version: def.version },
       },
       ctx,

@@ -66,7 +66,11 @@ export class RunsController {
 
   @Endpoint(Routes.runResume)
   resume(@In() input: Input<typeof Routes.runResume>, @Req() req: GatewayRequest): Promise<StartedRun> {
-    return this.bus.call(Rpc.executor.resume, { runId: input.params.runId }, asCaller(req));
+    return this.bus.call(
+      Rpc.executor.resume,
+      { runId: input.params.runId, ...(input.body.budget ? { budget: input.body.budget } : {}) },
+      asCaller(req),
+    );
   }
 
   @Endpoint(Routes.runFork)

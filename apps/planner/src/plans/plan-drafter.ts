@@ -18,7 +18,7 @@ import { createChatModel, effectiveModel } from '@switchyard/server-agents';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { extractJsonObject } from './extract-json';
-import { correctionPrompt, systemPrompt, userPrompt } from './prompt';
+import { correctionPrompt, systemPrompt, userPrompt, withAgentPrompt } from './prompt';
 import { TokenBatcher } from './token-batcher';
 
 /** The first answer plus two corrections: a model that misses three times rarely gets it on a fourth. */
@@ -65,23 +65,30 @@ export class PlanDrafter {
   async draft(req: DraftPlanRequest): Promise<DraftPlanResult> {
     const model = createChatModel(this.config.llm, req.model);
     const messages: BaseMessage[] = [
-      new SystemMessage(systemPrompt(req.tools)),
+      new SystemMessage(withAgentPrompt(systemPrompt(req.tools), req.agentPrompt)),
       new HumanMessage(userPrompt(req)),
     ];
     let issues: PlanIssue[] = [];
+    // What the drafts spent, from the model's usage metadata (the run's budget counts it).
+    let tokens = 0;
+    let attempts = 0;
     try {
       for (let attempt = 1; attempt <= MAX_DRAFT_ATTEMPTS; attempt++) {
-        const answer = await this.stream(model, messages, req.runId, attempt);
+        attempts = attempt;
+        const { text: answer, tokens: spent } = await this.stream(model, messages, req.runId, attempt);
+        tokens += spent;
         const checked = this.check(answer, req);
         if (checked.ok) {
           this.logger.info({ runId: req.runId, attempt, steps: checked.plan.steps.length }, 'plan drafted');
-          return { ok: true, plan: checked.plan, attempts: attempt };
+          return { ok: true, plan: checked.plan, attempts: attempt, tokens };
         }
         issues = checked.issues;
         this.logger.info(
           { runId: req.runId, attempt, issues: issues.slice(0, 10) },
           `draft ${attempt} of ${MAX_DRAFT_ATTEMPTS} is not a valid plan`,
         );
+        // Over the run's token budget: no repair is asked for (the run ends with budget_exceeded).
+        if (req.maxTokens !== undefined && tokens > req.maxTokens) break;
         messages.push(new AIMessage(answer), new HumanMessage(correctionPrompt(issues)));
       }
     } finally {
@@ -95,8 +102,9 @@ export class PlanDrafter {
     return {
       ok: false,
       issues,
-      attempts: MAX_DRAFT_ATTEMPTS,
-      message: `the model did not produce a valid plan after ${MAX_DRAFT_ATTEMPTS} attempts: ${quoted}${more}`,
+      attempts,
+      message: `the model did not produce a valid plan after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${quoted}${more}`,
+      tokens,
     };
   }
 
@@ -109,13 +117,16 @@ export class PlanDrafter {
     });
   }
 
-  /** One completion, published in order as it arrives; the whole text once it has ended. */
+  /**
+   * One completion, published in order as it arrives; the whole text once it has ended, with the
+   * tokens the model reported (0 from a model that reports none).
+   */
   private async stream(
     model: BaseChatModel,
     messages: BaseMessage[],
     runId: string,
     attempt: number,
-  ): Promise<string> {
+  ): Promise<{ text: string; tokens: number }> {
     const subject = Events.planTokens(runId);
     const tokens = new TokenBatcher((text) => {
       try {
@@ -126,18 +137,20 @@ export class PlanDrafter {
       }
     });
     let answer = '';
+    let spent = 0;
     try {
       for await (const chunk of await model.stream(messages)) {
         const text = chunk.text;
         answer += text;
         tokens.push(text);
+        spent += chunk.usage_metadata?.total_tokens ?? 0;
       }
     } catch (err) {
       throw modelFailure(err);
     } finally {
       tokens.end();
     }
-    return answer;
+    return { text: answer, tokens: spent };
   }
 
   /**

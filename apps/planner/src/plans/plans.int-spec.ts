@@ -135,12 +135,18 @@ describe('planner drafts plans with a streamed model over NATS', () => {
     const runId = randomUUID();
     const tokens = await watchTokens(bus, runId);
     const content = `Here is the plan:\n\`\`\`json\n${JSON.stringify(validPlan, null, 2)}\n\`\`\`\nIt reads, then writes.`;
-    fake.enqueue({ content, chunkSize: 24, chunkDelayMs: 40 });
+    fake.enqueue({
+      content,
+      chunkSize: 24,
+      chunkDelayMs: 40,
+      usage: { promptTokens: 1_000, completionTokens: 90 },
+    });
     const before = fake.requests.length;
 
     const result = await draft({ runId, files: ['notes.md'], inputNames: ['files'] });
 
-    expect(result).toEqual({ ok: true, plan: validPlanParsed, attempts: 1 });
+    // The tokens are the model's own figures (LangChain's usage metadata of the streamed answer).
+    expect(result).toEqual({ ok: true, plan: validPlanParsed, attempts: 1, tokens: 1_090 });
     // Every token is routed before the reply is sent, so all have arrived by now.
     expect(tokens.textOf(1)).toBe(content);
     expect(tokens.received.length).toBeGreaterThan(1);
@@ -166,12 +172,15 @@ describe('planner drafts plans with a streamed model over NATS', () => {
     const tokens = await watchTokens(bus, runId);
     const first = JSON.stringify(unknownToolPlan);
     const second = JSON.stringify(validPlan);
-    fake.enqueue({ content: first }, { content: second });
+    fake.enqueue(
+      { content: first, usage: { promptTokens: 10, completionTokens: 5 } },
+      { content: second, usage: { promptTokens: 20, completionTokens: 7 } },
+    );
     const before = fake.requests.length;
 
     const result = await draft({ runId });
 
-    expect(result).toEqual({ ok: true, plan: validPlanParsed, attempts: 2 });
+    expect(result).toEqual({ ok: true, plan: validPlanParsed, attempts: 2, tokens: 42 });
     expect(fake.requests.length).toBe(before + 2);
     const retry = fake.requests.at(-1)?.messages ?? [];
     expect(retry.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
@@ -207,6 +216,7 @@ describe('planner drafts plans with a streamed model over NATS', () => {
       ],
       message:
         'the model did not produce a valid plan after 3 attempts: $.steps[0].tool: no tool named delete_everything in the catalog',
+      tokens: expect.any(Number),
     });
     expect(fake.requests.length).toBe(before + 3);
     const [, second, third] = fake.requests.slice(before).map((r) => r.messages);
@@ -235,6 +245,28 @@ describe('planner drafts plans with a streamed model over NATS', () => {
       ok: false,
       issues: [{ path: '$.steps[0].arguments.filePath', code: 'unknown_input' }],
     });
+  });
+
+  it('asks for no repair once the drafts spent more than the run may (maxTokens)', async () => {
+    // One reply only: a repair asked for would get the fake's "no scripted reply" error instead.
+    fake.enqueue({
+      content: JSON.stringify(unknownToolPlan),
+      usage: { promptTokens: 300, completionTokens: 30 },
+    });
+    const before = fake.requests.length;
+    const result = await draft({ runId: randomUUID(), maxTokens: 200 });
+    expect(result).toMatchObject({ ok: false, attempts: 1, tokens: 330 });
+    expect(fake.requests.length).toBe(before + 1);
+  });
+
+  it("puts the agent's system prompt before the planner's", async () => {
+    fake.enqueue({ content: JSON.stringify(validPlan) });
+    await expect(
+      draft({ runId: randomUUID(), agentPrompt: 'You are Ledger, the accounts agent.' }),
+    ).resolves.toMatchObject({ ok: true });
+    const system = String(fake.requests.at(-1)?.messages[0]?.content);
+    expect(system.startsWith('You are Ledger, the accounts agent.')).toBe(true);
+    expect(system).toContain('You are the planner of Switchyard');
   });
 
   it('reports the effective model, agent settings over configuration', async () => {

@@ -90,6 +90,15 @@ ${toolList}
 Answer with only the JSON object of the plan: no explanation before or after it, no Markdown code fence.`;
 }
 
+/**
+ * The system prompt with the run's agent's own put first: the agent says who the model is, the
+ * planner's rules (which come last and win) how it must answer.
+ */
+export function withAgentPrompt(system: string, agentPrompt: string | undefined): string {
+  const own = agentPrompt?.trim();
+  return own ? `${own}\n\n---\n\n${system}` : system;
+}
+
 /** The goal, with the files and the input names of the run when it has them. */
 export function userPrompt(req: Pick<DraftPlanRequest, 'goal' | 'files' | 'inputNames'>): string {
   const parts = [`Goal:\n${req.goal.trim()}`];

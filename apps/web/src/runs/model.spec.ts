@@ -25,6 +25,9 @@ function detail(status: RunStatus, bodies: RunEventBody[], eventsTruncated = fal
     executions: [],
     events,
     eventsTruncated,
+    agentId: null,
+    budget: null,
+    usage: { tokens: 0, toolCalls: 0, wallMs: 0 },
   };
 }
 

@@ -65,6 +65,19 @@ describe('RunsRepository (real Postgres)', () => {
     ['a raw pg pool', () => viaPool],
     ['Prisma', () => viaPrisma],
   ])('through %s', (_, repo) => {
+    it('keeps the agent of a run, and its budget figures and new config as an append writes them', async () => {
+      const run = newRun({ agentId: 7 });
+      await repo().create(run, [created]);
+      expect(await repo().get(run.id)).toMatchObject({ agentId: 7, usage: null });
+      const usage = { tokens: 120, toolCalls: 2, wallMs: 345 };
+      const config = { permissionMode: 'ask', budget: { maxToolCalls: 5 } };
+      await repo().append(run.id, [token('x')], { replica: 'replica-1', update: { usage, config } });
+      expect(await repo().get(run.id)).toMatchObject({ agentId: 7, usage, config });
+      const plain = newRun();
+      await repo().create(plain, [created]);
+      expect(await repo().get(plain.id)).toMatchObject({ agentId: null, usage: null });
+    });
+
     it('creates a run with its first events, then appends gaplessly with row changes in the same statement', async () => {
       const run = newRun();
       const first = await repo().create(run, [created, { type: 'planning_started', data: {} }]);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   AppError,
+  type BudgetUsage,
   type RunEvent,
   type RunEventBody,
   type RunEventType,
@@ -30,6 +31,8 @@ export interface NewRun {
   readonly batchId?: string | null;
   /** The saved workflow the run was started from. */
   readonly workflowId?: string | null;
+  /** The agent driving the run. */
+  readonly agentId?: number | null;
   /** The replica that will drive it, holding the lease for `leaseMs`. */
   readonly replica: string;
   readonly leaseMs: number;
@@ -45,6 +48,10 @@ export interface RunUpdate {
   readonly finished?: boolean;
   /** Give the run up: no owner replica, no lease (terminal states). */
   readonly release?: boolean;
+  /** What the run has spent against its budget, as of this write. */
+  readonly usage?: BudgetUsage;
+  /** A new config (a resume with a new budget). */
+  readonly config?: Record<string, unknown>;
 }
 
 /** A gate of a run waiting for its owner: the plan, or one step (with what its request said). */
@@ -62,6 +69,9 @@ export interface RunRow extends RunSummary {
   readonly plan: unknown;
   readonly ownerReplica: string | null;
   readonly leaseUntil: string | null;
+  readonly agentId: number | null;
+  /** As last written (see RunUpdate.usage); null before the first write of it. */
+  readonly usage: BudgetUsage | null;
 }
 
 /** The replica no longer holds the run (its lease expired and another replica interrupted it). */
@@ -84,13 +94,15 @@ interface RunDbRow {
   batch_id: string | null;
   owner_replica: string | null;
   lease_until: Date | null;
+  agent_id: number | null;
+  usage: BudgetUsage | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
 }
 
 const RUN_COLUMNS =
-  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, created_at, updated_at, finished_at';
+  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, agent_id, usage, created_at, updated_at, finished_at';
 
 function iso(d: Date | null): string | null {
   return d ? new Date(d).toISOString() : null;
@@ -115,6 +127,8 @@ function toRun(r: RunDbRow): RunRow {
     plan: r.plan,
     ownerReplica: r.owner_replica,
     leaseUntil: iso(r.lease_until),
+    agentId: r.agent_id,
+    usage: r.usage,
   };
 }
 
@@ -152,9 +166,9 @@ export class RunsRepository {
       'run_create',
       `WITH r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id)
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id)
          VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid)
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int)
          RETURNING id
        )
        INSERT INTO run_event (run_id, seq, type, data)
@@ -177,6 +191,7 @@ export class RunsRepository {
         events.length,
         encodeEvents(events),
         run.workflowId ?? null,
+        run.agentId ?? null,
       ],
     );
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);
@@ -205,6 +220,8 @@ export class RunsRepository {
     if (u.error !== undefined) sets.push(`error = ${param(u.error)}`);
     if (u.finished !== undefined) sets.push(u.finished ? 'finished_at = now()' : 'finished_at = NULL');
     if (u.release) sets.push('owner_replica = NULL', 'lease_until = NULL');
+    if (u.usage) sets.push(`usage = ${param(JSON.stringify(u.usage))}::jsonb`);
+    if (u.config) sets.push(`config = ${param(JSON.stringify(u.config))}::jsonb`);
     const guard = opts.replica ? ` AND owner_replica = ${param(opts.replica)}` : '';
     const eventsParam = param(encodeEvents(events));
     // The common shapes (no row change, with or without the guard) are prepared statements.

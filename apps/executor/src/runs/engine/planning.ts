@@ -28,14 +28,18 @@ export interface RunBasics {
 
 export interface DraftRequest extends RunBasics {
   readonly timeoutMs: number;
+  /** The run's agent's system prompt, for the planner to put first. */
+  readonly agentPrompt?: string;
+  /** Tokens the run may still spend on drafts. */
+  readonly maxTokens?: number;
   /** Tokens arriving after the run closed are not written. */
   readonly closed: () => boolean;
 }
 
-/** A drafted plan, validated; or why there is none, as the run's failure. */
+/** A drafted plan, validated; or why there is none, as the run's failure. `tokens`: what the drafts spent. */
 export type Draft =
-  | { readonly ok: true; readonly plan: AgentPlan; readonly attempts: number }
-  | { readonly ok: false; readonly failure: RunFailed };
+  | { readonly ok: true; readonly plan: AgentPlan; readonly attempts: number; readonly tokens: number }
+  | { readonly ok: false; readonly failure: RunFailed; readonly tokens: number };
 
 /** Tokens are written in batches this far apart: a live view, not one row per token. */
 const TOKEN_FLUSH_MS = 25;
@@ -79,15 +83,19 @@ export async function draftPlan(req: DraftRequest): Promise<Draft> {
         inputNames: Object.keys(req.inputs),
         ...(config.model ? { model: config.model } : {}),
         ...(req.files.length ? { files: [...req.files] } : {}),
+        ...(req.agentPrompt ? { agentPrompt: req.agentPrompt } : {}),
+        ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
       },
       { ctx, timeoutMs: req.timeoutMs },
     );
     unsubscribe();
     if (timer) clearTimeout(timer);
     flushTokens();
+    const tokens = result.tokens ?? 0;
     if (!result.ok) {
       return {
         ok: false,
+        tokens,
         failure: {
           message: result.message,
           code: 'validation_failed',
@@ -105,6 +113,7 @@ export async function draftPlan(req: DraftRequest): Promise<Draft> {
     if (!checked.ok) {
       return {
         ok: false,
+        tokens,
         failure: {
           message: 'the drafted plan is not valid',
           code: 'validation_failed',
@@ -112,12 +121,13 @@ export async function draftPlan(req: DraftRequest): Promise<Draft> {
         },
       };
     }
-    return { ok: true, plan: checked.plan, attempts: result.attempts };
+    return { ok: true, plan: checked.plan, attempts: result.attempts, tokens };
   } catch (err) {
     unsubscribe();
     if (timer) clearTimeout(timer);
     return {
       ok: false,
+      tokens: 0,
       failure:
         err instanceof AppError
           ? { message: err.message, code: err.code }

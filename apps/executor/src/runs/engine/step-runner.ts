@@ -51,6 +51,11 @@ export interface StepHost {
   readonly cancelReason: () => string | undefined;
   /** True once the run's end is recorded (or given up): a step writes nothing more. */
   readonly closed: () => boolean;
+  /**
+   * Asked before each tool call (every attempt): false when the run's budget has no call left, and
+   * the run is stopping for it.
+   */
+  readonly admitCall: () => boolean;
   /** The in-flight tool call of each step (a cancel tells the registry to stop them). */
   readonly invocations: Map<string, string>;
   readonly gate: (
@@ -288,6 +293,7 @@ export class StepRunner {
     const { host } = this;
     const { writer, bus, ctx, config } = host;
     this.throwIfCancelled();
+    if (!host.admitCall()) throw new Cancelled(host.cancelReason() ?? 'the run budget has no tool call left');
     const invocationId = `${host.runId}:${step.id}:${attempt}`;
     host.invocations.set(step.id, invocationId);
     // The tool runs only once its start is durable, and with it (the log is written in order) the
