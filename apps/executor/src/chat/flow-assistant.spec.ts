@@ -45,7 +45,7 @@ function workflow(revision: number): Workflow {
     updatedAt: '',
     lastRun: null,
     inputSchema: { type: 'object', properties: {} },
-    plan: { steps: [{ id: 'a', tool: 'wait', arguments: { ms: 0 }, dependsOn: [] }] },
+    plan: { steps: [{ id: 'a', tool: 'wait', description: '', arguments: { ms: 0 }, dependsOn: [] }] },
     graph: null,
   };
 }
