@@ -46,6 +46,13 @@ export const PlanToken = z.object({
 });
 export type PlanToken = z.infer<typeof PlanToken>;
 
+export const MemoryInjected = z.object({
+  memories: z
+    .array(z.object({ id: z.string().uuid(), text: z.string(), score: z.number() }))
+    .describe("the owner's memories added to the planning prompt, best first"),
+});
+export type MemoryInjected = z.infer<typeof MemoryInjected>;
+
 export const PlanReady = z.object({
   plan: AgentPlan,
   attempts: z.number().int().min(1).optional().describe('drafts the planner needed'),
@@ -190,6 +197,7 @@ export const RunEventBody = z.discriminatedUnion('type', [
   body('run_created', RunCreated),
   body('planning_started', PlanningStarted),
   body('plan_token', PlanToken),
+  body('memory_injected', MemoryInjected),
   body('plan_ready', PlanReady),
   body('plan_approval_requested', PlanApprovalRequested),
   body('plan_approved', PlanApproved),
@@ -225,6 +233,7 @@ export const RunEvent = z.discriminatedUnion('type', [
   stored('run_created', RunCreated),
   stored('planning_started', PlanningStarted),
   stored('plan_token', PlanToken),
+  stored('memory_injected', MemoryInjected),
   stored('plan_ready', PlanReady),
   stored('plan_approval_requested', PlanApprovalRequested),
   stored('plan_approved', PlanApproved),

@@ -253,7 +253,13 @@ export const DraftPlanRequest = z.object({
 export type DraftPlanRequest = z.infer<typeof DraftPlanRequest>;
 
 export const DraftPlanResult = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), plan: AgentPlan, attempts: z.number().int() }),
+  z.object({
+    ok: z.literal(true),
+    plan: AgentPlan,
+    attempts: z.number().int(),
+    /** The owner's memories the prompt carried (memory on and any relevant), best first. */
+    memories: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })).optional(),
+  }),
   z.object({
     ok: z.literal(false),
     issues: z.array(PlanIssue),
