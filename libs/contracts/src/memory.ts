@@ -34,6 +34,10 @@ export const ScoredMemory = Memory.extend({
 });
 export type ScoredMemory = z.infer<typeof ScoredMemory>;
 
+/** A memory as a planning prompt carried it (and the run's `memory_injected` event records it). */
+export const InjectedMemory = z.object({ id: z.string().uuid(), text: z.string(), score: z.number() });
+export type InjectedMemory = z.infer<typeof InjectedMemory>;
+
 export const MemorySettings = z.object({
   enabled: z.boolean().describe('memory tools are offered and memories are injected into planning'),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from './errors';
+import { InjectedMemory } from './memory';
 import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
 import { RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
@@ -47,9 +48,7 @@ export const PlanToken = z.object({
 export type PlanToken = z.infer<typeof PlanToken>;
 
 export const MemoryInjected = z.object({
-  memories: z
-    .array(z.object({ id: z.string().uuid(), text: z.string(), score: z.number() }))
-    .describe("the owner's memories added to the planning prompt, best first"),
+  memories: z.array(InjectedMemory).describe("the owner's memories added to the planning prompt, best first"),
 });
 export type MemoryInjected = z.infer<typeof MemoryInjected>;
 

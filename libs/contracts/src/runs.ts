@@ -3,6 +3,7 @@ import { ModelSettings } from './agents';
 import { ErrorCode } from './errors';
 import { PageQuery, pageOf } from './identity';
 import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
+import { InjectedMemory } from './memory';
 import { ToolDescriptor } from './tools';
 
 /**
@@ -258,13 +259,14 @@ export const DraftPlanResult = z.discriminatedUnion('ok', [
     plan: AgentPlan,
     attempts: z.number().int(),
     /** The owner's memories the prompt carried (memory on and any relevant), best first. */
-    memories: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })).optional(),
+    memories: z.array(InjectedMemory).optional(),
   }),
   z.object({
     ok: z.literal(false),
     issues: z.array(PlanIssue),
     attempts: z.number().int(),
     message: z.string(),
+    memories: z.array(InjectedMemory).optional(),
   }),
 ]);
 export type DraftPlanResult = z.infer<typeof DraftPlanResult>;

@@ -8,6 +8,7 @@ import {
   type CheckModelResult,
   type DraftPlanRequest,
   type DraftPlanResult,
+  type InjectedMemory,
   type ModelSettings,
   type PlanIssue,
 } from '@switchyard/contracts';
@@ -18,7 +19,7 @@ import { createChatModel, effectiveModel } from '@switchyard/server-agents';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { extractJsonObject } from './extract-json';
-import { correctionPrompt, systemPrompt, userPrompt } from './prompt';
+import { correctionPrompt, memoryPrompt, systemPrompt, userPrompt } from './prompt';
 import { TokenBatcher } from './token-batcher';
 
 /** The first answer plus two corrections: a model that misses three times rarely gets it on a fourth. */
@@ -62,12 +63,12 @@ export class PlanDrafter {
     return { provider: provider ?? '', model: model ?? '' };
   }
 
-  async draft(req: DraftPlanRequest): Promise<DraftPlanResult> {
+  /** `memories`: the owner's memories relevant to the goal, added after it (none while memory is off). */
+  async draft(req: DraftPlanRequest, memories: readonly InjectedMemory[] = []): Promise<DraftPlanResult> {
     const model = createChatModel(this.config.llm, req.model);
-    const messages: BaseMessage[] = [
-      new SystemMessage(systemPrompt(req.tools)),
-      new HumanMessage(userPrompt(req)),
-    ];
+    const user = memories.length ? `${userPrompt(req)}\n\n${memoryPrompt(memories)}` : userPrompt(req);
+    const messages: BaseMessage[] = [new SystemMessage(systemPrompt(req.tools)), new HumanMessage(user)];
+    const injected = memories.length ? { memories: [...memories] } : {};
     let issues: PlanIssue[] = [];
     try {
       for (let attempt = 1; attempt <= MAX_DRAFT_ATTEMPTS; attempt++) {
@@ -75,7 +76,7 @@ export class PlanDrafter {
         const checked = this.check(answer, req);
         if (checked.ok) {
           this.logger.info({ runId: req.runId, attempt, steps: checked.plan.steps.length }, 'plan drafted');
-          return { ok: true, plan: checked.plan, attempts: attempt };
+          return { ok: true, plan: checked.plan, attempts: attempt, ...injected };
         }
         issues = checked.issues;
         this.logger.info(
@@ -97,6 +98,7 @@ export class PlanDrafter {
       issues,
       attempts: MAX_DRAFT_ATTEMPTS,
       message: `the model did not produce a valid plan after ${MAX_DRAFT_ATTEMPTS} attempts: ${quoted}${more}`,
+      ...injected,
     };
   }
 
