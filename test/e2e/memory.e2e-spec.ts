@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { FINISHED_RUN_STATUSES, Memory, MemoryPage, RunDetail, type RunEvent } from '@switchyard/contracts';
 import {
@@ -187,10 +187,15 @@ describe('memory end to end', () => {
     expect(bobList.map((m) => m.id)).toEqual([bobs.id]);
     expect(await searchIds(bob, 'anvil build server coffee')).toEqual([bobs.id]);
 
+    const bobTool = await tool(bob, 'memory_list', {});
+    expect(MemoryPage.parse(bobTool.result).items.map((m) => m.id)).toEqual([bobs.id]);
+
     const target = alices[0] as Memory;
-    const del = await call('DELETE', `/api/memories/${target.id}`, bob);
-    expect(del.status).toBe(404);
-    expect(del.json['code']).toBe('not_found');
+    // Another owner's memory answers exactly as a missing one.
+    for (const id of [target.id, randomUUID()]) {
+      const del = await call('DELETE', `/api/memories/${id}`, bob);
+      expect([del.status, del.json['code']]).toEqual([404, 'not_found']);
+    }
     const forget = await tool(bob, 'memory_forget', { id: target.id });
     expect(forget.status).toBe('failed');
     expect(
