@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Events, Rpc } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { BUS, LOGGER } from '@switchyard/server-runtime';
 
@@ -27,7 +27,7 @@ export class MemoryGate implements OnModuleInit, OnModuleDestroy {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    @Inject(BUS) private readonly bus: Bus,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
