@@ -48,8 +48,8 @@ export function Memory() {
   return (
     <section aria-label={t('settings.memory')}>
       <PageHeader level={2} title={t('settings.memory')} />
-      <div className="stack">
-        <label className="row">
+      <div className="card">
+        <label className="check">
           <input
             type="checkbox"
             role="switch"
