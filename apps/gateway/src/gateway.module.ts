@@ -7,6 +7,7 @@ import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
+import { MemoryController } from './settings/memory.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
 import { SchedulesController } from './triggers/schedules.controller';
@@ -38,6 +39,7 @@ import { ToolsController } from './tools/tools.controller';
     StreamController,
     RunsController,
     SettingsController,
+    MemoryController,
     WorkflowsController,
     TasksController,
     SchedulesController,

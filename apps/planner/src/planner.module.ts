@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
+import { MemoryRepository } from '@switchyard/server-db-memory';
 import { WorkflowsRepository } from '@switchyard/server-db-workflows';
+import { MemoryHandler } from './memory/memory.handler';
+import { MemoryRecall } from './memory/memory-recall';
+import { MemoryService } from './memory/memory.service';
 import { PlanDrafter } from './plans/plan-drafter';
 import { PlansHandler } from './plans/plans.handler';
 import { WorkflowsHandler } from './workflows/workflows.handler';
@@ -10,7 +14,14 @@ import { WorkflowsService } from './workflows/workflows.service';
  * bootstrapService; feature handlers register here as they arrive.
  */
 @Module({
-  controllers: [PlansHandler, WorkflowsHandler],
-  providers: [PlanDrafter, WorkflowsRepository, WorkflowsService],
+  controllers: [PlansHandler, WorkflowsHandler, MemoryHandler],
+  providers: [
+    PlanDrafter,
+    WorkflowsRepository,
+    WorkflowsService,
+    MemoryRepository,
+    MemoryService,
+    MemoryRecall,
+  ],
 })
 export class PlannerModule {}

@@ -26,10 +26,12 @@ import { WaitTool } from './builtin/wait.tool';
 import { SQL_TOOLS } from './builtin/sql/sql.tools';
 import { WEB_TOOLS } from './builtin/web/web-fetch.tool';
 import { TASK_TOOLS } from './builtin/tasks/task.tools';
+import { MEMORY_TOOLS } from './builtin/memory/memory.tools';
 import { WorkspaceGuard } from './builtin/workspace.guard';
 import { CommandSandbox } from './builtin/command-sandbox';
 import { BuiltinRegistry } from './tools/builtin-registry';
 import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
+import { MemoryGate } from './tools/memory-gate';
 import { WorkflowTools } from './tools/workflow-tools';
 import { ToolsHandler } from './tools/tools.handler';
 
@@ -45,6 +47,7 @@ export const BUILTIN_TOOLS = [
   ...SQL_TOOLS,
   ...WEB_TOOLS,
   ...TASK_TOOLS,
+  ...MEMORY_TOOLS,
 ];
 
 @Module({
@@ -75,6 +78,7 @@ export const BUILTIN_TOOLS = [
     BuiltinRegistry,
     InvokeToolUseCase,
     WorkflowTools,
+    MemoryGate,
     RecordsUseCases,
     ...BUILTIN_TOOLS,
   ],

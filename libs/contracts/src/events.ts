@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { OwnerFeedEvent, ownerFeedSubject } from './feed';
+import { MemorySettingChanged, MEMORY_SETTING_CHANGED_SUBJECT } from './memory';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
 import { RunEvent, runEventsSubject } from './run-events';
@@ -31,6 +32,8 @@ export const Events = {
   recordChanged: event(RECORD_CHANGED_SUBJECT, RecordChangedEvent),
   /** An owner's (or the global) rules or hooks changed: every executor replica reloads them. */
   permissionsChanged: event(PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged),
+  /** An owner turned memory on or off: registry replicas drop the cached setting (memory tools). */
+  memorySettingChanged: event(MEMORY_SETTING_CHANGED_SUBJECT, MemorySettingChanged),
   /** A task was killed: the executor running its body cancels the run. */
   taskKill: event(TASK_KILL_SUBJECT, TaskKill),
   /** A run's events, published live once stored (the SSE relay follows them). */

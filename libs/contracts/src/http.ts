@@ -14,6 +14,7 @@ import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
 import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
 import { Inbox, INBOX_LIMIT } from './inbox';
+import { Memory, MemoryIdParam, MemoryListQuery, MemoryPage, MemorySettings } from './memory';
 import { OwnerFeedFrame, OwnerFeedQuery } from './feed';
 import { SubmitTaskBody, Task, TaskCapacity, TaskIdParam, TaskListQuery, TaskPage } from './tasks';
 import {
@@ -448,6 +449,46 @@ export const Routes = {
     params: HookIdParam,
     response: Hook,
     errors: ['unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  memorySettingsGet: route({
+    method: 'GET',
+    path: '/api/settings/memory',
+    summary: 'Whether memory (experimental, off by default) is on for you',
+    tag: 'memory',
+    auth: { permission: 'settings:memory:read' },
+    response: MemorySettings,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  memorySettingsPut: route({
+    method: 'PUT',
+    path: '/api/settings/memory',
+    summary:
+      'Turn memory on or off. On: the memory_* tools are in your catalog and relevant memories are added to planning prompts (each run records them as memory_injected). Off keeps what is stored',
+    tag: 'memory',
+    auth: { permission: 'settings:memory:edit' },
+    body: MemorySettings,
+    response: MemorySettings,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  memoryList: route({
+    method: 'GET',
+    path: '/api/memories',
+    summary: 'Your memories, newest first; q filters by text they contain',
+    tag: 'memory',
+    auth: { permission: 'settings:memory:read' },
+    query: MemoryListQuery,
+    response: MemoryPage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  memoryDelete: route({
+    method: 'DELETE',
+    path: '/api/memories/{id}',
+    summary: 'Forget one of your memories',
+    tag: 'memory',
+    auth: { permission: 'settings:memory:edit' },
+    params: MemoryIdParam,
+    response: Memory,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   workflowCreate: route({
     method: 'POST',

@@ -33,6 +33,8 @@ export const PERMISSIONS = [
   'settings:permissions:edit',
   'settings:hooks:read',
   'settings:hooks:edit',
+  'settings:memory:read',
+  'settings:memory:edit',
   'workflow:list',
   'workflow:edit',
   'agent:task:list',

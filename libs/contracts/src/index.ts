@@ -20,3 +20,4 @@ export * from './triggers';
 export * from './inbox';
 export * from './feed';
 export * from './flow-assistant';
+export * from './memory';

@@ -34,6 +34,16 @@ import {
   StartRunBody,
 } from './runs';
 import { RunDetail } from './run-events';
+import {
+  Memory,
+  MemoryIdParam,
+  MemoryListQuery,
+  MemoryPage,
+  MemorySearchRequest,
+  MemorySearchResult,
+  MemorySettings,
+  RememberBody,
+} from './memory';
 import { Inbox } from './inbox';
 import {
   EvaluateBody,
@@ -272,6 +282,18 @@ export const Rpc = {
     /** model_not_configured unless a model can be built from configuration and overrides. */
     checkModel: rpc('planner.models.check', CheckModelRequest, CheckModelResult),
   },
+  /** The owner's memory (experimental; the planner keeps it). Every call is the caller's own. */
+  memory: {
+    /** conflict when memory is off for the caller, or at the per-owner limit. */
+    remember: rpc('planner.memory.remember', RememberBody, Memory),
+    /** The caller's memories ranked for a query; `enabled: false` and no items while memory is off. */
+    search: rpc('planner.memory.search', MemorySearchRequest, MemorySearchResult),
+    list: rpc('planner.memory.list', MemoryListQuery, MemoryPage),
+    /** not_found for an id that is not the caller's. */
+    forget: rpc('planner.memory.forget', MemoryIdParam, Memory),
+    settingsGet: rpc('planner.memory.settings.get', Empty, MemorySettings),
+    settingsPut: rpc('planner.memory.settings.put', MemorySettings, MemorySettings),
+  },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {
   health: Record<ServiceName, RpcContract>;
@@ -282,5 +304,6 @@ export const Rpc = {
   schedules: Record<string, RpcContract>;
   webhooks: Record<string, RpcContract>;
   planner: Record<string, RpcContract>;
+  memory: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

@@ -23,6 +23,9 @@ const SAMPLES: Record<RunEventType, unknown> = {
   },
   planning_started: {},
   plan_token: { text: '{"ste', attempt: 1 },
+  memory_injected: {
+    memories: [{ id: '00000000-0000-4000-8000-000000000002', text: 'I prefer metric units', score: 1 }],
+  },
   plan_ready: { plan, attempts: 2 },
   plan_approval_requested: { gate: 'plan', steps: 1, nonReadSteps: [], reusedSteps: [] },
   plan_approved: { edited: true, plan },

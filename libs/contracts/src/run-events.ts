@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from './errors';
+import { InjectedMemory } from './memory';
 import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
 import { Budget, BudgetLimit, BudgetUsage, RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
@@ -46,6 +47,11 @@ export const PlanToken = z.object({
   attempt: z.number().int().min(1).describe('the draft attempt these tokens belong to'),
 });
 export type PlanToken = z.infer<typeof PlanToken>;
+
+export const MemoryInjected = z.object({
+  memories: z.array(InjectedMemory).describe("the owner's memories added to the planning prompt, best first"),
+});
+export type MemoryInjected = z.infer<typeof MemoryInjected>;
 
 export const PlanReady = z.object({
   plan: AgentPlan,
@@ -201,6 +207,7 @@ export const RunEventBody = z.discriminatedUnion('type', [
   body('run_created', RunCreated),
   body('planning_started', PlanningStarted),
   body('plan_token', PlanToken),
+  body('memory_injected', MemoryInjected),
   body('plan_ready', PlanReady),
   body('plan_approval_requested', PlanApprovalRequested),
   body('plan_approved', PlanApproved),
@@ -236,6 +243,7 @@ export const RunEvent = z.discriminatedUnion('type', [
   stored('run_created', RunCreated),
   stored('planning_started', PlanningStarted),
   stored('plan_token', PlanToken),
+  stored('memory_injected', MemoryInjected),
   stored('plan_ready', PlanReady),
   stored('plan_approval_requested', PlanApprovalRequested),
   stored('plan_approved', PlanApproved),

@@ -3,6 +3,7 @@ import { ModelSettings } from './agents';
 import { ErrorCode } from './errors';
 import { PageQuery, pageOf } from './identity';
 import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
+import { InjectedMemory } from './memory';
 import { ToolDescriptor } from './tools';
 
 /**
@@ -280,13 +281,21 @@ export type DraftPlanRequest = z.infer<typeof DraftPlanRequest>;
 const DraftTokens = z.number().int().min(0).optional();
 
 export const DraftPlanResult = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), plan: AgentPlan, attempts: z.number().int(), tokens: DraftTokens }),
+  z.object({
+    ok: z.literal(true),
+    plan: AgentPlan,
+    attempts: z.number().int(),
+    tokens: DraftTokens,
+    /** The owner's memories the prompt carried (memory on and any relevant), best first. */
+    memories: z.array(InjectedMemory).optional(),
+  }),
   z.object({
     ok: z.literal(false),
     issues: z.array(PlanIssue),
     attempts: z.number().int(),
     message: z.string(),
     tokens: DraftTokens,
+    memories: z.array(InjectedMemory).optional(),
   }),
 ]);
 export type DraftPlanResult = z.infer<typeof DraftPlanResult>;

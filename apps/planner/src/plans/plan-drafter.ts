@@ -8,6 +8,7 @@ import {
   type CheckModelResult,
   type DraftPlanRequest,
   type DraftPlanResult,
+  type InjectedMemory,
   type ModelSettings,
   type PlanIssue,
 } from '@switchyard/contracts';
@@ -18,7 +19,7 @@ import { createChatModel, effectiveModel } from '@switchyard/server-agents';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { extractJsonObject } from './extract-json';
-import { correctionPrompt, systemPrompt, userPrompt, withAgentPrompt } from './prompt';
+import { correctionPrompt, memoryPrompt, systemPrompt, userPrompt, withAgentPrompt } from './prompt';
 import { TokenBatcher } from './token-batcher';
 
 /** The first answer plus two corrections: a model that misses three times rarely gets it on a fourth. */
@@ -62,12 +63,15 @@ export class PlanDrafter {
     return { provider: provider ?? '', model: model ?? '' };
   }
 
-  async draft(req: DraftPlanRequest): Promise<DraftPlanResult> {
+  /** `memories`: the owner's memories relevant to the goal, added after it (none while memory is off). */
+  async draft(req: DraftPlanRequest, memories: readonly InjectedMemory[] = []): Promise<DraftPlanResult> {
     const model = createChatModel(this.config.llm, req.model);
+    const user = memories.length ? `${userPrompt(req)}\n\n${memoryPrompt(memories)}` : userPrompt(req);
     const messages: BaseMessage[] = [
       new SystemMessage(withAgentPrompt(systemPrompt(req.tools), req.agentPrompt)),
-      new HumanMessage(userPrompt(req)),
+      new HumanMessage(user),
     ];
+    const injected = memories.length ? { memories: [...memories] } : {};
     let issues: PlanIssue[] = [];
     // What the drafts spent, from the model's usage metadata (the run's budget counts it).
     let tokens = 0;
@@ -80,7 +84,7 @@ export class PlanDrafter {
         const checked = this.check(answer, req);
         if (checked.ok) {
           this.logger.info({ runId: req.runId, attempt, steps: checked.plan.steps.length }, 'plan drafted');
-          return { ok: true, plan: checked.plan, attempts: attempt, tokens };
+          return { ok: true, plan: checked.plan, attempts: attempt, tokens, ...injected };
         }
         issues = checked.issues;
         this.logger.info(
@@ -105,6 +109,7 @@ export class PlanDrafter {
       attempts,
       message: `the model did not produce a valid plan after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${quoted}${more}`,
       tokens,
+      ...injected,
     };
   }
 

@@ -6,16 +6,24 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from '@switchyard/contracts';
-import { RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import type { CallContext } from '@switchyard/server-observability';
+import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
+import { MemoryRecall } from '../memory/memory-recall';
 import { PlanDrafter } from './plan-drafter';
 
 @Controller()
 export class PlansHandler {
-  constructor(private readonly drafter: PlanDrafter) {}
+  constructor(
+    private readonly drafter: PlanDrafter,
+    private readonly memory: MemoryRecall,
+  ) {}
 
   @RpcHandler(Rpc.planner.draft)
-  draft(@RpcPayload(Rpc.planner.draft) req: DraftPlanRequest): Promise<DraftPlanResult> {
-    return this.drafter.draft(req);
+  async draft(
+    @RpcPayload(Rpc.planner.draft) req: DraftPlanRequest,
+    @Caller() ctx: CallContext,
+  ): Promise<DraftPlanResult> {
+    return this.drafter.draft(req, await this.memory.forGoal(ctx, req.goal));
   }
 
   @RpcHandler(Rpc.planner.checkModel)

@@ -4,6 +4,7 @@ import {
   AppError,
   describeIssues,
   Events,
+  isMemoryTool,
   toFieldIssues,
   type InvokeToolRequest,
   type ToolContent,
@@ -14,6 +15,7 @@ import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
+import { MemoryGate } from './memory-gate';
 import { WorkflowTools } from './workflow-tools';
 
 /** Cuts text content so the whole result stays within `limit` bytes. */
@@ -59,6 +61,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     private readonly builtins: BuiltinRegistry,
     private readonly mcp: McpToolsService,
     private readonly workflows: WorkflowTools,
+    private readonly memory: MemoryGate,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -123,6 +126,9 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     }
     const tool = this.builtins.get(req.tool);
     if (!tool) throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
+    if (isMemoryTool(req.tool) && !(await this.memory.enabled(caller))) {
+      throw new AppError('not_found', `no tool named ${req.tool} in the catalog: memory is off for you`);
+    }
     const parsed = tool.spec.params.safeParse(req.arguments);
     if (!parsed.success) {
       const issues = toFieldIssues(parsed.error).map((i) => ({

@@ -1,10 +1,17 @@
 import { Controller } from '@nestjs/common';
-import { Rpc, type InvokeToolRequest, type ToolCatalog, type ToolResult } from '@switchyard/contracts';
+import {
+  isMemoryTool,
+  Rpc,
+  type InvokeToolRequest,
+  type ToolCatalog,
+  type ToolResult,
+} from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
 import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { InvokeToolUseCase } from './invoke-tool.usecase';
 import { McpToolsService } from '../mcp/mcp-tools.service';
+import { MemoryGate } from './memory-gate';
 import { WorkflowTools } from './workflow-tools';
 
 @Controller()
@@ -14,6 +21,7 @@ export class ToolsHandler {
     private readonly mcp: McpToolsService,
     private readonly invoker: InvokeToolUseCase,
     private readonly workflows: WorkflowTools,
+    private readonly memory: MemoryGate,
   ) {}
 
   @RpcHandler(Rpc.registry.catalog)
@@ -21,8 +29,16 @@ export class ToolsHandler {
     @RpcPayload(Rpc.registry.catalog) _: unknown,
     @Caller() caller: CallContext,
   ): Promise<ToolCatalog> {
-    const [mcp, workflows] = await Promise.all([this.mcp.descriptors(), this.workflows.descriptors(caller)]);
-    return { tools: [...this.builtins.list().map((t) => t.descriptor), ...mcp, ...workflows] };
+    const [mcp, workflows, memory] = await Promise.all([
+      this.mcp.descriptors(),
+      this.workflows.descriptors(caller),
+      this.memory.enabled(caller),
+    ]);
+    const builtins = this.builtins
+      .list()
+      .filter((t) => memory || !isMemoryTool(t.spec.name))
+      .map((t) => t.descriptor);
+    return { tools: [...builtins, ...mcp, ...workflows] };
   }
 
   @RpcHandler(Rpc.registry.invoke)

@@ -391,6 +391,22 @@ export const en = {
   'settings.hooks': 'Hooks',
   'settings.agents': 'Agents',
   'settings.tokens': 'Tokens',
+  'settings.memory': 'Memory',
+  'settings.memory.toggle': 'Memory (experimental)',
+  'settings.memory.help':
+    'When on, the agent can remember facts you ask it to keep (the memory_remember, memory_search, memory_list and memory_forget tools), and the facts relevant to a goal are added to its planning prompt; each run shows what was added as a "memory injected" event. Recent facts count more: a fact’s weight halves every 7 days. Off by default; turning it off keeps what is stored.',
+  'settings.memory.search': 'Search memories',
+  'settings.memory.list': 'Memories',
+  'settings.memory.count': '{n} memories kept (at most 1,000)',
+  'settings.memory.text': 'What is remembered',
+  'settings.memory.lastUsed': 'Last used',
+  'settings.memory.emptyOn':
+    'Nothing remembered yet. Ask the agent to remember something, e.g. “remember that our build server is called anvil”.',
+  'settings.memory.emptyOff': 'Nothing remembered. Turn memory on above to let the agent keep facts for you.',
+  'settings.memory.noMatch': 'No memory contains this text.',
+  'settings.memory.deleteOne': 'Delete memory “{text}”',
+  'settings.memory.deleteTitle': 'Delete this memory?',
+  'settings.memory.deleteBody': 'The agent will no longer know: “{text}”. This cannot be undone.',
   'settings.rules.help':
     'One rule per line: Command(git status), Command(git:*), Tool(excel_*), Effect(read), Mcp(github__*), mcp__github, WebFetch(domain:example.com). Blank lines and lines starting with # are ignored. Deny wins over ask, ask over allow.',
   'settings.rules.why': 'Why? Try a tool call',

@@ -382,6 +382,22 @@ export const zh: Record<MessageKey, string> = {
   'settings.hooks': '钩子',
   'settings.agents': '智能体',
   'settings.tokens': '令牌',
+  'settings.memory': '记忆',
+  'settings.memory.toggle': '记忆（实验性）',
+  'settings.memory.help':
+    '开启后，智能体可以记住你让它保存的事实（memory_remember、memory_search、memory_list 和 memory_forget 工具），并把与目标相关的事实加入规划提示；每次运行都会以“已注入记忆”事件显示加入了哪些内容。越新的事实权重越高：每过 7 天权重减半。默认关闭；关闭后已保存的内容仍会保留。',
+  'settings.memory.search': '搜索记忆',
+  'settings.memory.list': '记忆',
+  'settings.memory.count': '已保存 {n} 条记忆（最多 1000 条）',
+  'settings.memory.text': '记住的内容',
+  'settings.memory.lastUsed': '上次使用',
+  'settings.memory.emptyOn':
+    '还没有记住任何内容。可以让智能体记住一些事，例如“记住我们的构建服务器叫 anvil”。',
+  'settings.memory.emptyOff': '没有记住任何内容。在上方开启记忆，智能体才能为你保存事实。',
+  'settings.memory.noMatch': '没有包含这段文字的记忆。',
+  'settings.memory.deleteOne': '删除记忆“{text}”',
+  'settings.memory.deleteTitle': '删除这条记忆？',
+  'settings.memory.deleteBody': '智能体将不再知道：“{text}”。此操作无法撤销。',
   'settings.rules.help':
     '每行一条规则：Command(git status)、Command(git:*)、Tool(excel_*)、Effect(read)、Mcp(github__*)、mcp__github、WebFetch(domain:example.com)。空行和以 # 开头的行会被忽略。deny 优先于 ask，ask 优先于 allow。',
   'settings.rules.why': '为什么？试一次工具调用',

@@ -17,6 +17,9 @@ function line(e: RunEvent): string {
       return `${e.data.stepId}: ${e.data.cancelled ? 'cancelled' : `${e.data.code} ${e.data.error}`}`;
     case 'step_approved':
       return e.data.stepId;
+    case 'memory_injected':
+      // What of the owner's memory the planning prompt carried, in full: this is where a person sees it.
+      return e.data.memories.map((m) => `“${m.text}”`).join('; ');
     case 'error':
       return `${e.data.code}: ${e.data.message}`;
     case 'complete':

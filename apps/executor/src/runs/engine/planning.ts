@@ -92,6 +92,10 @@ export async function draftPlan(req: DraftRequest): Promise<Draft> {
     if (timer) clearTimeout(timer);
     flushTokens();
     const tokens = result.tokens ?? 0;
+    // What of the owner's memory the prompt carried, for a person reading the log (before plan_ready).
+    if (result.memories?.length && !req.closed()) {
+      await writer.emit('memory_injected', { memories: result.memories });
+    }
     if (!result.ok) {
       return {
         ok: false,

@@ -1,0 +1,13 @@
+import { memoryPrompt } from './prompt';
+
+describe('memoryPrompt', () => {
+  it('lists each memory on one line under its heading, whitespace folded', () => {
+    expect(
+      memoryPrompt([{ text: 'Anvil is the build server' }, { text: '  I prefer\n\nmetric units ' }]),
+    ).toBe(
+      'Things the user asked you to remember (from earlier; use them where they bear on the goal):\n' +
+        '- Anvil is the build server\n' +
+        '- I prefer metric units',
+    );
+  });
+});
