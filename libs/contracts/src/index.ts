@@ -19,3 +19,4 @@ export * from './tasks';
 export * from './triggers';
 export * from './inbox';
 export * from './feed';
+export * from './chat';
