@@ -255,3 +255,24 @@ export function isTerminalChatEvent<E extends { type: string }>(e: E): boolean {
 export function chatEventsSubject(sessionId: string): string {
   return `events.chat.${sessionId}`;
 }
+
+/** Where the replica driving a session's turn answers approve, deny and cancel (like a run's control subject). */
+export function chatControlSubject(sessionId: string): string {
+  return `executor.chat.${sessionId}.control`;
+}
+
+/** A message to the replica driving a turn. `ping` asks whether it still drives it. */
+export const ChatControl = z.discriminatedUnion('action', [
+  z.object({
+    action: z.literal('approve'),
+    callId: ChatCallId,
+    arguments: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.object({ action: z.literal('deny'), callId: ChatCallId, reason: z.string().optional() }),
+  z.object({ action: z.literal('cancel'), reason: z.string() }),
+  z.object({ action: z.literal('ping') }),
+]);
+export type ChatControl = z.infer<typeof ChatControl>;
+
+type ChatEventByType = { [T in ChatEventType]: Extract<ChatEvent, { type: T }> };
+export type ChatEventData<T extends ChatEventType> = ChatEventByType[T]['data'];

@@ -1,0 +1,382 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { Prisma } from '@prisma/client';
+import {
+  AppError,
+  Budget,
+  BudgetUsage,
+  ChatError,
+  PermissionDecision,
+  ToolEffect,
+  type ChatEvent,
+  type ChatEventBody,
+  type ChatMessage,
+  type ChatRole,
+  type ChatSession,
+  type ChatSessionDetail,
+  type ChatSessionListQuery,
+  type ChatSessionPage,
+  type ChatToolCall,
+  type ChatToolCallStatus,
+  type ChatTurnStatus,
+  type PermissionMode,
+} from '@switchyard/contracts';
+import { PRISMA, storableText, type PrismaClient } from '@switchyard/server-db';
+import { toChatEvent, type ChatEventRow } from '@switchyard/server-db-run-events';
+
+/** Statuses of a session whose turn some replica drives. */
+export const ACTIVE_CHAT_STATUSES: ReadonlySet<ChatTurnStatus> = new Set(['running', 'awaiting_approval']);
+
+export interface NewChatSession {
+  readonly agentId?: number | undefined;
+  readonly permissionMode: PermissionMode;
+  readonly title?: string | undefined;
+  readonly budget?: Budget | undefined;
+}
+
+export interface ChatSessionPatch {
+  readonly permissionMode?: PermissionMode | undefined;
+  readonly title?: string | undefined;
+  readonly budget?: Budget | null | undefined;
+}
+
+/** What an append may change on the session row in the same statement. */
+export interface ChatSessionUpdate {
+  readonly status?: ChatTurnStatus;
+  /** Give the session up (the turn ended): no replica drives it. */
+  readonly release?: boolean;
+}
+
+export interface NewChatMessage {
+  readonly role: ChatRole;
+  readonly content: string;
+  readonly callIds?: readonly string[];
+  readonly callId?: string;
+  readonly usage?: BudgetUsage;
+}
+
+export interface ToolCallPatch {
+  readonly status?: ChatToolCallStatus;
+  readonly decision?: PermissionDecision;
+  readonly editedArguments?: Record<string, unknown>;
+  readonly result?: unknown;
+  readonly error?: ChatError;
+  readonly durationMs?: number;
+}
+
+type SessionRow = Prisma.ChatSessionGetPayload<object>;
+type MessageRow = Prisma.ChatMessageGetPayload<object>;
+type CallRow = Prisma.ChatToolCallGetPayload<object>;
+
+function toSession(r: SessionRow): ChatSession {
+  const budget = r.budget === null ? null : Budget.safeParse(r.budget);
+  return {
+    id: r.id,
+    ownerId: r.ownerId,
+    agentId: r.agentId,
+    permissionMode: r.permissionMode as PermissionMode,
+    title: r.title,
+    budget: budget?.success ? budget.data : null,
+    status: r.status as ChatTurnStatus,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+function toMessage(r: MessageRow): ChatMessage {
+  const usage = r.usage === null ? undefined : BudgetUsage.safeParse(r.usage);
+  return {
+    id: r.id,
+    seq: r.seq,
+    role: r.role as ChatRole,
+    content: r.content,
+    ...(r.role === 'assistant' ? { callIds: r.callIds } : {}),
+    ...(r.callId ? { callId: r.callId } : {}),
+    createdAt: r.createdAt.toISOString(),
+    ...(usage?.success ? { usage: usage.data } : {}),
+  };
+}
+
+function toToolCall(r: CallRow): ChatToolCall {
+  const decision = PermissionDecision.safeParse(r.decision);
+  const error = ChatError.safeParse(r.error);
+  const effect = ToolEffect.safeParse(r.effect);
+  return {
+    callId: r.callId,
+    tool: r.tool,
+    arguments: r.arguments as Record<string, unknown>,
+    messageId: r.messageId,
+    status: r.status as ChatToolCallStatus,
+    ...(effect.success ? { effect: effect.data } : {}),
+    ...(decision.success ? { decision: decision.data } : {}),
+    ...(r.editedArguments !== null ? { editedArguments: r.editedArguments as Record<string, unknown> } : {}),
+    ...(r.result !== null ? { result: r.result } : {}),
+    ...(error.success ? { error: error.data } : {}),
+    ...(r.durationMs !== null ? { durationMs: r.durationMs } : {}),
+  };
+}
+
+const json = (v: unknown) => v as Prisma.InputJsonValue;
+
+/**
+ * The chat tables (the executor's): sessions, their messages and tool calls, and the turn events.
+ * Every method takes the owner: another owner's session is `not_found`. Events get gapless sequence
+ * numbers the way run events do: the append bumps the session's `next_seq` in the statement that
+ * inserts them.
+ */
+@Injectable()
+export class ChatRepository {
+  constructor(@Inject(PRISMA) private readonly db: PrismaClient) {}
+
+  async create(ownerId: string, s: NewChatSession): Promise<ChatSession> {
+    const row = await this.db.chatSession.create({
+      data: {
+        id: randomUUID(),
+        ownerId,
+        agentId: s.agentId ?? null,
+        permissionMode: s.permissionMode,
+        title: storableText(s.title ?? ''),
+        ...(s.budget ? { budget: json(s.budget) } : {}),
+      },
+    });
+    return toSession(row);
+  }
+
+  async get(ownerId: string, id: string): Promise<ChatSession> {
+    const row = await this.db.chatSession.findFirst({ where: { id, ownerId } });
+    if (!row) throw new AppError('not_found', `chat session ${id} does not exist`);
+    return toSession(row);
+  }
+
+  /** The session with the replica driving its turn (if any). */
+  async getDriven(ownerId: string, id: string): Promise<ChatSession & { replica: string | null }> {
+    const row = await this.db.chatSession.findFirst({ where: { id, ownerId } });
+    if (!row) throw new AppError('not_found', `chat session ${id} does not exist`);
+    return { ...toSession(row), replica: row.replica };
+  }
+
+  async list(ownerId: string, q: ChatSessionListQuery): Promise<ChatSessionPage> {
+    const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+    const rows = await this.db.chatSession.findMany({
+      where: {
+        ownerId,
+        ...(q.q ? { title: { contains: q.q, mode: 'insensitive' } } : {}),
+        ...(cursor
+          ? {
+              OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }],
+            }
+          : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: q.limit + 1,
+    });
+    const items = rows.slice(0, q.limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map(toSession),
+      nextCursor: rows.length > q.limit && last ? encodeCursor(last.createdAt, last.id) : null,
+    };
+  }
+
+  async detail(ownerId: string, id: string): Promise<ChatSessionDetail> {
+    const row = await this.db.chatSession.findFirst({
+      where: { id, ownerId },
+      include: { messages: { orderBy: { seq: 'asc' } }, toolCalls: { orderBy: { createdAt: 'asc' } } },
+    });
+    if (!row) throw new AppError('not_found', `chat session ${id} does not exist`);
+    return {
+      ...toSession(row),
+      messages: row.messages.map(toMessage),
+      toolCalls: row.toolCalls.map(toToolCall),
+      lastEventId: row.nextSeq - 1,
+    };
+  }
+
+  async update(ownerId: string, id: string, patch: ChatSessionPatch): Promise<ChatSession> {
+    const { count } = await this.db.chatSession.updateMany({
+      where: { id, ownerId },
+      data: {
+        ...(patch.permissionMode ? { permissionMode: patch.permissionMode } : {}),
+        ...(patch.title !== undefined ? { title: storableText(patch.title) } : {}),
+        ...(patch.budget !== undefined
+          ? { budget: patch.budget === null ? Prisma.DbNull : json(patch.budget) }
+          : {}),
+        updatedAt: new Date(),
+      },
+    });
+    if (!count) throw new AppError('not_found', `chat session ${id} does not exist`);
+    return this.get(ownerId, id);
+  }
+
+  async delete(ownerId: string, id: string): Promise<ChatSession> {
+    const session = await this.get(ownerId, id);
+    await this.db.chatSession.deleteMany({ where: { id, ownerId } });
+    return session;
+  }
+
+  /**
+   * Marks a turn as started on `replica`, unless one is in progress: false then. `takeOver` names a
+   * replica known to have stopped driving the session (it no longer answers): its turn is replaced.
+   */
+  async claimTurn(ownerId: string, id: string, replica: string, takeOver?: string): Promise<boolean> {
+    const n = await this.db.$executeRawUnsafe(
+      `UPDATE chat_session SET status = 'running', replica = $3, updated_at = now()
+       WHERE id = $1::uuid AND owner_id = $2::uuid
+         AND (status NOT IN ('running', 'awaiting_approval') OR ($4::text IS NOT NULL AND replica = $4))`,
+      id,
+      ownerId,
+      replica,
+      takeOver ?? null,
+    );
+    return n > 0;
+  }
+
+  /** Gives up a turn that never got going (its first write failed). */
+  async releaseTurn(ownerId: string, id: string, replica: string): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `UPDATE chat_session SET status = 'failed', replica = NULL, updated_at = now()
+       WHERE id = $1::uuid AND owner_id = $2::uuid AND replica = $3`,
+      id,
+      ownerId,
+      replica,
+    );
+  }
+
+  /** Sets the title unless one is set. */
+  async titleIfEmpty(ownerId: string, id: string, title: string): Promise<void> {
+    await this.db.chatSession.updateMany({
+      where: { id, ownerId, title: '' },
+      data: { title: storableText(title) },
+    });
+  }
+
+  async addMessage(ownerId: string, sessionId: string, m: NewChatMessage): Promise<ChatMessage> {
+    const rows = await this.db.$queryRawUnsafe<MessageRow[]>(
+      `WITH bumped AS (
+         UPDATE chat_session SET next_message_seq = next_message_seq + 1, updated_at = now()
+         WHERE id = $1::uuid AND owner_id = $2::uuid
+         RETURNING next_message_seq - 1 AS seq
+       )
+       INSERT INTO chat_message (id, session_id, seq, role, content, call_ids, call_id, usage)
+       SELECT $3::uuid, $1::uuid, bumped.seq, $4, $5, $6::text[], $7, $8::jsonb FROM bumped
+       RETURNING id, session_id AS "sessionId", seq, role, content, call_ids AS "callIds", call_id AS "callId", usage, created_at AS "createdAt"`,
+      sessionId,
+      ownerId,
+      randomUUID(),
+      m.role,
+      storableText(m.content),
+      [...(m.callIds ?? [])],
+      m.callId ?? null,
+      m.usage ? JSON.stringify(m.usage) : null,
+    );
+    const row = rows[0];
+    if (!row) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
+    return toMessage({ ...row, seq: Number(row.seq) });
+  }
+
+  /** The conversation so far, for the model: messages in order and every tool call by id. */
+  async history(
+    ownerId: string,
+    sessionId: string,
+  ): Promise<{ messages: ChatMessage[]; calls: Map<string, ChatToolCall> }> {
+    const detail = await this.detail(ownerId, sessionId);
+    return { messages: detail.messages, calls: new Map(detail.toolCalls.map((c) => [c.callId, c])) };
+  }
+
+  async addToolCall(
+    ownerId: string,
+    sessionId: string,
+    c: {
+      callId: string;
+      messageId: string;
+      tool: string;
+      arguments: Record<string, unknown>;
+      effect?: string;
+    },
+  ): Promise<void> {
+    const n = await this.db.$executeRawUnsafe(
+      `INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect)
+       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7 FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid`,
+      sessionId,
+      ownerId,
+      c.callId,
+      c.messageId,
+      c.tool,
+      JSON.stringify(c.arguments),
+      c.effect ?? null,
+    );
+    if (!n) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
+  }
+
+  async updateToolCall(ownerId: string, sessionId: string, callId: string, p: ToolCallPatch): Promise<void> {
+    await this.db.chatToolCall.updateMany({
+      where: { sessionId, callId, session: { ownerId } },
+      data: {
+        ...(p.status ? { status: p.status } : {}),
+        ...(p.decision ? { decision: json(p.decision) } : {}),
+        ...(p.editedArguments ? { editedArguments: json(p.editedArguments) } : {}),
+        ...(p.result !== undefined ? { result: json(p.result ?? null) } : {}),
+        ...(p.error ? { error: json(p.error) } : {}),
+        ...(p.durationMs !== undefined ? { durationMs: p.durationMs } : {}),
+        updatedAt: new Date(),
+      },
+    });
+  }
+
+  /** Tool calls of the session still open (a turn that ended leaves none open). */
+  async closeOpenCalls(ownerId: string, sessionId: string, status: ChatToolCallStatus): Promise<void> {
+    await this.db.chatToolCall.updateMany({
+      where: { sessionId, session: { ownerId }, status: { in: ['pending', 'awaiting_approval', 'running'] } },
+      data: { status, updatedAt: new Date() },
+    });
+  }
+
+  /**
+   * Stores events with the next sequence numbers of the session (and the session row's change), in
+   * one statement; only while `replica` drives the session.
+   */
+  async append(
+    ownerId: string,
+    sessionId: string,
+    events: readonly ChatEventBody[],
+    replica: string,
+    update?: ChatSessionUpdate,
+  ): Promise<ChatEvent[]> {
+    if (!events.length) return [];
+    const rows = await this.db.$queryRawUnsafe<ChatEventRow[]>(
+      `WITH bumped AS (
+         UPDATE chat_session SET next_seq = next_seq + $3, updated_at = now(),
+           status = COALESCE($6, status),
+           replica = CASE WHEN $7 THEN NULL ELSE replica END
+         WHERE id = $1::uuid AND owner_id = $2::uuid AND replica = $5
+         RETURNING next_seq - $3 AS first_seq
+       )
+       INSERT INTO chat_event (session_id, seq, type, data)
+       SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
+       FROM bumped, ROWS FROM (jsonb_to_recordset($4::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+       RETURNING seq, type, data, created_at AS at`,
+      sessionId,
+      ownerId,
+      events.length,
+      JSON.stringify(events),
+      replica,
+      update?.status ?? null,
+      update?.release === true,
+    );
+    if (!rows.length)
+      throw new AppError('conflict', `chat session ${sessionId} is not driven by this replica any more`);
+    return rows.map((r) => toChatEvent(sessionId, r)).sort((a, b) => a.seq - b.seq);
+  }
+}
+
+function encodeCursor(at: Date, id: string): string {
+  return Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const date = new Date(at ?? '');
+  if (!id || Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/.test(id))
+    throw new AppError('validation_failed', 'the cursor is not one this API gave out');
+  return { at: date, id };
+}
