@@ -242,6 +242,14 @@ export class ChatRepository {
     );
   }
 
+  /** The status of a turn this replica drives (between events: a card answered). */
+  async setStatus(ownerId: string, id: string, replica: string, status: ChatTurnStatus): Promise<void> {
+    await this.db.chatSession.updateMany({
+      where: { id, ownerId, replica },
+      data: { status, updatedAt: new Date() },
+    });
+  }
+
   /** Sets the title unless one is set. */
   async titleIfEmpty(ownerId: string, id: string, title: string): Promise<void> {
     await this.db.chatSession.updateMany({
