@@ -11,13 +11,24 @@ export interface ScriptedReply {
   readonly chunkDelayMs?: number;
   /** Answer with this HTTP error instead (e.g. 429, 500). */
   readonly errorStatus?: number;
+  /** Token usage to report (streamed too, when the client asks for it); default 1 + 1. */
+  readonly usage?: { readonly prompt: number; readonly completion: number };
 }
+
+/** A reply computed from the request when it arrives (a tool call that uses an earlier result). */
+export type ReplyScript = ScriptedReply | ((request: RecordedRequest) => ScriptedReply);
 
 export interface RecordedRequest {
   readonly model: string;
   readonly stream: boolean;
   readonly messages: Array<{ role: string; content: unknown }>;
   readonly tools: unknown[] | undefined;
+}
+
+/** The text of the newest tool message of a request (what the last tool call answered). */
+export function lastToolResult(request: RecordedRequest): string {
+  const tool = [...request.messages].reverse().find((m) => m.role === 'tool');
+  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? '');
 }
 
 /**
@@ -27,7 +38,7 @@ export interface RecordedRequest {
  */
 export class FakeLlmServer {
   readonly requests: RecordedRequest[] = [];
-  private readonly queue: ScriptedReply[] = [];
+  private readonly queue: ReplyScript[] = [];
   private seq = 0;
 
   private constructor(private readonly server: Server) {}
@@ -45,7 +56,7 @@ export class FakeLlmServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
   }
 
-  enqueue(...replies: ScriptedReply[]): void {
+  enqueue(...replies: ReplyScript[]): void {
     this.queue.push(...replies);
   }
 
@@ -78,14 +89,17 @@ export class FakeLlmServer {
       stream?: boolean;
       messages: RecordedRequest['messages'];
       tools?: unknown[];
+      stream_options?: { include_usage?: boolean };
     };
-    this.requests.push({
+    const recorded: RecordedRequest = {
       model: body.model,
       stream: body.stream === true,
       messages: body.messages,
       tools: body.tools,
-    });
-    const reply = this.queue.shift();
+    };
+    this.requests.push(recorded);
+    const next = this.queue.shift();
+    const reply = typeof next === 'function' ? next(recorded) : next;
     if (!reply || reply.errorStatus) {
       const status = reply?.errorStatus ?? 500;
       res.writeHead(status, { 'content-type': 'application/json' }).end(
@@ -125,7 +139,7 @@ export class FakeLlmServer {
               finish_reason: finish,
             },
           ],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          usage: usageOf(reply),
         }),
       );
       return;
@@ -148,6 +162,16 @@ export class FakeLlmServer {
     }
     for (const call of toolCalls) send({ tool_calls: [call] }, null);
     send({}, finish);
+    if (body.stream_options?.include_usage)
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(reply) })}\n\n`,
+      );
     res.end('data: [DONE]\n\n');
   }
+}
+
+function usageOf(reply: ScriptedReply) {
+  const prompt = reply.usage?.prompt ?? 1;
+  const completion = reply.usage?.completion ?? 1;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

@@ -22,7 +22,7 @@ import type { ToolCall } from '@switchyard/permissions';
 import type { BusPort } from '@switchyard/server-bus';
 import type { ChatRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { capResult } from '../runs/step-result';
+import { capResult, resultValue } from '../runs/step-result';
 import type { ChatContextProvider } from './chat-context';
 import { conversation, resultForModel, textOf, TurnTools } from './chat-tools';
 import type { ChatWriter } from './chat-writer';
@@ -161,6 +161,7 @@ export class ChatTurn {
 
   approve(callId: string, args: Record<string, unknown> | undefined): ChatControlReply {
     const w = this.waitingFor(callId);
+    // Edits that do not fit leave the card waiting.
     if (args) {
       const issues = checkInputs(w.tool.inputSchema, args);
       if (issues.length)
@@ -171,12 +172,15 @@ export class ChatTurn {
           { details: { issues } },
         );
     }
+    this.waiting = undefined;
     w.settle({ approved: true, ...(args ? { arguments: args } : {}) });
     return { accepted: true, status: 'running' };
   }
 
   deny(callId: string, reason: string | undefined): ChatControlReply {
-    this.waitingFor(callId).settle({ approved: false, reason: reason?.trim() || 'the person said no' });
+    const w = this.waitingFor(callId);
+    this.waiting = undefined;
+    w.settle({ approved: false, reason: reason?.trim() || 'the person said no' });
     return { accepted: true, status: 'running' };
   }
 
@@ -199,7 +203,6 @@ export class ChatTurn {
           ? `call ${callId} is not waiting for approval; ${w.callId} is`
           : `no call of this chat is waiting for approval (the turn is ${this.status})`,
       );
-    this.waiting = undefined;
     return w;
   }
 
@@ -442,7 +445,7 @@ export class ChatTurn {
         durationMs,
         args,
       );
-    const kept = capResult(result.value !== undefined ? result.value : result.content, init.resultLimit);
+    const kept = capResult(resultValue(result), init.resultLimit);
     await Promise.all([
       init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
         status: 'completed',
