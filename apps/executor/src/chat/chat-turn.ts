@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, ToolMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import {
   AppError,
@@ -34,6 +33,17 @@ export interface TurnLimits {
   readonly maxWallMs: number;
 }
 
+/** What the turn needs of a chat model (a LangChain BaseChatModel; a scripted one in unit tests). */
+export interface TurnModelRunnable {
+  stream(
+    messages: BaseMessage[],
+    options: { signal: AbortSignal },
+  ): Promise<AsyncIterable<AIMessageChunk>>;
+}
+export interface TurnModel extends TurnModelRunnable {
+  bindTools?(tools: ReturnType<TurnTools['definitions']>): TurnModelRunnable;
+}
+
 /** What the turn needs of the chat tables. */
 export type TurnLog = Pick<
   ChatRepository,
@@ -43,7 +53,7 @@ export type TurnLog = Pick<
 export interface ChatTurnInit {
   readonly session: ChatSession;
   readonly ctx: CallContext;
-  readonly model: BaseChatModel;
+  readonly model: TurnModel;
   readonly systemPrompt: string;
   readonly tools: readonly ToolDescriptor[];
   readonly limits: TurnLimits;
@@ -283,7 +293,7 @@ export class ChatTurn {
 
   /** One model call, its tokens streamed; counts its tokens against the budget. */
   private async answer(
-    model: Pick<BaseChatModel, 'stream'>,
+    model: TurnModelRunnable,
     history: readonly BaseMessage[],
   ): Promise<AIMessageChunk> {
     let full: AIMessageChunk | undefined;
