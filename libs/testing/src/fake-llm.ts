@@ -38,6 +38,8 @@ export function lastToolResult(request: RecordedRequest): string {
  */
 export class FakeLlmServer {
   readonly requests: RecordedRequest[] = [];
+  /** performance.now() when each streamed answer's first piece of text was written (benchmarks). */
+  readonly firstTextAt: number[] = [];
   private readonly queue: ReplyScript[] = [];
   private seq = 0;
 
@@ -157,6 +159,7 @@ export class FakeLlmServer {
     const text = reply.content ?? '';
     const size = Math.max(1, reply.chunkSize ?? 8);
     for (let i = 0; i < text.length; i += size) {
+      if (i === 0) this.firstTextAt.push(performance.now());
       send({ content: text.slice(i, i + size) }, null);
       if (reply.chunkDelayMs) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
     }

@@ -65,9 +65,15 @@ class MemoryChat implements TurnLog, ChatLog {
   async addToolCall(
     _owner: string,
     _id: string,
-    c: { callId: string; messageId: string; tool: string; arguments: Record<string, unknown> },
+    c: {
+      callId: string;
+      messageId: string;
+      tool: string;
+      arguments: Record<string, unknown>;
+      status?: ChatToolCall['status'];
+    },
   ): Promise<void> {
-    this.calls.set(c.callId, { ...c, status: 'pending' });
+    this.calls.set(c.callId, { ...c, status: c.status ?? 'pending' });
     return Promise.resolve();
   }
 
@@ -237,6 +243,7 @@ describe('ChatTurn', () => {
     // The second model call read the result.
     expect(t.model.seen[1]?.at(-1)?.content).toBe('"ok"');
     expect(t.log.status).toBe('completed');
+    expect(t.log.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(t.isClosed()).toBe(true);
     // Published after being stored, in order.
     const published = t.bus.traffic.events.filter((e) => e.subject === chatEventsSubject(t.session.id));

@@ -35,10 +35,7 @@ export interface TurnLimits {
 
 /** What the turn needs of a chat model (a LangChain BaseChatModel; a scripted one in unit tests). */
 export interface TurnModelRunnable {
-  stream(
-    messages: BaseMessage[],
-    options: { signal: AbortSignal },
-  ): Promise<AsyncIterable<AIMessageChunk>>;
+  stream(messages: BaseMessage[], options: { signal: AbortSignal }): Promise<AsyncIterable<AIMessageChunk>>;
 }
 export interface TurnModel extends TurnModelRunnable {
   bindTools?(tools: ReturnType<TurnTools['definitions']>): TurnModelRunnable;
@@ -281,21 +278,13 @@ export class ChatTurn {
       );
       for (const c of asked) {
         const text = await this.call({ callId: c.callId, tool: c.name, arguments: c.args }, assistant.id);
-        await init.log.addMessage(this.ownerId, this.sessionId, {
-          role: 'tool',
-          content: text,
-          callId: c.callId,
-        });
         history.push(new ToolMessage({ tool_call_id: c.callId, content: text }));
       }
     }
   }
 
   /** One model call, its tokens streamed; counts its tokens against the budget. */
-  private async answer(
-    model: TurnModelRunnable,
-    history: readonly BaseMessage[],
-  ): Promise<AIMessageChunk> {
+  private async answer(model: TurnModelRunnable, history: readonly BaseMessage[]): Promise<AIMessageChunk> {
     let full: AIMessageChunk | undefined;
     try {
       const stream = await model.stream([...history], { signal: this.abort.signal });
@@ -341,32 +330,50 @@ export class ChatTurn {
         message: `the model asked for more than ${init.limits.maxToolCalls} tool calls in one turn`,
       });
     const shown = { callId: req.callId, tool: name, arguments: req.arguments };
+    // The gate decides before anything is written, so the call's row and its event go out once.
+    const verdict = tool
+      ? init.gate({ tool: tool.name, effect: tool.effect, arguments: req.arguments }, req.callId, tool)
+      : undefined;
+    const decision = verdict instanceof Promise ? await verdict : verdict;
+    this.throwIfStopped();
     await Promise.all([
       init.log.addToolCall(this.ownerId, this.sessionId, {
         ...shown,
         messageId,
         ...(tool ? { effect: tool.effect } : {}),
+        ...(decision
+          ? {
+              decision,
+              status:
+                decision.decision === 'allow'
+                  ? 'running'
+                  : decision.decision === 'ask'
+                    ? 'awaiting_approval'
+                    : 'pending',
+            }
+          : {}),
       }),
       init.writer.emit('tool_call', { ...shown, ...(tool ? { effect: tool.effect } : {}) }),
     ]);
-    if (!tool)
+    if (!tool || !decision)
       return this.failed(req.callId, name, {
         code: 'not_found',
         message: `no tool named ${req.tool} is offered in this chat`,
       });
-    const call: ToolCall = { tool: tool.name, effect: tool.effect, arguments: req.arguments };
-    const verdict = init.gate(call, req.callId, tool);
-    const decision = verdict instanceof Promise ? await verdict : verdict;
-    this.throwIfStopped();
-    let args = req.arguments;
     if (decision.decision === 'deny') return this.refused(req.callId, name, decision, decision.reason);
-    if (decision.decision === 'ask') {
-      const answer = await this.confirm(req, tool, decision);
-      if (!answer.approved)
-        return this.refused(req.callId, name, decision, `denied by the person: ${answer.reason}`);
-      if (answer.arguments) args = answer.arguments;
-    }
-    return this.invoke(req.callId, tool, args, decision, args !== req.arguments);
+    if (decision.decision === 'allow') return this.invoke(req.callId, tool, req.arguments, decision, false);
+    const answer = await this.confirm(req, tool, decision);
+    if (!answer.approved)
+      return this.refused(req.callId, name, decision, `denied by the person: ${answer.reason}`);
+    const args = answer.arguments ?? req.arguments;
+    await Promise.all([
+      init.log.updateToolCall(this.ownerId, this.sessionId, req.callId, {
+        status: 'running',
+        ...(answer.arguments ? { editedArguments: args } : {}),
+      }),
+      init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running'),
+    ]);
+    return this.invoke(req.callId, tool, args, decision, true);
   }
 
   /** Parks the turn at the confirmation card until the person answers (or the turn stops). */
@@ -382,20 +389,13 @@ export class ChatTurn {
     });
     answered.catch(() => undefined);
     this.status = 'awaiting_approval';
-    await Promise.all([
-      init.log.updateToolCall(this.ownerId, this.sessionId, req.callId, {
-        status: 'awaiting_approval',
-        decision,
-      }),
-      init.writer.emit(
-        'approval_requested',
-        { ...req, tool: tool.name, effect: tool.effect, reason: decision.reason },
-        { status: 'awaiting_approval' },
-      ),
-    ]);
+    await init.writer.emit(
+      'approval_requested',
+      { ...req, tool: tool.name, effect: tool.effect, reason: decision.reason },
+      { status: 'awaiting_approval' },
+    );
     const verdict = await answered;
     this.status = 'running';
-    await init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running');
     return verdict;
   }
 
@@ -404,15 +404,10 @@ export class ChatTurn {
     tool: ToolDescriptor,
     args: Record<string, unknown>,
     decision: PermissionDecision,
-    edited: boolean,
+    confirmed: boolean,
   ): Promise<string> {
     const { init } = this;
     this.throwIfStopped();
-    await init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
-      status: 'running',
-      decision,
-      ...(edited ? { editedArguments: args } : {}),
-    });
     const left = Math.max(1, Math.floor(init.limits.maxWallMs - (this.now() - this.started)));
     const timeoutMs = Math.min(init.toolTimeoutMs, left);
     const invocationId = `chat:${randomUUID()}`;
@@ -463,12 +458,14 @@ export class ChatTurn {
         durationMs,
       }),
       init.writer.emit('tool_result', { callId, tool: tool.name, result: kept.value, durationMs }),
+      this.answered(callId, text),
     ]);
     init.observe('post_tool_use', {
       sessionId: this.sessionId,
       stepId: callId,
       call: { tool: tool.name, effect: tool.effect, arguments: args },
       result: kept.value,
+      ...(confirmed ? { permission: decision } : {}),
     });
     return text;
   }
@@ -481,9 +478,11 @@ export class ChatTurn {
     args?: Record<string, unknown>,
   ): Promise<string> {
     const ms = durationMs === undefined ? {} : { durationMs: Math.round(durationMs * 100) / 100 };
+    const text = `error (${error.code}): ${error.message}`;
     await Promise.all([
       this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, { status: 'failed', error, ...ms }),
       this.init.writer.emit('tool_result', { callId, tool, error, ...ms }),
+      this.answered(callId, text),
     ]);
     if (args)
       this.init.observe('post_tool_use_failure', {
@@ -492,7 +491,7 @@ export class ChatTurn {
         call: { tool, arguments: args },
         error: error.message,
       });
-    return `error (${error.code}): ${error.message}`;
+    return text;
   }
 
   private async refused(
@@ -502,6 +501,7 @@ export class ChatTurn {
     reason: string,
   ): Promise<string> {
     const error: ChatError = { code: 'forbidden', message: reason };
+    const text = `refused: ${reason}. Do not repeat this call; find another way or tell the person.`;
     await Promise.all([
       this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
         status: 'denied',
@@ -509,8 +509,14 @@ export class ChatTurn {
         error,
       }),
       this.init.writer.emit('tool_result', { callId, tool, denied: true, error }),
+      this.answered(callId, text),
     ]);
-    return `refused: ${reason}. Do not repeat this call; find another way or tell the person.`;
+    return text;
+  }
+
+  /** The tool message the model reads for a call, kept with the conversation. */
+  private async answered(callId: string, text: string): Promise<void> {
+    await this.init.log.addMessage(this.ownerId, this.sessionId, { role: 'tool', content: text, callId });
   }
 
   private usage(): BudgetUsage {

@@ -300,11 +300,13 @@ export class ChatRepository {
       tool: string;
       arguments: Record<string, unknown>;
       effect?: string;
+      status?: ChatToolCallStatus;
+      decision?: PermissionDecision;
     },
   ): Promise<void> {
     const n = await this.db.$executeRawUnsafe(
-      `INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect)
-       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7 FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid`,
+      `INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect, status, decision)
+       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9::jsonb FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid`,
       sessionId,
       ownerId,
       c.callId,
@@ -312,6 +314,8 @@ export class ChatRepository {
       c.tool,
       JSON.stringify(c.arguments),
       c.effect ?? null,
+      c.status ?? 'pending',
+      c.decision ? JSON.stringify(c.decision) : null,
     );
     if (!n) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
   }
