@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { Prisma } from '@prisma/client';
 import {
   AppError,
@@ -22,7 +23,7 @@ import {
   type PermissionMode,
 } from '@switchyard/contracts';
 import { PRISMA, storableText, type PrismaClient } from '@switchyard/server-db';
-import { toChatEvent, type ChatEventRow } from '@switchyard/server-db-run-events';
+import { RUNS_POOL } from './runs-pool';
 
 /** Statuses of a session whose turn some replica drives. */
 export const ACTIVE_CHAT_STATUSES: ReadonlySet<ChatTurnStatus> = new Set(['running', 'awaiting_approval']);
@@ -126,7 +127,17 @@ const json = (v: unknown) => v as Prisma.InputJsonValue;
  */
 @Injectable()
 export class ChatRepository {
-  constructor(@Inject(PRISMA) private readonly db: PrismaClient) {}
+  /** `pool`: raw pg for a turn's writes (prepared statements, like the run log's); else Prisma. */
+  constructor(
+    @Inject(PRISMA) private readonly db: PrismaClient,
+    @Optional() @Inject(RUNS_POOL) private readonly pool?: Pool,
+  ) {}
+
+  /** Runs a statement through the pool (prepared once per connection) or Prisma. */
+  private async query<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+    if (this.pool) return (await this.pool.query({ name, text, values })).rows as T[];
+    return this.db.$queryRawUnsafe<T[]>(text, ...values);
+  }
 
   async create(ownerId: string, s: NewChatSession): Promise<ChatSession> {
     const row = await this.db.chatSession.create({
@@ -259,7 +270,8 @@ export class ChatRepository {
   }
 
   async addMessage(ownerId: string, sessionId: string, m: NewChatMessage): Promise<ChatMessage> {
-    const rows = await this.db.$queryRawUnsafe<MessageRow[]>(
+    const rows = await this.query<MessageRow>(
+      'chat_add_message',
       `WITH bumped AS (
          UPDATE chat_session SET next_message_seq = next_message_seq + 1, updated_at = now()
          WHERE id = $1::uuid AND owner_id = $2::uuid
@@ -268,14 +280,16 @@ export class ChatRepository {
        INSERT INTO chat_message (id, session_id, seq, role, content, call_ids, call_id, usage)
        SELECT $3::uuid, $1::uuid, bumped.seq, $4, $5, $6::text[], $7, $8::jsonb FROM bumped
        RETURNING id, session_id AS "sessionId", seq, role, content, call_ids AS "callIds", call_id AS "callId", usage, created_at AS "createdAt"`,
-      sessionId,
-      ownerId,
-      randomUUID(),
-      m.role,
-      storableText(m.content),
-      [...(m.callIds ?? [])],
-      m.callId ?? null,
-      m.usage ? JSON.stringify(m.usage) : null,
+      [
+        sessionId,
+        ownerId,
+        randomUUID(),
+        m.role,
+        storableText(m.content),
+        [...(m.callIds ?? [])],
+        m.callId ?? null,
+        m.usage ? JSON.stringify(m.usage) : null,
+      ],
     );
     const row = rows[0];
     if (!row) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
@@ -304,35 +318,52 @@ export class ChatRepository {
       decision?: PermissionDecision;
     },
   ): Promise<void> {
-    const n = await this.db.$executeRawUnsafe(
+    const rows = await this.query<{ callId: string }>(
+      'chat_add_tool_call',
       `INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect, status, decision)
-       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9::jsonb FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid`,
-      sessionId,
-      ownerId,
-      c.callId,
-      c.messageId,
-      c.tool,
-      JSON.stringify(c.arguments),
-      c.effect ?? null,
-      c.status ?? 'pending',
-      c.decision ? JSON.stringify(c.decision) : null,
+       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9::jsonb FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid
+       RETURNING call_id AS "callId"`,
+      [
+        sessionId,
+        ownerId,
+        c.callId,
+        c.messageId,
+        c.tool,
+        JSON.stringify(c.arguments),
+        c.effect ?? null,
+        c.status ?? 'pending',
+        c.decision ? JSON.stringify(c.decision) : null,
+      ],
     );
-    if (!n) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
+    if (!rows.length) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
   }
 
   async updateToolCall(ownerId: string, sessionId: string, callId: string, p: ToolCallPatch): Promise<void> {
-    await this.db.chatToolCall.updateMany({
-      where: { sessionId, callId, session: { ownerId } },
-      data: {
-        ...(p.status ? { status: p.status } : {}),
-        ...(p.decision ? { decision: json(p.decision) } : {}),
-        ...(p.editedArguments ? { editedArguments: json(p.editedArguments) } : {}),
-        ...(p.result !== undefined ? { result: json(p.result ?? null) } : {}),
-        ...(p.error ? { error: json(p.error) } : {}),
-        ...(p.durationMs !== undefined ? { durationMs: p.durationMs } : {}),
-        updatedAt: new Date(),
-      },
-    });
+    await this.query(
+      'chat_update_tool_call',
+      `UPDATE chat_tool_call t SET
+         status = COALESCE($4, t.status),
+         decision = COALESCE($5::jsonb, t.decision),
+         edited_arguments = COALESCE($6::jsonb, t.edited_arguments),
+         result = CASE WHEN $7::boolean THEN $8::jsonb ELSE t.result END,
+         error = COALESCE($9::jsonb, t.error),
+         duration_ms = COALESCE($10::float8, t.duration_ms),
+         updated_at = now()
+       FROM chat_session s
+       WHERE t.session_id = $1::uuid AND t.call_id = $3 AND s.id = t.session_id AND s.owner_id = $2::uuid`,
+      [
+        sessionId,
+        ownerId,
+        callId,
+        p.status ?? null,
+        p.decision ? JSON.stringify(p.decision) : null,
+        p.editedArguments ? JSON.stringify(p.editedArguments) : null,
+        p.result !== undefined,
+        p.result !== undefined ? JSON.stringify(p.result ?? null) : null,
+        p.error ? JSON.stringify(p.error) : null,
+        p.durationMs ?? null,
+      ],
+    );
   }
 
   /** Tool calls of the session still open (a turn that ended leaves none open). */
@@ -355,29 +386,35 @@ export class ChatRepository {
     update?: ChatSessionUpdate,
   ): Promise<ChatEvent[]> {
     if (!events.length) return [];
-    const rows = await this.db.$queryRawUnsafe<ChatEventRow[]>(
+    // The rows give back only what the statement decided (numbers, times): the bodies are the ones sent.
+    const rows = await this.query<{ seq: number; at: Date }>(
+      'chat_append',
       `WITH bumped AS (
          UPDATE chat_session SET next_seq = next_seq + $3, updated_at = now(),
            status = COALESCE($6, status),
-           replica = CASE WHEN $7 THEN NULL ELSE replica END
+           replica = CASE WHEN $7::boolean THEN NULL ELSE replica END
          WHERE id = $1::uuid AND owner_id = $2::uuid AND replica = $5
          RETURNING next_seq - $3 AS first_seq
        )
        INSERT INTO chat_event (session_id, seq, type, data)
        SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
        FROM bumped, ROWS FROM (jsonb_to_recordset($4::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, type, data, created_at AS at`,
-      sessionId,
-      ownerId,
-      events.length,
-      JSON.stringify(events),
-      replica,
-      update?.status ?? null,
-      update?.release === true,
+       RETURNING seq, created_at AS at`,
+      [
+        sessionId,
+        ownerId,
+        events.length,
+        JSON.stringify(events.map((e) => ({ type: e.type, data: e.data }))),
+        replica,
+        update?.status ?? null,
+        update?.release === true,
+      ],
     );
     if (!rows.length)
       throw new AppError('conflict', `chat session ${sessionId} is not driven by this replica any more`);
-    return rows.map((r) => toChatEvent(sessionId, r)).sort((a, b) => a.seq - b.seq);
+    const stamps = rows.map((r) => ({ seq: Number(r.seq), at: new Date(r.at).toISOString() }));
+    stamps.sort((a, b) => a.seq - b.seq);
+    return events.map((e, i) => ({ ...e, sessionId, ...stamps[i]! }) as ChatEvent);
   }
 }
 
