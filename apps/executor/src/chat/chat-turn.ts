@@ -122,6 +122,10 @@ export class ChatTurn {
   private toolCalls = 0;
   private status: ChatTurnStatus = 'running';
   private wallTimer: NodeJS.Timeout | undefined;
+  /** Writes of finished calls still in flight (the next call starts meanwhile); settled before the model reads. */
+  private settling: Array<Promise<unknown>> = [];
+  /** Tool messages are numbered in the order of the calls: written one after another. */
+  private messages: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly init: ChatTurnInit) {
     this.sessionId = init.session.id;
@@ -280,6 +284,7 @@ export class ChatTurn {
         const text = await this.call({ callId: c.callId, tool: c.name, arguments: c.args }, assistant.id);
         history.push(new ToolMessage({ tool_call_id: c.callId, content: text }));
       }
+      await this.settled();
     }
   }
 
@@ -336,7 +341,7 @@ export class ChatTurn {
       : undefined;
     const decision = verdict instanceof Promise ? await verdict : verdict;
     this.throwIfStopped();
-    await Promise.all([
+    const recorded = Promise.all([
       init.log.addToolCall(this.ownerId, this.sessionId, {
         ...shown,
         messageId,
@@ -355,13 +360,19 @@ export class ChatTurn {
       }),
       init.writer.emit('tool_call', { ...shown, ...(tool ? { effect: tool.effect } : {}) }),
     ]);
+    // A read tool changes nothing, so it may run while its call is being recorded; any other tool
+    // runs only once the record is durable (a crash never leaves an effect the history does not show).
+    if (tool && decision?.decision === 'allow' && tool.effect === 'read')
+      return this.invoke(req.callId, tool, req.arguments, decision, false, recorded);
+    await recorded;
     if (!tool || !decision)
       return this.failed(req.callId, name, {
         code: 'not_found',
         message: `no tool named ${req.tool} is offered in this chat`,
       });
     if (decision.decision === 'deny') return this.refused(req.callId, name, decision, decision.reason);
-    if (decision.decision === 'allow') return this.invoke(req.callId, tool, req.arguments, decision, false);
+    if (decision.decision === 'allow')
+      return this.invoke(req.callId, tool, req.arguments, decision, false, recorded);
     const answer = await this.confirm(req, tool, decision);
     if (!answer.approved)
       return this.refused(req.callId, name, decision, `denied by the person: ${answer.reason}`);
@@ -373,7 +384,7 @@ export class ChatTurn {
       }),
       init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running'),
     ]);
-    return this.invoke(req.callId, tool, args, decision, true);
+    return this.invoke(req.callId, tool, args, decision, true, recorded);
   }
 
   /** Parks the turn at the confirmation card until the person answers (or the turn stops). */
@@ -405,8 +416,12 @@ export class ChatTurn {
     args: Record<string, unknown>,
     decision: PermissionDecision,
     confirmed: boolean,
+    /** The call's record: its outcome is written after it. */
+    recorded: Promise<unknown>,
   ): Promise<string> {
     const { init } = this;
+    // Not an unhandled rejection while the tool runs; awaited below.
+    recorded.catch(() => undefined);
     this.throwIfStopped();
     const left = Math.max(1, Math.floor(init.limits.maxWallMs - (this.now() - this.started)));
     const timeoutMs = Math.min(init.toolTimeoutMs, left);
@@ -431,6 +446,7 @@ export class ChatTurn {
         this.abort.signal,
       );
     } catch (err) {
+      await recorded;
       this.throwIfStopped();
       const error: ChatError =
         err instanceof AppError
@@ -442,7 +458,8 @@ export class ChatTurn {
     }
     const durationMs = Math.round((this.now() - begun) * 100) / 100;
     const text = resultForModel(result, init.resultLimit);
-    if (result.isError)
+    if (result.isError) {
+      await recorded;
       return this.failed(
         callId,
         tool.name,
@@ -450,16 +467,23 @@ export class ChatTurn {
         durationMs,
         args,
       );
+    }
     const kept = capResult(resultValue(result), init.resultLimit);
-    await Promise.all([
-      init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
-        status: 'completed',
-        result: kept.value,
-        durationMs,
-      }),
-      init.writer.emit('tool_result', { callId, tool: tool.name, result: kept.value, durationMs }),
-      this.answered(callId, text),
-    ]);
+    // Not waited for here: the next call starts while this outcome is written (its row once the
+    // call's record is in; its event in order after the call's).
+    this.settle(
+      Promise.all([
+        recorded.then(() =>
+          init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
+            status: 'completed',
+            result: kept.value,
+            durationMs,
+          }),
+        ),
+        init.writer.emit('tool_result', { callId, tool: tool.name, result: kept.value, durationMs }),
+        this.answered(callId, text),
+      ]),
+    );
     init.observe('post_tool_use', {
       sessionId: this.sessionId,
       stepId: callId,
@@ -515,8 +539,21 @@ export class ChatTurn {
   }
 
   /** The tool message the model reads for a call, kept with the conversation. */
-  private async answered(callId: string, text: string): Promise<void> {
-    await this.init.log.addMessage(this.ownerId, this.sessionId, { role: 'tool', content: text, callId });
+  private answered(callId: string, text: string): Promise<unknown> {
+    this.messages = this.messages.then(() =>
+      this.init.log.addMessage(this.ownerId, this.sessionId, { role: 'tool', content: text, callId }),
+    );
+    return this.messages;
+  }
+
+  private settle(writes: Promise<unknown>): void {
+    writes.catch(() => undefined);
+    this.settling.push(writes);
+  }
+
+  /** Every write of the calls so far is durable (or the first failure rejects). */
+  private async settled(): Promise<void> {
+    await Promise.all(this.settling.splice(0));
   }
 
   private usage(): BudgetUsage {
@@ -531,6 +568,8 @@ export class ChatTurn {
   private async ended(err: unknown): Promise<void> {
     const { init } = this;
     const stop = err instanceof Stopped ? err.stop : this.stop;
+    // The outcomes already known are recorded before the open calls are closed.
+    await this.settled().catch(() => undefined);
     try {
       if (stop?.kind === 'cancelled') {
         this.status = 'cancelled';
