@@ -483,4 +483,34 @@ describe('AI chat', () => {
     expect((await call('DELETE', `/api/chat/sessions/${id}`, alice)).status).toBe(200);
     expect((await call('GET', `/api/chat/sessions/${id}`, alice)).status).toBe(404);
   });
+
+  // Last: it kills the executor.
+  it('a session whose executor died is taken over by the next message', async () => {
+    expect((await rules({ ask: ['Tool(wait)'] })).status).toBe(200);
+    const id = await session({ permissionMode: 'ask' });
+    llm.enqueue({ toolCalls: [{ name: 'wait', arguments: { ms: 0 } }] });
+    const s = await send(id, 'wait');
+    const card = await s.next('approval_requested');
+    await stack.stopService('executor', 'SIGKILL');
+    await stack.startService('executor');
+    expect((await detail(id))['status']).toBe('awaiting_approval');
+    // Nobody drives the turn: its card cannot be answered, there is nothing to cancel.
+    const approve = await call(
+      'POST',
+      `/api/chat/sessions/${id}/calls/${String(card.data['callId'])}/approve`,
+      alice,
+      {},
+    );
+    expect([approve.status, approve.json['code']]).toEqual([409, 'conflict']);
+    expect((await call('POST', `/api/chat/sessions/${id}/cancel`, alice)).json).toMatchObject({
+      accepted: false,
+    });
+    await rules({});
+    llm.enqueue({ content: 'taken over' });
+    const next = await (await send(id, 'are you there?')).all();
+    expect(next.at(-1)).toMatchObject({ type: 'message_complete', data: { content: 'taken over' } });
+    // The stream of the lost turn ended with the new turn's end, too.
+    expect((await s.all()).at(-1)?.type).toBe('message_complete');
+    expect((await detail(id))['toolCalls']).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+  }, 60_000);
 });

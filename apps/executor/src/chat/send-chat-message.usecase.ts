@@ -69,6 +69,8 @@ export class SendChatMessage {
     await this.permissions.warm(ownerId);
     if (!(await this.repo.claimTurn(ownerId, id, this.active.replica, takeOver))) throw this.busy(id);
     try {
+      // The calls the dead replica left open will not end any more.
+      if (takeOver !== undefined) await this.repo.closeOpenCalls(ownerId, id, 'cancelled');
       await this.repo.titleIfEmpty(ownerId, id, shortTitle(body.content));
       const message = await this.repo.addMessage(ownerId, id, { role: 'user', content: body.content });
       const writer = new ChatWriter(this.repo, this.bus, ownerId, id, this.active.replica);
