@@ -111,7 +111,8 @@ function toToolCall(r: CallRow): ChatToolCall {
     ...(effect.success ? { effect: effect.data } : {}),
     ...(decision.success ? { decision: decision.data } : {}),
     ...(r.editedArguments !== null ? { editedArguments: r.editedArguments as Record<string, unknown> } : {}),
-    ...(r.result !== null ? { result: r.result } : {}),
+    // A completed call whose value is JSON null reads back as null (Prisma does not tell it from SQL NULL).
+    ...(r.result !== null || r.status === 'completed' ? { result: r.result } : {}),
     ...(error.success ? { error: error.data } : {}),
     ...(r.durationMs !== null ? { durationMs: r.durationMs } : {}),
   };
