@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { AppError, ChatControl, chatControlSubject, type ChatControlReply } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
+import type { BusPort } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { ChatTurn } from './chat-turn';
 
@@ -34,7 +34,7 @@ export class ActiveChats implements BeforeApplicationShutdown {
     { turn: DrivenTurn; unsubscribe: () => void; closed: Promise<void> }
   >();
 
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(@Inject(BUS) private readonly bus: BusPort) {}
 
   /** Starts answering the session's control subject; `closed` resolves when the turn has ended. */
   async register(turn: DrivenTurn, closed: Promise<void>): Promise<void> {
