@@ -270,16 +270,19 @@ export class ChatRepository {
     });
   }
 
+  /**
+   * Appends a message with the session's next number. Messages are written by one writer at a time
+   * (the person's while the turn is claimed, then the turn's one after another), so the number is
+   * read, not reserved: the session row is not locked, and the event log's appends never wait for a
+   * message (a second writer would hit the unique (session, seq) index instead of interleaving).
+   */
   async addMessage(ownerId: string, sessionId: string, m: NewChatMessage): Promise<ChatMessage> {
     const rows = await this.query<MessageRow>(
       'chat_add_message',
-      `WITH bumped AS (
-         UPDATE chat_session SET next_message_seq = next_message_seq + 1, updated_at = now()
-         WHERE id = $1::uuid AND owner_id = $2::uuid
-         RETURNING next_message_seq - 1 AS seq
-       )
-       INSERT INTO chat_message (id, session_id, seq, role, content, call_ids, call_id, usage)
-       SELECT $3::uuid, $1::uuid, bumped.seq, $4, $5, $6::text[], $7, $8::jsonb FROM bumped
+      `INSERT INTO chat_message (id, session_id, seq, role, content, call_ids, call_id, usage)
+       SELECT $3::uuid, s.id, COALESCE((SELECT MAX(seq) FROM chat_message WHERE session_id = s.id), 0) + 1,
+              $4, $5, $6::text[], $7, $8::jsonb
+       FROM chat_session s WHERE s.id = $1::uuid AND s.owner_id = $2::uuid
        RETURNING id, session_id AS "sessionId", seq, role, content, call_ids AS "callIds", call_id AS "callId", usage, created_at AS "createdAt"`,
       [
         sessionId,

@@ -10,7 +10,6 @@ CREATE TABLE "chat_session" (
     "budget" JSONB,
     "status" VARCHAR(32) NOT NULL DEFAULT 'idle',
     "next_seq" INTEGER NOT NULL DEFAULT 1,
-    "next_message_seq" INTEGER NOT NULL DEFAULT 1,
     "replica" TEXT,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
