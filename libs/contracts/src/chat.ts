@@ -270,6 +270,8 @@ export const ChatControl = z.discriminatedUnion('action', [
   }),
   z.object({ action: z.literal('deny'), callId: ChatCallId, reason: z.string().optional() }),
   z.object({ action: z.literal('cancel'), reason: z.string() }),
+  /** The session's permission mode changed: it applies from the turn's next call. */
+  z.object({ action: z.literal('mode'), permissionMode: PermissionMode }),
   z.object({ action: z.literal('ping') }),
 ]);
 export type ChatControl = z.infer<typeof ChatControl>;

@@ -21,6 +21,10 @@ function fakeTurn(sessionId: string) {
       return { accepted: true, status: 'cancelled' };
     },
     abandon: (reason) => heard.push(`abandon ${reason}`),
+    setMode: (mode) => {
+      heard.push(`mode ${mode}`);
+      return { accepted: true, status: 'running' };
+    },
   };
   return { turn, heard };
 }
@@ -44,7 +48,8 @@ describe('ActiveChats', () => {
       accepted: true,
       status: 'cancelled',
     });
-    expect(heard).toEqual(['approve c1 {"ms":1}', 'deny c1 no', 'cancel stop']);
+    await other.control(id, { action: 'mode', permissionMode: 'full-access' });
+    expect(heard).toEqual(['approve c1 {"ms":1}', 'deny c1 no', 'cancel stop', 'mode full-access']);
     // The turn's refusal crosses with its code.
     await expect(other.control(id, { action: 'approve', callId: 'c9' })).rejects.toMatchObject({
       code: 'conflict',

@@ -6,7 +6,7 @@ import { BUS } from '@switchyard/server-runtime';
 import type { ChatTurn } from './chat-turn';
 
 /** What the replica needs of a turn it drives (a ChatTurn; a stand-in in tests). */
-export type DrivenTurn = Pick<ChatTurn, 'sessionId' | 'approve' | 'deny' | 'cancel' | 'abandon'>;
+export type DrivenTurn = Pick<ChatTurn, 'sessionId' | 'approve' | 'deny' | 'cancel' | 'abandon' | 'setMode'>;
 
 function act(turn: DrivenTurn, msg: ChatControl): ChatControlReply {
   switch (msg.action) {
@@ -16,6 +16,8 @@ function act(turn: DrivenTurn, msg: ChatControl): ChatControlReply {
       return turn.deny(msg.callId, msg.reason);
     case 'cancel':
       return turn.cancel(msg.reason);
+    case 'mode':
+      return turn.setMode(msg.permissionMode);
     case 'ping':
       return { accepted: true, status: 'running' };
   }

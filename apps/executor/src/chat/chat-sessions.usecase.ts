@@ -45,8 +45,14 @@ export class ChatSessions {
     return this.repo.detail(chatOwner(ctx), id);
   }
 
-  update(id: string, body: UpdateChatSessionBody, ctx: CallContext): Promise<ChatSession> {
-    return this.repo.update(chatOwner(ctx), id, body);
+  async update(id: string, body: UpdateChatSessionBody, ctx: CallContext): Promise<ChatSession> {
+    const session = await this.repo.update(chatOwner(ctx), id, body);
+    // A turn in progress takes a new mode from its next call (a budget from the next turn).
+    if (body.permissionMode && ACTIVE_CHAT_STATUSES.has(session.status))
+      await this.active
+        .control(id, { action: 'mode', permissionMode: body.permissionMode })
+        .catch(() => undefined);
+    return session;
   }
 
   async delete(id: string, ctx: CallContext): Promise<ChatSession> {

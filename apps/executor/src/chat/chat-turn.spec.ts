@@ -154,7 +154,7 @@ const limits: TurnLimits = { maxToolCalls: 25, maxTokens: 1_000_000, maxWallMs: 
 
 function setup(opts: {
   script: ConstructorParameters<typeof ScriptedModel>[0];
-  gate?: (tool: string) => PermissionDecision;
+  gate?: (tool: string, mode: string) => PermissionDecision;
   limits?: Partial<TurnLimits>;
 }) {
   const bus = new InMemoryBus();
@@ -207,7 +207,8 @@ function setup(opts: {
     context: new NoChatContext(),
     toolTimeoutMs: 10_000,
     resultLimit: 10_000,
-    gate: (call) => opts.gate?.(call.tool) ?? { decision: 'allow', reason: 'allowed' },
+    gate: (call, _callId, _tool, mode) =>
+      opts.gate?.(call.tool, mode) ?? { decision: 'allow', reason: 'allowed' },
     observe: () => undefined,
     onClosed: () => (closed = true),
   });
@@ -302,6 +303,29 @@ describe('ChatTurn', () => {
       status: 'completed',
       editedArguments: { ms: 0, value: 'final' },
     });
+  });
+
+  it('a new permission mode applies from the next call of the turn in progress', async () => {
+    const modes: string[] = [];
+    const t = setup({
+      script: [
+        { calls: [{ name: 'write_note', args: { ms: 0 } }] },
+        { calls: [{ name: 'write_note', args: { ms: 0 } }] },
+        { content: 'done' },
+      ],
+      gate: (_tool, mode) => {
+        modes.push(mode);
+        return mode === 'ask' ? { decision: 'ask', reason: 'ask mode' } : { decision: 'allow', reason: mode };
+      },
+    });
+    const { done } = await t.run('two notes');
+    const card = await waitFor(() => t.log.of('approval_requested')[0]);
+    t.turn.setMode('full-access');
+    t.turn.approve((card.data as { callId: string }).callId, undefined);
+    await done;
+    expect(modes).toEqual(['ask', 'full-access']);
+    expect(t.log.of('approval_requested')).toHaveLength(1);
+    expect(t.invoked).toHaveLength(2);
   });
 
   it('cancel stops the call in flight, tells the registry, and ends cancelled', async () => {

@@ -13,6 +13,7 @@ import {
   type ChatToolCallRequest,
   type ChatTurnStatus,
   type PermissionDecision,
+  type PermissionMode,
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
@@ -70,6 +71,7 @@ export interface ChatTurnInit {
     call: ToolCall,
     callId: string,
     tool: ToolDescriptor,
+    mode: PermissionMode,
   ) => PermissionDecision | Promise<PermissionDecision>;
   readonly observe: (event: 'post_tool_use' | 'post_tool_use_failure', data: Record<string, unknown>) => void;
   /** Told once the turn's end is recorded (or given up). */
@@ -122,6 +124,8 @@ export class ChatTurn {
   private toolCalls = 0;
   private status: ChatTurnStatus = 'running';
   private wallTimer: NodeJS.Timeout | undefined;
+  /** The session's permission mode (a change reaches the turn in progress: from its next call). */
+  private mode: PermissionMode;
   /** Writes of finished calls still in flight (the next call starts meanwhile); settled before the model reads. */
   private settling: Array<Promise<unknown>> = [];
   /** Tool messages are numbered in the order of the calls: written one after another. */
@@ -129,6 +133,7 @@ export class ChatTurn {
 
   constructor(private readonly init: ChatTurnInit) {
     this.sessionId = init.session.id;
+    this.mode = init.session.permissionMode;
     this.tools = new TurnTools(init.tools);
     this.now = init.now ?? (() => performance.now());
     this.started = this.now();
@@ -198,6 +203,11 @@ export class ChatTurn {
   cancel(reason: string): ChatControlReply {
     this.halt({ kind: 'cancelled', reason });
     return { accepted: true, status: 'cancelled' };
+  }
+
+  setMode(mode: PermissionMode): ChatControlReply {
+    this.mode = mode;
+    return { accepted: true, status: this.status };
   }
 
   /** The replica stops: the turn ends as failed (unavailable), in-flight calls are stopped. */
@@ -337,7 +347,12 @@ export class ChatTurn {
     const shown = { callId: req.callId, tool: name, arguments: req.arguments };
     // The gate decides before anything is written, so the call's row and its event go out once.
     const verdict = tool
-      ? init.gate({ tool: tool.name, effect: tool.effect, arguments: req.arguments }, req.callId, tool)
+      ? init.gate(
+          { tool: tool.name, effect: tool.effect, arguments: req.arguments },
+          req.callId,
+          tool,
+          this.mode,
+        )
       : undefined;
     const decision = verdict instanceof Promise ? await verdict : verdict;
     this.throwIfStopped();
@@ -439,7 +454,7 @@ export class ChatTurn {
             invocationId,
             timeoutMs,
             // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
-            ...(tool.source === 'workflow' ? { permissionMode: init.session.permissionMode } : {}),
+            ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
           },
           { ctx: init.ctx, timeoutMs: timeoutMs + 5_000 },
         ),

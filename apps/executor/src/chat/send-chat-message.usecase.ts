@@ -116,14 +116,14 @@ export class SendChatMessage {
       context: this.context,
       toolTimeoutMs: this.config.tools.timeoutMs,
       resultLimit: this.config.runs.resultLimitBytes,
-      gate: (call, callId, tool) =>
+      gate: (call, callId, tool, permissionMode) =>
         this.permissions.decide({
           ownerId,
           call,
           // An external effect asks unless the session runs in full-access (the seed's confirmation card).
           step: { id: callId, requiresApproval: tool.effect === 'external' },
           config: {
-            permissionMode: session.permissionMode,
+            permissionMode,
             stepApproval: 'none',
             capabilityMode: 'read-write',
             unattended: false,
