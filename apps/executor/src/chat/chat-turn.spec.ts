@@ -90,6 +90,15 @@ class MemoryChat implements TurnLog, ChatLog {
     return Promise.resolve();
   }
 
+  async addToolMessages(
+    owner: string,
+    id: string,
+    answers: ReadonlyArray<{ callId: string; content: string }>,
+  ): Promise<void> {
+    for (const a of answers)
+      await this.addMessage(owner, id, { role: 'tool', content: a.content, callId: a.callId });
+  }
+
   async history() {
     return Promise.resolve({ messages: [...this.messages], calls: new Map(this.calls) });
   }

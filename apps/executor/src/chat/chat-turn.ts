@@ -45,7 +45,13 @@ export interface TurnModel extends TurnModelRunnable {
 /** What the turn needs of the chat tables. */
 export type TurnLog = Pick<
   ChatRepository,
-  'addMessage' | 'addToolCall' | 'updateToolCall' | 'closeOpenCalls' | 'history' | 'setStatus'
+  | 'addMessage'
+  | 'addToolMessages'
+  | 'addToolCall'
+  | 'updateToolCall'
+  | 'closeOpenCalls'
+  | 'history'
+  | 'setStatus'
 >;
 
 export interface ChatTurnInit {
@@ -128,8 +134,9 @@ export class ChatTurn {
   private mode: PermissionMode;
   /** Writes of finished calls still in flight (the next call starts meanwhile); settled before the model reads. */
   private settling: Array<Promise<unknown>> = [];
-  /** Tool messages are numbered in the order of the calls: written one after another. */
-  private messages: Promise<unknown> = Promise.resolve();
+  /** Tool messages not written yet, in the order of the calls; written in batches, one at a time. */
+  private answers: Array<{ callId: string; content: string }> = [];
+  private answering: Promise<void> | undefined;
 
   constructor(private readonly init: ChatTurnInit) {
     this.sessionId = init.session.id;
@@ -555,10 +562,16 @@ export class ChatTurn {
 
   /** The tool message the model reads for a call, kept with the conversation. */
   private answered(callId: string, text: string): Promise<unknown> {
-    this.messages = this.messages.then(() =>
-      this.init.log.addMessage(this.ownerId, this.sessionId, { role: 'tool', content: text, callId }),
-    );
-    return this.messages;
+    this.answers.push({ callId, content: text });
+    this.answering ??= this.writeAnswers();
+    return this.answering;
+  }
+
+  private async writeAnswers(): Promise<void> {
+    while (this.answers.length)
+      await this.init.log.addToolMessages(this.ownerId, this.sessionId, this.answers.splice(0));
+    // In the same turn as the last look at the queue: an answer pushed next starts a new write.
+    this.answering = undefined;
   }
 
   private settle(writes: Promise<unknown>): void {

@@ -112,11 +112,23 @@ describe('ChatRepository (real Postgres)', () => {
       arguments: { ms: 0 },
     });
     await chats.updateToolCall(alice, s.id, 'n', { status: 'completed', result: null, durationMs: 1.5 });
+    await chats.addToolMessages(alice, s.id, [
+      { callId: 'n', content: 'null' },
+      { callId: 'm', content: 'second' },
+    ]);
+    await expect(chats.addToolMessages(bob, s.id, [{ callId: 'x', content: 'x' }])).rejects.toMatchObject({
+      code: 'not_found',
+    });
     const d = await chats.detail(alice, s.id);
+    expect(d.messages.map((x) => [x.seq, x.role, x.callId ?? null])).toEqual([
+      [1, 'assistant', null],
+      [2, 'tool', 'n'],
+      [3, 'tool', 'm'],
+    ]);
     expect(d.toolCalls[0]).toMatchObject({ status: 'completed', result: null, durationMs: 1.5 });
     expect(d).toMatchObject({
       budget: { maxToolCalls: 3 },
-      messages: [expect.objectContaining({ callIds: ['n'] })],
+      messages: expect.arrayContaining([expect.objectContaining({ callIds: ['n'] })]) as unknown,
     });
     expect((await chats.update(alice, s.id, { budget: null })).budget).toBeNull();
 

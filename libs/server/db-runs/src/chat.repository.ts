@@ -300,6 +300,31 @@ export class ChatRepository {
     return toMessage({ ...row, seq: Number(row.seq) });
   }
 
+  /** Tool messages (what the model reads for each call), numbered in order after the last message. */
+  async addToolMessages(
+    ownerId: string,
+    sessionId: string,
+    answers: ReadonlyArray<{ readonly callId: string; readonly content: string }>,
+  ): Promise<void> {
+    if (!answers.length) return;
+    const rows = await this.query<{ seq: number }>(
+      'chat_add_tool_messages',
+      `INSERT INTO chat_message (id, session_id, seq, role, content, call_id)
+       SELECT gen_random_uuid(), s.id, base.m + e.ord, 'tool', e.content, e.call_id
+       FROM chat_session s,
+            LATERAL (SELECT COALESCE(MAX(seq), 0) AS m FROM chat_message WHERE session_id = s.id) base,
+            ROWS FROM (jsonb_to_recordset($3::jsonb) AS (call_id text, content text)) WITH ORDINALITY AS e(call_id, content, ord)
+       WHERE s.id = $1::uuid AND s.owner_id = $2::uuid
+       RETURNING seq`,
+      [
+        sessionId,
+        ownerId,
+        JSON.stringify(answers.map((a) => ({ call_id: a.callId, content: storableText(a.content) }))),
+      ],
+    );
+    if (!rows.length) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
+  }
+
   /** The conversation so far, for the model: messages in order and every tool call by id. */
   async history(
     ownerId: string,
