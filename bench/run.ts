@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { runChatBench } from './chat.bench';
 import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
 import { runTasksBench } from './tasks.bench';
@@ -14,6 +15,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   tasks: runTasksBench,
   triggers: runTriggersBench,
   web: runWebBench,
+  chat: runChatBench,
 };
 
 async function main(): Promise<void> {

@@ -1,6 +1,16 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { PermissionsRepository, RUNS_POOL_PROVIDERS, RunsRepository } from '@switchyard/server-db-runs';
+import {
+  ChatRepository,
+  PermissionsRepository,
+  RUNS_POOL_PROVIDERS,
+  RunsRepository,
+} from '@switchyard/server-db-runs';
+import { ActiveChats } from './chat/active-chats';
+import { CHAT_CONTEXT, NoChatContext } from './chat/chat-context';
+import { ChatHandler } from './chat/chat.handler';
+import { ChatSessions } from './chat/chat-sessions.usecase';
+import { SendChatMessage } from './chat/send-chat-message.usecase';
 import { HOOK_RUNNER, hookRunnerFor } from './permissions/hook-runner';
 import { HooksService } from './permissions/hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';
@@ -23,7 +33,7 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler],
+  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler, ChatHandler],
   providers: [
     ...RUNS_POOL_PROVIDERS,
     RunsRepository,
@@ -42,6 +52,12 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     TaskWorker,
     { provide: TASK_JOBS, useClass: BullTaskJobs },
     { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },
+    ChatRepository,
+    ActiveChats,
+    ChatSessions,
+    SendChatMessage,
+    // Cross-session memory replaces this provider.
+    { provide: CHAT_CONTEXT, useClass: NoChatContext },
   ],
 })
 export class ExecutorModule {}

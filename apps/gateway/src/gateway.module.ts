@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { IdempotencyRepository, IdentityRepository } from '@switchyard/server-db-identity';
-import { RunEventsReader } from '@switchyard/server-db-run-events';
+import { ChatEventsReader, RunEventsReader } from '@switchyard/server-db-run-events';
+import { ChatController } from './chat/chat.controller';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
@@ -44,6 +45,7 @@ import { ToolsController } from './tools/tools.controller';
     TasksController,
     SchedulesController,
     WebhooksController,
+    ChatController,
   ],
   providers: [
     RunFeed,
@@ -52,6 +54,7 @@ import { ToolsController } from './tools/tools.controller';
     StreamFastPath,
     IdentityRepository,
     RunEventsReader,
+    ChatEventsReader,
     IdempotencyRepository,
     TokenVerifier,
     TokenUseCases,

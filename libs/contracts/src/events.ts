@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { ChatEvent, chatEventsSubject } from './chat';
 import { OwnerFeedEvent, ownerFeedSubject } from './feed';
 import { MemorySettingChanged, MEMORY_SETTING_CHANGED_SUBJECT } from './memory';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
@@ -38,6 +39,8 @@ export const Events = {
   taskKill: event(TASK_KILL_SUBJECT, TaskKill),
   /** A run's events, published live once stored (the SSE relay follows them). */
   run: (runId: string) => event(runEventsSubject(runId), RunEvent),
+  /** A chat session's events, published live once stored (the chat SSE relay follows them). */
+  chat: (sessionId: string) => event(chatEventsSubject(sessionId), ChatEvent),
   /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
   planTokens: (runId: string) => event(planTokensSubject(runId), PlanTokens),
   /** What changed for one owner (run status and gates, task states), for live lists: the owner feed. */

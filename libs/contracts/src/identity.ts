@@ -29,6 +29,7 @@ export const PERMISSIONS = [
   'agent:run:list',
   'agent:run:approve',
   'agent:run:cancel',
+  'agent:chat:use',
   'settings:permissions:read',
   'settings:permissions:edit',
   'settings:hooks:read',

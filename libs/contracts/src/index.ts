@@ -21,3 +21,4 @@ export * from './inbox';
 export * from './feed';
 export * from './flow-assistant';
 export * from './memory';
+export * from './chat';

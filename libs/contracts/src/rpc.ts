@@ -46,6 +46,18 @@ import {
 } from './memory';
 import { Inbox } from './inbox';
 import {
+  ChatApproveBody,
+  ChatControlReply,
+  ChatDenyBody,
+  ChatMessageBody,
+  ChatSession,
+  ChatSessionDetail,
+  ChatSessionListQuery,
+  ChatSessionPage,
+  CreateChatSessionBody,
+  UpdateChatSessionBody,
+} from './chat';
+import {
   EvaluateBody,
   Hook,
   HookBody,
@@ -294,6 +306,39 @@ export const Rpc = {
     settingsGet: rpc('planner.memory.settings.get', Empty, MemorySettings),
     settingsPut: rpc('planner.memory.settings.put', MemorySettings, MemorySettings),
   },
+  /** AI chat (executor: the tool loop runs beside the permission gate it passes every call through). */
+  chat: {
+    create: rpc('executor.chat.create', CreateChatSessionBody, ChatSession),
+    list: rpc('executor.chat.list', ChatSessionListQuery, ChatSessionPage),
+    get: rpc('executor.chat.get', z.object({ id: z.string().uuid() }), ChatSessionDetail),
+    update: rpc(
+      'executor.chat.update',
+      z.object({ id: z.string().uuid(), body: UpdateChatSessionBody }),
+      ChatSession,
+    ),
+    delete: rpc('executor.chat.delete', z.object({ id: z.string().uuid() }), ChatSession),
+    /**
+     * Stores the message and starts the turn on this replica; answers once the turn's first event is
+     * stored, with the sequence to stream after (the gateway then relays `chatEventsSubject`).
+     */
+    send: rpc(
+      'executor.chat.send',
+      z.object({ id: z.string().uuid(), body: ChatMessageBody }),
+      z.object({ sessionId: z.string().uuid(), afterSeq: z.number().int().min(0) }),
+    ),
+    /** Any replica answers; it forwards to the replica driving the turn. */
+    approve: rpc(
+      'executor.chat.approve',
+      z.object({ id: z.string().uuid(), callId: z.string().max(200), body: ChatApproveBody }),
+      ChatControlReply,
+    ),
+    deny: rpc(
+      'executor.chat.deny',
+      z.object({ id: z.string().uuid(), callId: z.string().max(200), body: ChatDenyBody }),
+      ChatControlReply,
+    ),
+    cancel: rpc('executor.chat.cancel', z.object({ id: z.string().uuid() }), ChatControlReply),
+  },
   bench: { echo: rpc('bench.echo.request', EchoRequest, EchoRequest) },
 } as const satisfies {
   health: Record<ServiceName, RpcContract>;
@@ -305,5 +350,6 @@ export const Rpc = {
   webhooks: Record<string, RpcContract>;
   planner: Record<string, RpcContract>;
   memory: Record<string, RpcContract>;
+  chat: Record<string, RpcContract>;
   bench: Record<string, RpcContract>;
 };

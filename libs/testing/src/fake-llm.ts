@@ -15,11 +15,20 @@ export interface ScriptedReply {
   readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
 }
 
+/** A reply computed from the request when it arrives (a tool call that uses an earlier result). */
+export type ReplyScript = ScriptedReply | ((request: RecordedRequest) => ScriptedReply);
+
 export interface RecordedRequest {
   readonly model: string;
   readonly stream: boolean;
   readonly messages: Array<{ role: string; content: unknown }>;
   readonly tools: unknown[] | undefined;
+}
+
+/** The text of the newest tool message of a request (what the last tool call answered). */
+export function lastToolResult(request: RecordedRequest): string {
+  const tool = [...request.messages].reverse().find((m) => m.role === 'tool');
+  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content ?? '');
 }
 
 /**
@@ -29,7 +38,9 @@ export interface RecordedRequest {
  */
 export class FakeLlmServer {
   readonly requests: RecordedRequest[] = [];
-  private readonly queue: ScriptedReply[] = [];
+  /** performance.now() when each streamed answer's first piece of text was written (benchmarks). */
+  readonly firstTextAt: number[] = [];
+  private readonly queue: ReplyScript[] = [];
   private seq = 0;
 
   private constructor(private readonly server: Server) {}
@@ -47,7 +58,7 @@ export class FakeLlmServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
   }
 
-  enqueue(...replies: ScriptedReply[]): void {
+  enqueue(...replies: ReplyScript[]): void {
     this.queue.push(...replies);
   }
 
@@ -82,13 +93,15 @@ export class FakeLlmServer {
       messages: RecordedRequest['messages'];
       tools?: unknown[];
     };
-    this.requests.push({
+    const recorded: RecordedRequest = {
       model: body.model,
       stream: body.stream === true,
       messages: body.messages,
       tools: body.tools,
-    });
-    const reply = this.queue.shift();
+    };
+    this.requests.push(recorded);
+    const next = this.queue.shift();
+    const reply = typeof next === 'function' ? next(recorded) : next;
     if (!reply || reply.errorStatus) {
       const status = reply?.errorStatus ?? 500;
       res.writeHead(status, { 'content-type': 'application/json' }).end(
@@ -156,6 +169,7 @@ export class FakeLlmServer {
     const text = reply.content ?? '';
     const size = Math.max(1, reply.chunkSize ?? 8);
     for (let i = 0; i < text.length; i += size) {
+      if (i === 0) this.firstTextAt.push(performance.now());
       send({ content: text.slice(i, i + size) }, null);
       if (reply.chunkDelayMs) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
     }

@@ -125,7 +125,7 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
   fire(
     event: Exclude<HookEvent, 'pre_tool_use'>,
     ownerId: string,
-    data: { runId: string; call?: ToolCall; stepId?: string; [k: string]: unknown },
+    data: { runId?: string; sessionId?: string; call?: ToolCall; stepId?: string; [k: string]: unknown },
   ): void {
     const hooks = this.cache.any(ownerId);
     if (!hooks) return;

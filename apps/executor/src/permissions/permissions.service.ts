@@ -83,7 +83,7 @@ export class PermissionsService {
   fire(
     event: Exclude<HookEvent, 'pre_tool_use'>,
     ownerId: string,
-    data: { runId: string; call?: ToolCall; stepId?: string; [k: string]: unknown },
+    data: { runId?: string; sessionId?: string; call?: ToolCall; stepId?: string; [k: string]: unknown },
   ): void {
     this.hooks.fire(event, ownerId, data);
   }

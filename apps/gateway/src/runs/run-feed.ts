@@ -1,13 +1,15 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Events, type RunEvent } from '@switchyard/contracts';
+import type { z } from 'zod';
+import { Events, type ChatEvent, type EventContract, type RunEvent } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 
-type Listener = (event: RunEvent) => void;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entry's listeners take its own event type
+type Listener = (event: any) => void;
 
 /**
- * Live run events for the SSE streams of this gateway: one NATS subscription per run however many
+ * Live run (and chat session) events for the SSE streams of this gateway: one NATS subscription per run however many
  * clients watch it, and one heartbeat timer for every open stream. Keeps an idle stream down to its
  * socket and a few closures.
  */
@@ -30,25 +32,45 @@ export class RunFeed implements OnModuleDestroy {
    * unsubscribe function) once the NATS server has the subscription, so nothing published after
    * that is missed.
    */
-  async follow(runId: string, listener: Listener): Promise<() => void> {
-    let entry = this.runs.get(runId);
+  follow(runId: string, listener: (event: RunEvent) => void): Promise<() => void> {
+    return this.share(`run:${runId}`, Events.run(runId), (e) => e.runId === runId, listener);
+  }
+
+  /** The same for a chat session's events. */
+  followChat(sessionId: string, listener: (event: ChatEvent) => void): Promise<() => void> {
+    return this.share(
+      `chat:${sessionId}`,
+      Events.chat(sessionId),
+      (e) => e.sessionId === sessionId,
+      listener,
+    );
+  }
+
+  /** One subscription per key, shared by every listener of it. */
+  private async share<E>(
+    key: string,
+    contract: EventContract<z.ZodType<E>>,
+    belongs: (event: E) => boolean,
+    listener: (event: E) => void,
+  ): Promise<() => void> {
+    let entry = this.runs.get(key);
     if (!entry) {
       const listeners = new Set<Listener>();
-      const unsubscribe = this.bus.on(Events.run(runId), (event) => {
-        if (event.runId !== runId) return;
+      const unsubscribe = this.bus.on(contract, (event: E) => {
+        if (!belongs(event)) return;
         for (const l of listeners) l(event);
       });
       entry = { listeners, unsubscribe, ready: this.bus.flush() };
-      this.runs.set(runId, entry);
+      this.runs.set(key, entry);
     }
     const { listeners, ready } = entry;
     listeners.add(listener);
     await ready;
     return () => {
       listeners.delete(listener);
-      if (!listeners.size && this.runs.get(runId)?.listeners === listeners) {
-        this.runs.get(runId)?.unsubscribe();
-        this.runs.delete(runId);
+      if (!listeners.size && this.runs.get(key)?.listeners === listeners) {
+        this.runs.get(key)?.unsubscribe();
+        this.runs.delete(key);
       }
     };
   }

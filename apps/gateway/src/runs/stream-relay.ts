@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { isTerminalRunEvent, type RunEvent } from '@switchyard/contracts';
+import { isTerminalRunEvent } from '@switchyard/contracts';
 import { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
@@ -16,11 +16,24 @@ export function lastEventIdOf(req: IncomingMessage, fallback: number | undefined
   return n ?? fallback ?? 0;
 }
 
+/** A stream's events: where they are published live and where they are kept. */
+export interface EventLog<E extends { seq: number; type: string }> {
+  /** What the stream is about, for logs. */
+  readonly label: Record<string, string>;
+  /** Calls `listener` with each event published from now on; resolves once subscribed. */
+  follow(listener: (event: E) => void): Promise<() => void>;
+  /** Events after `afterSeq` in order, at most `limit`. */
+  readAfter(afterSeq: number, limit: number): Promise<E[]>;
+  /** The stream ends after one of these (when it is the newest). */
+  isTerminal(event: E): boolean;
+}
+
 /**
- * The SSE relay. It subscribes to the run's live events first, then replays what Postgres holds
- * after Last-Event-ID, then follows live: every event is sent once, in sequence order, and a gap in
- * the live feed (plain NATS is at-most-once) is filled from Postgres before going on. Works on
- * plain node:http objects, so the stream can be served without the framework's per-request state.
+ * The SSE relay. It subscribes to the live events first, then replays what Postgres holds after
+ * Last-Event-ID, then follows live: every event is sent once, in sequence order, and a gap in the
+ * live feed (plain NATS is at-most-once) is filled from Postgres before going on. Works on plain
+ * node:http objects, so the stream can be served without the framework's per-request state. Runs'
+ * streams and chat sessions' streams both go through it.
  */
 @Injectable()
 export class StreamRelay {
@@ -39,7 +52,26 @@ export class StreamRelay {
     res: ServerResponse,
   ): Promise<void> {
     await this.events.assertVisible(runId, caller.owner.role === 'admin' ? null : caller.owner.id);
+    return this.relay(
+      {
+        label: { runId },
+        follow: (listener) => this.feed.follow(runId, listener),
+        readAfter: (after, limit) => this.events.readAfter(runId, after, limit),
+        isTerminal: isTerminalRunEvent,
+      },
+      afterSeq,
+      req,
+      res,
+    );
+  }
 
+  /** Streams a log's events after `afterSeq` until a terminal one (the caller checked access). */
+  async relay<E extends { seq: number; type: string }>(
+    log: EventLog<E>,
+    afterSeq: number,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     let lastSent = afterSeq;
     let done = false;
     let corked = false;
@@ -55,10 +87,10 @@ export class StreamRelay {
     };
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
     // A caller that resumes at the newest event of a finished run is ended at once, without frames.
-    const send = (e: RunEvent, newest: boolean) => {
+    const send = (e: E, newest: boolean) => {
       if (done) return;
       if (e.seq <= lastSent) {
-        if (newest && e.seq === lastSent && isTerminalRunEvent(e)) finish();
+        if (newest && e.seq === lastSent && log.isTerminal(e)) finish();
         return;
       }
       // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
@@ -72,12 +104,12 @@ export class StreamRelay {
       }
       res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       lastSent = e.seq;
-      if (newest && isTerminalRunEvent(e)) finish();
+      if (newest && log.isTerminal(e)) finish();
     };
     const catchUp = async (from = lastSent) => {
       for (let after = from; ; after = lastSent) {
         if (done) return;
-        const page = await this.events.readAfter(runId, after, PAGE);
+        const page = await log.readAfter(after, PAGE);
         page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
         if (page.length < PAGE) return;
       }
@@ -85,7 +117,7 @@ export class StreamRelay {
     // One queue keeps replay and live delivery in order.
     const enqueue = (work: () => Promise<void> | void) => {
       chain = chain.then(work).catch((err: Error) => {
-        this.logger.warn({ runId, err: err.message }, 'event stream failed');
+        this.logger.warn({ ...log.label, err: err.message }, 'event stream failed');
         finish();
       });
     };
@@ -100,7 +132,7 @@ export class StreamRelay {
     stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
     req.on('close', finish);
 
-    unsubscribe = await this.feed.follow(runId, (event) =>
+    unsubscribe = await log.follow((event) =>
       enqueue(async () => {
         if (event.seq > lastSent + 1) await catchUp();
         send(event, true);
@@ -108,7 +140,7 @@ export class StreamRelay {
     );
     if (done) return unsubscribe(); // the client left while subscribing
     // The first read starts one event early: the event the caller already has tells whether the
-    // run had ended there.
+    // stream had ended there.
     enqueue(() => catchUp(Math.max(afterSeq - 1, 0)));
   }
 }

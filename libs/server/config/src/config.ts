@@ -188,6 +188,9 @@ export const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
+  CHAT_MAX_TOOL_CALLS: z.coerce.number().int().min(1).max(10_000).default(25),
+  CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000_000).default(200_000),
+  CHAT_TURN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   PERMISSION_DANGEROUS_COMMANDS: z
     .string()
     .regex(/^[^,]+(,[^,]+)*$/, 'must be comma-separated command prefixes such as "rm,git push,sudo"')
@@ -294,6 +297,12 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+  };
+  /** AI chat (executor): the platform's ceilings on one turn; a session's budget may only tighten them. */
+  readonly chat: {
+    readonly maxToolCalls: number;
+    readonly maxTokens: number;
+    readonly turnTimeoutMs: number;
   };
   /** Background-task capacity (the seed's numbers by default). */
   readonly tasks: {
@@ -421,6 +430,11 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+    },
+    chat: {
+      maxToolCalls: e.CHAT_MAX_TOOL_CALLS,
+      maxTokens: e.CHAT_MAX_TOKENS,
+      turnTimeoutMs: e.CHAT_TURN_TIMEOUT_MS,
     },
     tasks: {
       running: e.TASK_RUNNING_LIMIT,

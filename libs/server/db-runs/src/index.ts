@@ -3,3 +3,4 @@ export * from './runs-pool';
 export * from './runs.repository';
 export * from './run-events.repository';
 export * from './permissions.repository';
+export * from './chat.repository';

@@ -1,0 +1,658 @@
+import { randomUUID } from 'node:crypto';
+import { AIMessage, ToolMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import {
+  AppError,
+  Events,
+  Rpc,
+  type BudgetLimit,
+  type BudgetUsage,
+  type ChatControlReply,
+  type ChatError,
+  type ChatMessage,
+  type ChatSession,
+  type ChatToolCallRequest,
+  type ChatTurnStatus,
+  type PermissionDecision,
+  type PermissionMode,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@switchyard/contracts';
+import { checkInputs } from '@switchyard/plan';
+import type { ToolCall } from '@switchyard/permissions';
+import type { BusPort } from '@switchyard/server-bus';
+import type { ChatRepository } from '@switchyard/server-db-runs';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { capResult, resultValue } from '../runs/step-result';
+import type { ChatContextProvider } from './chat-context';
+import { conversation, resultForModel, textOf, TurnTools } from './chat-tools';
+import type { ChatWriter } from './chat-writer';
+
+/** The ceilings of one turn (the platform's, tightened by the session's budget). */
+export interface TurnLimits {
+  readonly maxToolCalls: number;
+  readonly maxTokens: number;
+  readonly maxWallMs: number;
+}
+
+/** What the turn needs of a chat model (a LangChain BaseChatModel; a scripted one in unit tests). */
+export interface TurnModelRunnable {
+  stream(messages: BaseMessage[], options: { signal: AbortSignal }): Promise<AsyncIterable<AIMessageChunk>>;
+}
+export interface TurnModel extends TurnModelRunnable {
+  bindTools?(tools: ReturnType<TurnTools['definitions']>): TurnModelRunnable;
+}
+
+/** What the turn needs of the chat tables. */
+export type TurnLog = Pick<
+  ChatRepository,
+  | 'addMessage'
+  | 'addToolMessages'
+  | 'addToolCall'
+  | 'updateToolCall'
+  | 'closeOpenCalls'
+  | 'history'
+  | 'setStatus'
+>;
+
+export interface ChatTurnInit {
+  readonly session: ChatSession;
+  readonly ctx: CallContext;
+  readonly model: TurnModel;
+  readonly systemPrompt: string;
+  readonly tools: readonly ToolDescriptor[];
+  readonly limits: TurnLimits;
+  readonly log: TurnLog;
+  readonly writer: ChatWriter;
+  /** The replica driving the turn (the session row's `replica`). */
+  readonly replica: string;
+  readonly bus: BusPort;
+  readonly logger: Logger;
+  readonly context: ChatContextProvider;
+  /** A tool call's timeout (the registry's TOOL_TIMEOUT_MS); never past the turn's wall time. */
+  readonly toolTimeoutMs: number;
+  /** What the model reads of a result at most (characters), and what the history keeps (bytes). */
+  readonly resultLimit: number;
+  /** The permission gate: rules, hooks, the session's mode, the dangerous-command floor. */
+  readonly gate: (
+    call: ToolCall,
+    callId: string,
+    tool: ToolDescriptor,
+    mode: PermissionMode,
+  ) => PermissionDecision | Promise<PermissionDecision>;
+  readonly observe: (event: 'post_tool_use' | 'post_tool_use_failure', data: Record<string, unknown>) => void;
+  /** Told once the turn's end is recorded (or given up). */
+  readonly onClosed: () => void;
+  /** Milliseconds since some origin (performance.now by default). */
+  readonly now?: () => number;
+}
+
+/** Why a turn stops before the model finished. */
+type Stop =
+  | { readonly kind: 'cancelled'; readonly reason: string }
+  | { readonly kind: 'budget'; readonly limit: BudgetLimit; readonly message: string }
+  | { readonly kind: 'abandoned'; readonly reason: string };
+
+class Stopped extends Error {
+  constructor(readonly stop: Stop) {
+    super(stop.kind === 'budget' ? stop.message : stop.reason);
+  }
+}
+
+/** A person's answer at a confirmation card. */
+type Verdict =
+  | { readonly approved: true; readonly arguments?: Record<string, unknown> }
+  | { readonly approved: false; readonly reason: string };
+
+interface Waiting {
+  readonly callId: string;
+  readonly tool: ToolDescriptor;
+  readonly settle: (v: Verdict) => void;
+  readonly fail: (err: unknown) => void;
+}
+
+/**
+ * One turn of a chat, driven by the replica that took it: the model answers (tokens streamed), each
+ * tool call it asks for passes the permission gate and, allowed or approved, the registry; results
+ * and refusals go back to the model until it answers without calls. Every step is an event of the
+ * session's log. Ends with `message_complete`, `cancelled` or `error` (a crossed limit is
+ * `budget_exceeded` naming it); a model or tool failure ends the turn, never the service.
+ */
+export class ChatTurn {
+  readonly sessionId: string;
+  private readonly abort = new AbortController();
+  private readonly tools: TurnTools;
+  private readonly now: () => number;
+  private readonly started: number;
+  private stop: Stop | undefined;
+  private waiting: Waiting | undefined;
+  private invocation: string | undefined;
+  private tokens = 0;
+  private toolCalls = 0;
+  private status: ChatTurnStatus = 'running';
+  private wallTimer: NodeJS.Timeout | undefined;
+  /** The session's permission mode (a change reaches the turn in progress: from its next call). */
+  private mode: PermissionMode;
+  /** Writes of finished calls still in flight (the next call starts meanwhile); settled before the model reads. */
+  private settling: Array<Promise<unknown>> = [];
+  /** Tool messages not written yet, in the order of the calls; written in batches, one at a time. */
+  private answers: Array<{ callId: string; content: string }> = [];
+  private answering: Promise<void> | undefined;
+
+  constructor(private readonly init: ChatTurnInit) {
+    this.sessionId = init.session.id;
+    this.mode = init.session.permissionMode;
+    this.tools = new TurnTools(init.tools);
+    this.now = init.now ?? (() => performance.now());
+    this.started = this.now();
+  }
+
+  private get ownerId(): string {
+    return this.init.session.ownerId;
+  }
+
+  /** Records the turn's start (the person's message stored first); resolves with its sequence number. */
+  async begin(message: ChatMessage): Promise<number> {
+    const e = await this.init.writer.emit('turn_started', {
+      messageId: message.id,
+      content: message.content,
+    });
+    return e.seq;
+  }
+
+  /** Runs the turn to its end; never rejects. */
+  async run(content: string): Promise<void> {
+    this.wallTimer = setTimeout(
+      () =>
+        this.halt({
+          kind: 'budget',
+          limit: 'maxWallMs',
+          message: `the turn ran past its wall-time limit of ${this.init.limits.maxWallMs} ms`,
+        }),
+      this.init.limits.maxWallMs,
+    );
+    try {
+      await this.converse(content);
+    } catch (err) {
+      await this.ended(err);
+    } finally {
+      clearTimeout(this.wallTimer);
+      this.init.onClosed();
+    }
+  }
+
+  // ---- control (from the session's control subject) ---------------------------------------
+
+  approve(callId: string, args: Record<string, unknown> | undefined): ChatControlReply {
+    const w = this.waitingFor(callId);
+    // Edits that do not fit leave the card waiting.
+    if (args) {
+      const issues = checkInputs(w.tool.inputSchema, args);
+      if (issues.length)
+        throw new AppError(
+          'validation_failed',
+          `the edited arguments do not fit ${w.tool.name}: ` +
+            issues.map((i) => `${i.path.replace(/^inputs\./, '')} ${i.message}`).join('; '),
+          { details: { issues } },
+        );
+    }
+    this.waiting = undefined;
+    w.settle({ approved: true, ...(args ? { arguments: args } : {}) });
+    return { accepted: true, status: 'running' };
+  }
+
+  deny(callId: string, reason: string | undefined): ChatControlReply {
+    const w = this.waitingFor(callId);
+    this.waiting = undefined;
+    w.settle({ approved: false, reason: reason?.trim() || 'the person said no' });
+    return { accepted: true, status: 'running' };
+  }
+
+  cancel(reason: string): ChatControlReply {
+    this.halt({ kind: 'cancelled', reason });
+    return { accepted: true, status: 'cancelled' };
+  }
+
+  setMode(mode: PermissionMode): ChatControlReply {
+    this.mode = mode;
+    return { accepted: true, status: this.status };
+  }
+
+  /** The replica stops: the turn ends as failed (unavailable), in-flight calls are stopped. */
+  abandon(reason: string): void {
+    this.halt({ kind: 'abandoned', reason });
+  }
+
+  private waitingFor(callId: string): Waiting {
+    const w = this.waiting;
+    if (!w || w.callId !== callId)
+      throw new AppError(
+        'conflict',
+        w
+          ? `call ${callId} is not waiting for approval; ${w.callId} is`
+          : `no call of this chat is waiting for approval (the turn is ${this.status})`,
+      );
+    return w;
+  }
+
+  private halt(stop: Stop): void {
+    if (this.stop) return;
+    this.stop = stop;
+    this.abort.abort(new Stopped(stop));
+    this.waiting?.fail(new Stopped(stop));
+    this.waiting = undefined;
+    if (this.invocation) this.init.bus.emit(Events.toolCancel, { invocationId: this.invocation });
+  }
+
+  private throwIfStopped(): void {
+    if (this.stop) throw new Stopped(this.stop);
+  }
+
+  // ---- the loop ---------------------------------------------------------------------------
+
+  private async converse(content: string): Promise<void> {
+    const { init } = this;
+    const { messages, calls } = await init.log.history(this.ownerId, this.sessionId);
+    const extra = await init.context
+      .contextFor({
+        ownerId: this.ownerId,
+        sessionId: this.sessionId,
+        agentId: init.session.agentId,
+        content,
+      })
+      .catch((err: Error) => {
+        init.logger.warn({ sessionId: this.sessionId, err: err.message }, 'chat context provider failed');
+        return { lines: [], memories: [] };
+      });
+    if (extra.memories.length) await init.writer.emit('memory_injected', { memories: [...extra.memories] });
+    const system = [init.systemPrompt, ...extra.lines].join('\n\n');
+    const history = conversation(system, messages, calls);
+    const model = this.tools.tools.length ? init.model.bindTools!(this.tools.definitions()) : init.model;
+    for (;;) {
+      this.throwIfStopped();
+      const reply = await this.answer(model, history);
+      const answer = textOf(reply.content);
+      const asked = (reply.tool_calls ?? []).map((c) => ({
+        callId: this.callIdFor(c.id, calls),
+        name: c.name,
+        args: (c.args ?? {}) as Record<string, unknown>,
+      }));
+      const assistant = await init.log.addMessage(this.ownerId, this.sessionId, {
+        role: 'assistant',
+        content: answer,
+        callIds: asked.map((c) => c.callId),
+        usage: this.usage(),
+      });
+      if (!asked.length) {
+        await init.writer.emit(
+          'message_complete',
+          { messageId: assistant.id, content: answer, usage: this.usage() },
+          { status: 'completed', release: true },
+        );
+        this.status = 'completed';
+        return;
+      }
+      history.push(
+        new AIMessage({
+          content: answer,
+          tool_calls: asked.map((c) => ({ id: c.callId, name: c.name, args: c.args, type: 'tool_call' })),
+        }),
+      );
+      for (const c of asked) {
+        const text = await this.call({ callId: c.callId, tool: c.name, arguments: c.args }, assistant.id);
+        history.push(new ToolMessage({ tool_call_id: c.callId, content: text }));
+      }
+      await this.settled();
+    }
+  }
+
+  /** One model call, its tokens streamed; counts its tokens against the budget. */
+  private async answer(model: TurnModelRunnable, history: readonly BaseMessage[]): Promise<AIMessageChunk> {
+    let full: AIMessageChunk | undefined;
+    try {
+      const stream = await model.stream([...history], { signal: this.abort.signal });
+      for await (const chunk of stream) {
+        this.init.writer.token(textOf(chunk.content));
+        full = full ? full.concat(chunk) : chunk;
+      }
+    } catch (err) {
+      this.throwIfStopped();
+      throw new AppError('unavailable', `the model failed: ${(err as Error).message}`);
+    }
+    this.throwIfStopped();
+    if (!full) throw new AppError('unavailable', 'the model answered nothing');
+    this.tokens += full.usage_metadata?.total_tokens ?? estimateTokens(history, full);
+    if (this.tokens > this.init.limits.maxTokens)
+      throw new Stopped({
+        kind: 'budget',
+        limit: 'maxTokens',
+        message: `the turn used ${this.tokens} model tokens, over its limit of ${this.init.limits.maxTokens}`,
+      });
+    return full;
+  }
+
+  /** A call id unique in the session (the model's own, unless missing or already used). */
+  private callIdFor(id: string | undefined, seen: ReadonlyMap<string, unknown>): string {
+    const base = id && /^[\x21-\x7e]{1,150}$/.test(id) ? id : `call_${randomUUID().slice(0, 12)}`;
+    return seen.has(base) ? `${base}_${randomUUID().slice(0, 8)}` : base;
+  }
+
+  /**
+   * One tool call: recorded, gated (and maybe confirmed by the person), invoked, recorded again.
+   * Resolves with what the model reads: the result, the failure, or the refusal with its reason.
+   */
+  private async call(req: ChatToolCallRequest, messageId: string): Promise<string> {
+    const { init } = this;
+    const tool = this.tools.resolve(req.tool);
+    const name = tool?.name ?? req.tool;
+    this.toolCalls++;
+    if (this.toolCalls > init.limits.maxToolCalls)
+      throw new Stopped({
+        kind: 'budget',
+        limit: 'maxToolCalls',
+        message: `the model asked for more than ${init.limits.maxToolCalls} tool calls in one turn`,
+      });
+    const shown = { callId: req.callId, tool: name, arguments: req.arguments };
+    // The gate decides before anything is written, so the call's row and its event go out once.
+    const verdict = tool
+      ? init.gate(
+          { tool: tool.name, effect: tool.effect, arguments: req.arguments },
+          req.callId,
+          tool,
+          this.mode,
+        )
+      : undefined;
+    const decision = verdict instanceof Promise ? await verdict : verdict;
+    this.throwIfStopped();
+    const recorded = Promise.all([
+      init.log.addToolCall(this.ownerId, this.sessionId, {
+        ...shown,
+        messageId,
+        ...(tool ? { effect: tool.effect } : {}),
+        ...(decision
+          ? {
+              decision,
+              status:
+                decision.decision === 'allow'
+                  ? 'running'
+                  : decision.decision === 'ask'
+                    ? 'awaiting_approval'
+                    : 'pending',
+            }
+          : {}),
+      }),
+      init.writer.emit('tool_call', { ...shown, ...(tool ? { effect: tool.effect } : {}) }),
+    ]);
+    // A read tool changes nothing, so it may run while its call is being recorded; any other tool
+    // runs only once the record is durable (a crash never leaves an effect the history does not show).
+    if (tool && decision?.decision === 'allow' && tool.effect === 'read')
+      return this.invoke(req.callId, tool, req.arguments, decision, false, recorded);
+    await recorded;
+    if (!tool || !decision)
+      return this.failed(req.callId, name, {
+        code: 'not_found',
+        message: `no tool named ${req.tool} is offered in this chat`,
+      });
+    if (decision.decision === 'deny') return this.refused(req.callId, name, decision, decision.reason);
+    if (decision.decision === 'allow')
+      return this.invoke(req.callId, tool, req.arguments, decision, false, recorded);
+    const answer = await this.confirm(req, tool, decision);
+    if (!answer.approved)
+      return this.refused(req.callId, name, decision, `denied by the person: ${answer.reason}`);
+    const args = answer.arguments ?? req.arguments;
+    await Promise.all([
+      init.log.updateToolCall(this.ownerId, this.sessionId, req.callId, {
+        status: 'running',
+        ...(answer.arguments ? { editedArguments: args } : {}),
+      }),
+      init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running'),
+    ]);
+    return this.invoke(req.callId, tool, args, decision, true, recorded);
+  }
+
+  /** Parks the turn at the confirmation card until the person answers (or the turn stops). */
+  private async confirm(
+    req: ChatToolCallRequest,
+    tool: ToolDescriptor,
+    decision: PermissionDecision,
+  ): Promise<Verdict> {
+    const { init } = this;
+    // The card exists before it is announced: an answer may come as soon as the event is out.
+    const answered = new Promise<Verdict>((settle, fail) => {
+      this.waiting = { callId: req.callId, tool, settle, fail };
+    });
+    answered.catch(() => undefined);
+    this.status = 'awaiting_approval';
+    await init.writer.emit(
+      'approval_requested',
+      { ...req, tool: tool.name, effect: tool.effect, reason: decision.reason },
+      { status: 'awaiting_approval' },
+    );
+    const verdict = await answered;
+    this.status = 'running';
+    return verdict;
+  }
+
+  private async invoke(
+    callId: string,
+    tool: ToolDescriptor,
+    args: Record<string, unknown>,
+    decision: PermissionDecision,
+    confirmed: boolean,
+    /** The call's record: its outcome is written after it. */
+    recorded: Promise<unknown>,
+  ): Promise<string> {
+    const { init } = this;
+    // Not an unhandled rejection while the tool runs; awaited below.
+    recorded.catch(() => undefined);
+    this.throwIfStopped();
+    const left = Math.max(1, Math.floor(init.limits.maxWallMs - (this.now() - this.started)));
+    const timeoutMs = Math.min(init.toolTimeoutMs, left);
+    const invocationId = `chat:${randomUUID()}`;
+    this.invocation = invocationId;
+    const begun = this.now();
+    let result: ToolResult;
+    try {
+      result = await abortable(
+        init.bus.call(
+          Rpc.registry.invoke,
+          {
+            tool: tool.name,
+            arguments: args,
+            invocationId,
+            timeoutMs,
+            // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
+            ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
+          },
+          { ctx: init.ctx, timeoutMs: timeoutMs + 5_000 },
+        ),
+        this.abort.signal,
+      );
+    } catch (err) {
+      await recorded;
+      this.throwIfStopped();
+      const error: ChatError =
+        err instanceof AppError
+          ? { code: err.code, message: err.message }
+          : { code: 'internal', message: (err as Error).message };
+      return this.failed(callId, tool.name, error, this.now() - begun, args);
+    } finally {
+      this.invocation = undefined;
+    }
+    const durationMs = Math.round((this.now() - begun) * 100) / 100;
+    const text = resultForModel(result, init.resultLimit);
+    if (result.isError) {
+      await recorded;
+      return this.failed(
+        callId,
+        tool.name,
+        { code: 'tool_failed', message: text.slice(0, 2_000) },
+        durationMs,
+        args,
+      );
+    }
+    const kept = capResult(resultValue(result), init.resultLimit);
+    // Not waited for here: the next call starts while this outcome is written (its row once the
+    // call's record is in; its event in order after the call's).
+    this.settle(
+      Promise.all([
+        recorded.then(() =>
+          init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
+            status: 'completed',
+            result: kept.value,
+            durationMs,
+          }),
+        ),
+        init.writer.emit('tool_result', { callId, tool: tool.name, result: kept.value, durationMs }),
+        this.answered(callId, text),
+      ]),
+    );
+    init.observe('post_tool_use', {
+      sessionId: this.sessionId,
+      stepId: callId,
+      call: { tool: tool.name, effect: tool.effect, arguments: args },
+      result: kept.value,
+      ...(confirmed ? { permission: decision } : {}),
+    });
+    return text;
+  }
+
+  private async failed(
+    callId: string,
+    tool: string,
+    error: ChatError,
+    durationMs?: number,
+    args?: Record<string, unknown>,
+  ): Promise<string> {
+    const ms = durationMs === undefined ? {} : { durationMs: Math.round(durationMs * 100) / 100 };
+    const text = `error (${error.code}): ${error.message}`;
+    await Promise.all([
+      this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, { status: 'failed', error, ...ms }),
+      this.init.writer.emit('tool_result', { callId, tool, error, ...ms }),
+      this.answered(callId, text),
+    ]);
+    if (args)
+      this.init.observe('post_tool_use_failure', {
+        sessionId: this.sessionId,
+        stepId: callId,
+        call: { tool, arguments: args },
+        error: error.message,
+      });
+    return text;
+  }
+
+  private async refused(
+    callId: string,
+    tool: string,
+    decision: PermissionDecision,
+    reason: string,
+  ): Promise<string> {
+    const error: ChatError = { code: 'forbidden', message: reason };
+    const text = `refused: ${reason}. Do not repeat this call; find another way or tell the person.`;
+    await Promise.all([
+      this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
+        status: 'denied',
+        decision,
+        error,
+      }),
+      this.init.writer.emit('tool_result', { callId, tool, denied: true, error }),
+      this.answered(callId, text),
+    ]);
+    return text;
+  }
+
+  /** The tool message the model reads for a call, kept with the conversation. */
+  private answered(callId: string, text: string): Promise<unknown> {
+    this.answers.push({ callId, content: text });
+    this.answering ??= this.writeAnswers();
+    return this.answering;
+  }
+
+  private async writeAnswers(): Promise<void> {
+    while (this.answers.length)
+      await this.init.log.addToolMessages(this.ownerId, this.sessionId, this.answers.splice(0));
+    // In the same turn as the last look at the queue: an answer pushed next starts a new write.
+    this.answering = undefined;
+  }
+
+  private settle(writes: Promise<unknown>): void {
+    writes.catch(() => undefined);
+    this.settling.push(writes);
+  }
+
+  /** Every write of the calls so far is durable (or the first failure rejects). */
+  private async settled(): Promise<void> {
+    await Promise.all(this.settling.splice(0));
+  }
+
+  private usage(): BudgetUsage {
+    return {
+      tokens: this.tokens,
+      toolCalls: this.toolCalls,
+      wallMs: Math.round(this.now() - this.started),
+    };
+  }
+
+  /** Records how the turn ended when it did not complete. */
+  private async ended(err: unknown): Promise<void> {
+    const { init } = this;
+    const stop = err instanceof Stopped ? err.stop : this.stop;
+    // The outcomes already known are recorded before the open calls are closed.
+    await this.settled().catch(() => undefined);
+    try {
+      if (stop?.kind === 'cancelled') {
+        this.status = 'cancelled';
+        await init.log.closeOpenCalls(this.ownerId, this.sessionId, 'cancelled');
+        await init.writer.emit('cancelled', { message: stop.reason }, { status: 'cancelled', release: true });
+        return;
+      }
+      const failure: { code: AppError['code']; message: string; details?: Record<string, unknown> } =
+        stop?.kind === 'budget'
+          ? {
+              code: 'budget_exceeded',
+              message: stop.message,
+              details: { limit: stop.limit, usage: this.usage() },
+            }
+          : stop?.kind === 'abandoned'
+            ? { code: 'unavailable', message: stop.reason }
+            : err instanceof AppError
+              ? { code: err.code, message: err.message }
+              : { code: 'internal', message: 'the chat turn failed unexpectedly' };
+      if (!stop && !(err instanceof AppError))
+        init.logger.error({ sessionId: this.sessionId, err }, 'chat turn failed');
+      this.status = 'failed';
+      await init.log.closeOpenCalls(this.ownerId, this.sessionId, 'cancelled');
+      await init.writer.emit('error', failure, { status: 'failed', release: true });
+    } catch (writeErr) {
+      init.logger.error(
+        { sessionId: this.sessionId, err: (writeErr as Error).message },
+        'could not record the end of a chat turn',
+      );
+    }
+  }
+}
+
+/** Rejects with the signal's reason once it aborts; else settles like `p`. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** When a provider reports no usage: about four characters a token, prompt and answer. */
+function estimateTokens(history: readonly BaseMessage[], reply: AIMessageChunk): number {
+  let chars = textOf(reply.content).length + JSON.stringify(reply.tool_calls ?? []).length;
+  for (const m of history) chars += textOf(m.content).length;
+  return Math.ceil(chars / 4);
+}

@@ -1,0 +1,167 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AppError,
+  Rpc,
+  type Agent,
+  type Budget,
+  type ChatMessageBody,
+  type ChatSession,
+  type ToolDescriptor,
+} from '@switchyard/contracts';
+import { createChatModel } from '@switchyard/server-agents';
+import type { AppConfig } from '@switchyard/server-config';
+import type { BusPort } from '@switchyard/server-bus';
+import { ACTIVE_CHAT_STATUSES, ChatRepository } from '@switchyard/server-db-runs';
+import type { CallContext, Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { PermissionsService } from '../permissions/permissions.service';
+import { ActiveChats } from './active-chats';
+import { CHAT_CONTEXT, type ChatContextProvider } from './chat-context';
+import { DEFAULT_SYSTEM_PROMPT } from './chat-tools';
+import { ChatTurn, type TurnLimits } from './chat-turn';
+import { ChatWriter } from './chat-writer';
+import { chatOwner } from './chat-sessions.usecase';
+
+/** The platform's ceilings on a turn, tightened (never loosened) by the session's budget. */
+export function turnLimits(platform: AppConfig['chat'], budget: Budget | null): TurnLimits {
+  return {
+    maxToolCalls: Math.min(platform.maxToolCalls, budget?.maxToolCalls ?? Infinity),
+    maxTokens: Math.min(platform.maxTokens, budget?.maxTokens ?? Infinity),
+    maxWallMs: Math.min(platform.turnTimeoutMs, budget?.maxWallMs ?? Infinity),
+  };
+}
+
+/**
+ * Sends a message: checks the session is free, builds the model (refusing before anything is stored
+ * when none is configured), gathers the tools the model may call, takes the turn on this replica,
+ * stores the message and the turn's first event, and answers with the sequence to stream after while
+ * the turn goes on here.
+ */
+@Injectable()
+export class SendChatMessage {
+  constructor(
+    private readonly repo: ChatRepository,
+    private readonly active: ActiveChats,
+    private readonly permissions: PermissionsService,
+    @Inject(CHAT_CONTEXT) private readonly context: ChatContextProvider,
+    @Inject(BUS) private readonly bus: BusPort,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async send(
+    id: string,
+    body: ChatMessageBody,
+    ctx: CallContext,
+  ): Promise<{ sessionId: string; afterSeq: number }> {
+    const ownerId = chatOwner(ctx);
+    const found = await this.repo.getDriven(ownerId, id);
+    // A turn whose replica stopped answering is taken over; a live one is a conflict.
+    let takeOver: string | undefined;
+    if (ACTIVE_CHAT_STATUSES.has(found.status)) {
+      if (await this.active.alive(id)) throw this.busy(id);
+      takeOver = found.replica ?? '';
+    }
+    const { replica: _replica, ...session } = found;
+    const agent = session.agentId === null ? undefined : await this.agent(session.agentId, ctx);
+    const model = createChatModel(this.config.llm, agent?.modelSettings);
+    const tools = await this.toolsFor(agent, ctx);
+    await this.permissions.warm(ownerId);
+    if (!(await this.repo.claimTurn(ownerId, id, this.active.replica, takeOver))) throw this.busy(id);
+    try {
+      // The calls the dead replica left open will not end any more.
+      if (takeOver !== undefined) await this.repo.closeOpenCalls(ownerId, id, 'cancelled');
+      await this.repo.titleIfEmpty(ownerId, id, shortTitle(body.content));
+      const message = await this.repo.addMessage(ownerId, id, { role: 'user', content: body.content });
+      const writer = new ChatWriter(this.repo, this.bus, ownerId, id, this.active.replica);
+      let closed!: () => void;
+      const ended = new Promise<void>((resolve) => (closed = resolve));
+      const turn = this.turn(session, ctx, model, agent, tools, writer, () => {
+        this.active.closed(id);
+        closed();
+      });
+      await this.active.register(turn, ended);
+      const first = await turn.begin(message);
+      void turn.run(body.content);
+      return { sessionId: id, afterSeq: first - 1 };
+    } catch (err) {
+      this.active.closed(id);
+      await this.repo.releaseTurn(ownerId, id, this.active.replica).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private turn(
+    session: ChatSession,
+    ctx: CallContext,
+    model: ReturnType<typeof createChatModel>,
+    agent: Agent | undefined,
+    tools: readonly ToolDescriptor[],
+    writer: ChatWriter,
+    onClosed: () => void,
+  ): ChatTurn {
+    const ownerId = session.ownerId;
+    return new ChatTurn({
+      session,
+      ctx,
+      model,
+      systemPrompt: agent?.systemPrompt.trim() || DEFAULT_SYSTEM_PROMPT,
+      tools,
+      limits: turnLimits(this.config.chat, session.budget),
+      log: this.repo,
+      writer,
+      replica: this.active.replica,
+      bus: this.bus,
+      logger: this.logger,
+      context: this.context,
+      toolTimeoutMs: this.config.tools.timeoutMs,
+      resultLimit: this.config.runs.resultLimitBytes,
+      gate: (call, callId, tool, permissionMode) =>
+        this.permissions.decide({
+          ownerId,
+          call,
+          // An external effect asks unless the session runs in full-access (the seed's confirmation card).
+          step: { id: callId, requiresApproval: tool.effect === 'external' },
+          config: {
+            permissionMode,
+            stepApproval: 'none',
+            capabilityMode: 'read-write',
+            unattended: false,
+          },
+        }),
+      observe: (event, data) => this.permissions.fire(event, ownerId, data),
+      onClosed,
+    });
+  }
+
+  private async agent(agentId: number, ctx: CallContext): Promise<Agent> {
+    try {
+      return await this.bus.call(Rpc.registry.agentGet, { id: agentId }, { ctx });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found')
+        throw new AppError('not_found', `agent ${agentId} of this chat no longer exists; start a new chat`);
+      throw err;
+    }
+  }
+
+  /** The caller's live catalog, or for an agent its tool set within that catalog. */
+  private async toolsFor(agent: Agent | undefined, ctx: CallContext): Promise<ToolDescriptor[]> {
+    const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
+    if (!agent) return tools;
+    const set = await this.bus.call(Rpc.registry.agentTools, { id: agent.id }, { ctx });
+    const allowed = new Set(set.tools.map((t) => t.name));
+    return tools.filter((t) => allowed.has(t.name));
+  }
+
+  private busy(id: string): AppError {
+    return new AppError(
+      'conflict',
+      `chat session ${id} has a turn in progress; wait for it to end or cancel it`,
+    );
+  }
+}
+
+function shortTitle(content: string): string {
+  const line = content.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
