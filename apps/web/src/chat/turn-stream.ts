@@ -68,7 +68,7 @@ export async function followTurn(opts: FollowTurn): Promise<void> {
     }
     opts.onState?.('open');
     const before = last;
-    const clean = await readEvents(res, deliver, opts.signal);
+    const clean = await readEvents(res, deliver, () => ended, opts.signal);
     res = undefined;
     if (opts.signal.aborted) throw abortError();
     if (ended) break;
@@ -83,12 +83,13 @@ export async function followTurn(opts: FollowTurn): Promise<void> {
 }
 
 /**
- * Reads one response body as SSE frames until it ends. True when the server ended it, false when
- * the connection broke; an abort rejects.
+ * Reads one response body as SSE frames until it ends or a frame ends the turn. True when it ended
+ * so, false when the connection broke; an abort rejects.
  */
 async function readEvents(
   res: Response,
   deliver: (e: ChatEvent) => void,
+  finished: () => boolean,
   signal: AbortSignal,
 ): Promise<boolean> {
   const parser = createParser({
@@ -108,6 +109,11 @@ async function readEvents(
       const { done, value } = await reader.read();
       if (done) break;
       parser.feed(decoder.decode(value, { stream: true }));
+      if (finished()) {
+        // The server closes after the turn's last frame; the page need not wait for it.
+        stop();
+        return true;
+      }
     }
     parser.feed(decoder.decode());
     return true;
