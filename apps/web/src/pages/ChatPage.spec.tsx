@@ -375,7 +375,7 @@ test('a confirmation card checks the edited arguments as JSON and sends them; de
     ),
   );
   const second = await screen.findByTestId('approval-card');
-  fireEvent.change(within(second).getByRole('textbox', { name: /Reason/ }), {
+  fireEvent.change(within(second).getByRole('textbox', { name: /the reason/ }), {
     target: { value: 'not that one' },
   });
   fireEvent.click(within(second).getByRole('button', { name: 'Deny' }));
