@@ -68,7 +68,9 @@ export function Conversation({
     (action: ChatEvent | LocalAction) => {
       if (!live.current) return;
       live.current = applyChat(live.current, action);
-      draw();
+      // The page's own actions (a message sent, a card answered) show at once; frames per frame.
+      if (action.type.startsWith('local_')) setView(live.current);
+      else draw();
     },
     [draw],
   );
@@ -229,7 +231,7 @@ export function Conversation({
           pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        <ol className="chat-log" aria-label={t('chat.conversation')} aria-live="polite" aria-busy={busy}>
+        <ol className="chat-log" aria-label={t('chat.conversation')} aria-busy={busy}>
           {view.items.length === 0 ? <li className="sub chat-none">{t('chat.noMessages')}</li> : null}
           {view.items.map((item, i) => {
             if (item.kind === 'user') {
@@ -300,6 +302,10 @@ export function Conversation({
             </li>
           ) : null}
         </ol>
+        {/* Read out once an answer is whole, not token by token. */}
+        <div className="visually-hidden" role="status">
+          {view.status === 'completed' ? lastAnswer(view) : ''}
+        </div>
         <TurnEnded view={view} />
         <SendError error={sendError} />
         <ErrorNote error={streamError} />
@@ -331,6 +337,11 @@ export function Conversation({
       </form>
     </div>
   );
+}
+
+function lastAnswer(view: ChatView): string {
+  const last = view.items[view.items.length - 1];
+  return last?.kind === 'assistant' ? last.content : '';
 }
 
 function lastIsStreamingText(view: ChatView): boolean {

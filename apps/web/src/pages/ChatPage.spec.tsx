@@ -268,7 +268,7 @@ test('a new chat is created with the chosen agent and mode; its first message st
   await waitFor(() => expect(server.posts('/messages')).toHaveLength(1));
   expect(server.posts('/messages')[0]?.body).toEqual({ content: 'Say hello' });
   // The message shows at once, before the server confirms it.
-  expect(within(log()).getByText('Say hello')).toBeTruthy();
+  expect(await within(log()).findByText('Say hello')).toBeTruthy();
   expect(await screen.findByText('Librarian')).toBeTruthy();
 
   const id = sessionId(99);
