@@ -77,8 +77,7 @@ export function Conversation({
   const start = useCallback((d: ChatSessionDetail) => {
     live.current = viewOf(d);
     setView(live.current);
-    const { messages: _m, toolCalls: _c, lastEventId: _l, ...meta } = d;
-    setSession(meta);
+    setSession(metaOf(d));
   }, []);
 
   /** Sends `content` (or joins the turn in progress) and follows the turn to its end. */
@@ -104,33 +103,37 @@ export function Conversation({
         onState: setStream,
         signal: ctrl.signal,
       })
-        .then(async () => {
-          // The stream ended without saying how the turn ended: the stored session knows.
-          if (live.current && IN_PROGRESS.has(live.current.status)) {
-            const fresh = await queries.fetchQuery({
-              queryKey: ['chat', sessionId, 'after'],
-              queryFn: () => call(Routes.chatSessionGet, { params: { id: sessionId } }),
-              staleTime: 0,
-            });
-            if (!ctrl.signal.aborted) start(fresh);
-          }
-        })
-        .catch((err: unknown) => {
-          if ((err as Error).name === 'AbortError') return;
-          if (content !== undefined && !heard) {
-            dispatch({ type: 'local_send_failed' });
-            setSendError(err);
-            setText((old) => old || content);
-          } else {
-            setStreamError(err);
-          }
-        })
-        .finally(() => {
+        .then(
+          () => false,
+          (err: unknown) => {
+            if ((err as Error).name === 'AbortError') return false;
+            if (content !== undefined && !heard) {
+              dispatch({ type: 'local_send_failed' });
+              setSendError(err);
+              setText((old) => old || content);
+            } else {
+              setStreamError(err);
+            }
+            // 409: a turn started elsewhere (another tab) runs in this chat: follow it here.
+            return err instanceof ApiError && err.code === 'conflict';
+          },
+        )
+        .then(async (elsewhere) => {
           if (turn.current === ctrl) turn.current = undefined;
           if (ctrl.signal.aborted) return;
           setFollowing(false);
           setStream('closed');
           void queries.invalidateQueries({ queryKey: chatSessionsKey });
+          // The stored session after the turn: its title and status (the first message names a
+          // new chat), and how the turn ended when the stream closed without saying so.
+          const fresh = await call(Routes.chatSessionGet, { params: { id: sessionId } }).catch(
+            () => undefined,
+          );
+          if (!fresh || !mounted.current || turn.current) return;
+          const unsettled = live.current !== undefined && IN_PROGRESS.has(live.current.status);
+          if (unsettled || (elsewhere && IN_PROGRESS.has(fresh.status))) start(fresh);
+          else setSession(metaOf(fresh));
+          if (elsewhere && IN_PROGRESS.has(fresh.status)) setJoin((n) => n + 1);
         });
     },
     [dispatch, queries, sessionId, start],
@@ -143,6 +146,12 @@ export function Conversation({
     if (first !== undefined) follow(first);
     else if (IN_PROGRESS.has(detail.data.status)) follow();
   }, [detail.data, start, follow, takeFirst]);
+
+  // Joins a turn found running elsewhere once the one this page tried has settled.
+  const [join, setJoin] = useState(0);
+  useEffect(() => {
+    if (join) follow();
+  }, [join, follow]);
 
   useEffect(() => {
     mounted.current = true;
@@ -337,6 +346,11 @@ export function Conversation({
       </form>
     </div>
   );
+}
+
+function metaOf(d: ChatSessionDetail): ChatSession {
+  const { messages: _m, toolCalls: _c, lastEventId: _l, ...meta } = d;
+  return meta;
 }
 
 function lastAnswer(view: ChatView): string {

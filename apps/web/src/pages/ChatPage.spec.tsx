@@ -596,3 +596,35 @@ test('the sessions list: newest first, search, "load more", delete after asking 
   expect(server.sent.find((s) => s.method === 'DELETE')?.path).toBe(`/api/chat/sessions/${sessionId(1)}`);
   await waitFor(() => expect(screen.queryByRole('listitem', { name: 'Chat 1' })).toBeNull());
 });
+
+test('a 409 because a turn runs elsewhere (another tab) follows that turn here, Cancel included', async () => {
+  const id = sessionId(1);
+  const details: Record<string, Partial<ChatSessionDetail>> = {};
+  const server = serve([session(1)], details);
+  renderPage(`/chat/${id}`);
+  await waitFor(() => expect(composer()).toBeTruthy());
+  // Meanwhile another tab sent a message: the stored session now has a turn running.
+  details[id] = {
+    status: 'running',
+    lastEventId: 4,
+    messages: [{ id: USER_MSG, seq: 1, role: 'user', content: 'from the other tab', createdAt: '' }],
+  };
+  server.refuseNext(409, { code: 'conflict', detail: 'a turn is already running in this session' });
+  const stream = server.stream();
+  await send('me too');
+  expect((await screen.findByRole('alert')).textContent).toContain('A turn is already in progress');
+  await waitFor(() => expect(server.sent.filter((s) => s.path.endsWith('/stream'))).toHaveLength(1));
+  expect(server.sent.find((s) => s.path.endsWith('/stream'))?.query.get('lastEventId')).toBe('4');
+  expect(within(log()).getByText('from the other tab')).toBeTruthy();
+  expect(await screen.findByRole('button', { name: 'Cancel turn' })).toBeTruthy();
+  act(() =>
+    stream.push(
+      ev(id, 5, { type: 'token', data: { text: 'Answer for the other tab.' } }),
+      ev(id, 6, { type: 'message_complete', data: { content: 'Answer for the other tab.' } }),
+    ),
+  );
+  expect(await within(log()).findByText('Answer for the other tab.')).toBeTruthy();
+  await waitFor(() => expect(screen.queryByRole('button', { name: 'Cancel turn' })).toBeNull());
+  // The text that was refused is still in the composer, to send when the chat is free.
+  expect((composer() as HTMLTextAreaElement).value).toBe('me too');
+});
