@@ -52,6 +52,7 @@ export function Conversation({
   const [sendError, setSendError] = useState<unknown>(null);
   const [streamError, setStreamError] = useState<unknown>(null);
   const [text, setText] = useState('');
+  const [answered, setAnswered] = useState(false);
   const live = useRef<ChatView | undefined>(undefined);
   const turn = useRef<AbortController | undefined>(undefined);
   const frame = useRef<number | undefined>(undefined);
@@ -99,6 +100,8 @@ export function Conversation({
         onEvent: (e) => {
           heard = true;
           dispatch(e);
+          if (e.type === 'message_complete') setAnswered(true);
+          if (e.type === 'turn_started') setAnswered(false);
         },
         onState: setStream,
         signal: ctrl.signal,
@@ -311,9 +314,9 @@ export function Conversation({
             </li>
           ) : null}
         </ol>
-        {/* Read out once an answer is whole, not token by token. */}
+        {/* Said once an answer is whole (not token by token); the answer itself is in the log. */}
         <div className="visually-hidden" role="status">
-          {view.status === 'completed' ? lastAnswer(view) : ''}
+          {answered ? t('chat.answered') : ''}
         </div>
         <TurnEnded view={view} />
         <SendError error={sendError} />
@@ -351,11 +354,6 @@ export function Conversation({
 function metaOf(d: ChatSessionDetail): ChatSession {
   const { messages: _m, toolCalls: _c, lastEventId: _l, ...meta } = d;
   return meta;
-}
-
-function lastAnswer(view: ChatView): string {
-  const last = view.items[view.items.length - 1];
-  return last?.kind === 'assistant' ? last.content : '';
 }
 
 function lastIsStreamingText(view: ChatView): boolean {

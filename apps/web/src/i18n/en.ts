@@ -599,6 +599,7 @@ export const en = {
   'chat.conversation': 'Conversation',
   'chat.noMessages': 'No messages yet. Write the first one below.',
   'chat.thinking': 'Working…',
+  'chat.answered': 'The assistant has answered.',
   'chat.status.idle': 'new',
   'chat.status.running': 'running',
   'chat.status.awaiting_approval': 'waiting for you',

@@ -585,6 +585,7 @@ export const zh: Record<MessageKey, string> = {
   'chat.conversation': '对话内容',
   'chat.noMessages': '还没有消息。在下方写下第一条。',
   'chat.thinking': '处理中…',
+  'chat.answered': '助手已回答。',
   'chat.status.idle': '新建',
   'chat.status.running': '进行中',
   'chat.status.awaiting_approval': '等待你确认',

@@ -289,6 +289,8 @@ test('a new chat is created with the chosen agent and mode; its first message st
   expect(screen.queryByTestId('chat-draft')).toBeNull();
   expect(within(log()).getAllByText(/Hello!/)).toHaveLength(1);
   expect(within(log()).getAllByText('Say hello')).toHaveLength(1);
+  // Screen readers hear that the answer is whole once, not every token.
+  expect(await screen.findByText('The assistant has answered.')).toBeTruthy();
 });
 
 test('a tool call folds into a row; opened, it shows its arguments and result, long JSON behind "show all"', async () => {
