@@ -281,8 +281,7 @@ export function Conversation({
                 <span className="visually-hidden">{t('chat.assistant')}:</span>
                 {item.content ? (
                   <div className="bubble" data-testid={item.streaming ? 'chat-draft' : undefined}>
-                    <MessageText text={item.content} />
-                    {item.streaming && !calls.length ? <span className="caret" aria-hidden="true" /> : null}
+                    <MessageText text={item.content} caret={item.streaming && !calls.length} />
                   </div>
                 ) : null}
                 {calls.length ? (

@@ -55,20 +55,32 @@ function inline(text: string): ReactNode[] {
 
 /**
  * Model output drawn safely: never as HTML. Paragraphs keep their line breaks, fenced blocks are
- * code, backticks are inline code; nothing else of Markdown is interpreted.
+ * code, backticks are inline code; nothing else of Markdown is interpreted. `caret` marks the end
+ * of a text still being written.
  */
-export function MessageText({ text }: { text: string }) {
+export function MessageText({ text, caret }: { text: string; caret?: boolean }) {
+  const blocks = blocksOf(text);
+  const mark = <span className="caret" aria-hidden="true" />;
   return (
     <div className="chat-text">
-      {blocksOf(text).map((b, i) =>
-        b.kind === 'code' ? (
-          <pre key={i} className="chat-code" data-lang={b.lang} tabIndex={0}>
-            <code>{b.text}</code>
-          </pre>
-        ) : (
-          b.text.split(/\n{2,}/).map((para, j) => <p key={`${i}.${j}`}>{inline(para)}</p>)
-        ),
-      )}
+      {blocks.map((b, i) => {
+        const last = caret && i === blocks.length - 1;
+        if (b.kind === 'code') {
+          return (
+            <pre key={i} className="chat-code" data-lang={b.lang} tabIndex={0}>
+              <code>{b.text}</code>
+              {last ? mark : null}
+            </pre>
+          );
+        }
+        const paras = b.text.split(/\n{2,}/);
+        return paras.map((para, j) => (
+          <p key={`${i}.${j}`}>
+            {inline(para)}
+            {last && j === paras.length - 1 ? mark : null}
+          </p>
+        ));
+      })}
     </div>
   );
 }
