@@ -101,7 +101,11 @@ export function Conversation({
           heard = true;
           dispatch(e);
           if (e.type === 'message_complete') setAnswered(true);
-          if (e.type === 'turn_started') setAnswered(false);
+          if (e.type === 'turn_started') {
+            setAnswered(false);
+            // The list shows the turn running (and a new chat's title, its first message).
+            void queries.invalidateQueries({ queryKey: chatSessionsKey });
+          }
         },
         onState: setStream,
         signal: ctrl.signal,

@@ -82,7 +82,7 @@ export function SessionList({ current }: { current?: string }) {
             <li
               key={s.id}
               data-session-id={s.id}
-              aria-label={s.title}
+              aria-label={s.title || t('chat.new')}
               className={s.id === current ? 'current' : ''}
             >
               <NavLink to={`/chat/${s.id}`} aria-current={s.id === current ? 'page' : undefined}>
