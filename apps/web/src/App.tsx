@@ -16,6 +16,7 @@ const ToolsPage = lazy(() => import('./pages/ToolsPage'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage'));
 const FlowsPage = lazy(() => import('./pages/FlowsPage'));
 const FlowEditorPage = lazy(() => import('./flows/FlowEditorPage'));
+const ChatPage = lazy(() => import('./pages/ChatPage'));
 
 export function App() {
   const { token, me } = useAuth();
@@ -28,6 +29,8 @@ export function App() {
           <Route path="/" element={<Navigate to="/runs" replace />} />
           <Route path="/runs" element={<RunsPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
+          {/* One route for both, so creating a chat keeps the page (and its first message). */}
+          <Route path="/chat/:sessionId?" element={<ChatPage />} />
           <Route path="/flows" element={<FlowsPage />} />
           <Route path="/inbox" element={<InboxPage />} />
           <Route path="/tasks" element={<TasksPage />} />

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     message: string,
     readonly errors: readonly FieldIssue[] = [],
     readonly correlationId?: string,
+    /** The problem's `details` (e.g. which limit a `budget_exceeded` crossed). */
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -73,7 +75,14 @@ async function problemOf(res: Response): Promise<ApiError> {
   try {
     const p = Problem.safeParse(JSON.parse(text));
     if (p.success)
-      return new ApiError(res.status, p.data.code, p.data.detail, p.data.errors ?? [], p.data.correlationId);
+      return new ApiError(
+        res.status,
+        p.data.code,
+        p.data.detail,
+        p.data.errors ?? [],
+        p.data.correlationId,
+        p.data.details,
+      );
   } catch {
     // not problem+json: a proxy's page or a network failure
   }
@@ -85,13 +94,14 @@ async function problemOf(res: Response): Promise<ApiError> {
 }
 
 /**
- * Calls one route of the contract table: the path, method and types come from `Routes`, so the
- * client cannot drift from the server. Resolves with the parsed body, rejects with an ApiError.
+ * Sends one request of the contract table and answers the raw response once it is a 2xx (a stream
+ * reads its body as it arrives); a refusal rejects with an ApiError, a network failure with an
+ * `unavailable` one.
  */
-export async function call<R extends RouteDef>(
+export async function request<R extends RouteDef>(
   def: R,
   input: RouteInput<R> = {} as RouteInput<R>,
-): Promise<RouteOutput<R>> {
+): Promise<Response> {
   const token = tokenStore.get();
   const headers: Record<string, string> = { accept: 'application/json', ...(input.headers ?? {}) };
   if (token) headers['x-switchyard-token'] = token;
@@ -116,6 +126,18 @@ export async function call<R extends RouteDef>(
     if (problem.status === 401 && token) unauthenticated.forEach((fn) => fn());
     throw problem;
   }
+  return res;
+}
+
+/**
+ * Calls one route of the contract table: the path, method and types come from `Routes`, so the
+ * client cannot drift from the server. Resolves with the parsed body, rejects with an ApiError.
+ */
+export async function call<R extends RouteDef>(
+  def: R,
+  input: RouteInput<R> = {} as RouteInput<R>,
+): Promise<RouteOutput<R>> {
+  const res = await request(def, input);
   if (def.produces === 'text/csv') return (await res.text()) as RouteOutput<R>;
   if (res.status === 204) return undefined as RouteOutput<R>;
   return (await res.json()) as RouteOutput<R>;

@@ -17,6 +17,7 @@ interface NavItem {
 
 const NAV: readonly NavItem[] = [
   { to: '/runs', label: 'nav.runs', needs: 'agent:run:list' },
+  { to: '/chat', label: 'nav.chat', needs: 'agent:chat:use' },
   { to: '/flows', label: 'nav.flows', needs: 'workflow:list' },
   { to: '/inbox', label: 'nav.inbox', needs: 'agent:run:approve' },
   { to: '/tasks', label: 'nav.tasks', needs: 'agent:task:list' },
