@@ -182,6 +182,13 @@ export const ChatApprovalRequested = ChatToolCallRequest.extend({
   effect: ToolEffect.optional(),
   reason: z.string().describe('why the gate asks'),
 });
+export const ChatApproved = z.object({
+  callId: ChatCallId,
+  editedArguments: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("the arguments the person approved instead of the model's"),
+});
 export const ChatToolResult = z.object({
   callId: ChatCallId,
   tool: z.string().optional(),
@@ -215,6 +222,7 @@ export const ChatEventBody = z.discriminatedUnion('type', [
   body('token', ChatToken),
   body('tool_call', ChatToolCallEvent),
   body('approval_requested', ChatApprovalRequested),
+  body('approved', ChatApproved),
   body('tool_result', ChatToolResult),
   body('message_complete', ChatMessageComplete),
   body('cancelled', ChatCancelled),
@@ -228,6 +236,7 @@ export const ChatEvent = z.discriminatedUnion('type', [
   stored('token', ChatToken),
   stored('tool_call', ChatToolCallEvent),
   stored('approval_requested', ChatApprovalRequested),
+  stored('approved', ChatApproved),
   stored('tool_result', ChatToolResult),
   stored('message_complete', ChatMessageComplete),
   stored('cancelled', ChatCancelled),

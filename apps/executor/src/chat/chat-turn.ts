@@ -405,6 +405,11 @@ export class ChatTurn {
         ...(answer.arguments ? { editedArguments: args } : {}),
       }),
       init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running'),
+      // Every page following the session closes the card, showing the edits the call runs with.
+      init.writer.emit('approved', {
+        callId: req.callId,
+        ...(answer.arguments ? { editedArguments: args } : {}),
+      }),
     ]);
     return this.invoke(req.callId, tool, args, decision, true, recorded);
   }

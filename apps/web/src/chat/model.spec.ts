@@ -146,6 +146,24 @@ test('an approval pauses the turn on a card; answering it locally, then the resu
   expect(awaitingCalls(v)).toEqual([]);
 });
 
+test('an approval answered in another tab closes the card here, with the edited arguments the call runs with', () => {
+  let v = applyAll(emptyView(SESSION), [
+    started(1),
+    ev(2, {
+      type: 'approval_requested',
+      data: { callId: 'w', tool: 'write_file', arguments: { filePath: 'a', content: '1' }, reason: 'asks' },
+    }),
+  ]);
+  expect(v.status).toBe('awaiting_approval');
+  v = applyChat(
+    v,
+    ev(3, { type: 'approved', data: { callId: 'w', editedArguments: { filePath: 'b', content: '2' } } }),
+  );
+  expect(v.calls.get('w')).toMatchObject({ status: 'running', editedArguments: { filePath: 'b' } });
+  expect(v.status).toBe('running');
+  expect(awaitingCalls(v)).toEqual([]);
+});
+
 test('a denied call shows as denied with the reason the model was told', () => {
   const v = applyAll(emptyView(SESSION), [
     started(1),

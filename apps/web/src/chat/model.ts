@@ -206,6 +206,16 @@ export function applyChat(view: ChatView, action: ChatEvent | LocalAction): Chat
         status: 'awaiting_approval',
       };
     }
+    case 'approved': {
+      const call = v.calls.get(e.data.callId);
+      if (!call) return v;
+      const next = withCall(v, {
+        ...call,
+        status: call.status === 'awaiting_approval' ? 'running' : call.status,
+        ...(e.data.editedArguments ? { editedArguments: e.data.editedArguments } : {}),
+      });
+      return { ...next, status: awaitsApproval(next) ? 'awaiting_approval' : 'running' };
+    }
     case 'tool_result': {
       const known = v.calls.get(e.data.callId);
       const next = known ? v : attach(v, e.data.callId);
