@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from './errors';
+import { FlowProposal, FlowSnapshot } from './flow-assistant';
 import { PermissionDecision } from './permissions';
 import { Budget, BudgetUsage, PermissionMode } from './runs';
 import { ToolEffect } from './tools';
@@ -145,7 +146,13 @@ export const ChatSessionDetail = ChatSession.extend({
 export type ChatSessionDetail = z.infer<typeof ChatSessionDetail>;
 
 export const ChatMessageBody = z
-  .object({ content: z.string().trim().min(1, 'a message needs some text').max(100_000) })
+  .object({
+    content: z.string().trim().min(1, 'a message needs some text').max(100_000),
+    flow: FlowSnapshot.optional().describe(
+      "the flow builder's canvas as it is now (also unsaved or invalid): the turn's model gets the flow " +
+        'assistant tools inspect_current_flow, diagnose_current_flow, edit_current_flow and run_current_flow over it',
+    ),
+  })
   .strict();
 export type ChatMessageBody = z.infer<typeof ChatMessageBody>;
 
@@ -189,6 +196,13 @@ export const ChatApproved = z.object({
     .optional()
     .describe("the arguments the person approved instead of the model's"),
 });
+export const ChatFlowProposal = z.object({ callId: ChatCallId, proposal: FlowProposal });
+export const ChatFlowSaved = z.object({
+  callId: ChatCallId,
+  workflowId: z.string().uuid(),
+  revision: z.number().int(),
+  runId: z.string().uuid().optional(),
+});
 export const ChatToolResult = z.object({
   callId: ChatCallId,
   tool: z.string().optional(),
@@ -224,6 +238,8 @@ export const ChatEventBody = z.discriminatedUnion('type', [
   body('approval_requested', ChatApprovalRequested),
   body('approved', ChatApproved),
   body('tool_result', ChatToolResult),
+  body('flow_proposal', ChatFlowProposal),
+  body('flow_saved', ChatFlowSaved),
   body('message_complete', ChatMessageComplete),
   body('cancelled', ChatCancelled),
   body('error', ChatFailed),
@@ -238,6 +254,8 @@ export const ChatEvent = z.discriminatedUnion('type', [
   stored('approval_requested', ChatApprovalRequested),
   stored('approved', ChatApproved),
   stored('tool_result', ChatToolResult),
+  stored('flow_proposal', ChatFlowProposal),
+  stored('flow_saved', ChatFlowSaved),
   stored('message_complete', ChatMessageComplete),
   stored('cancelled', ChatCancelled),
   stored('error', ChatFailed),

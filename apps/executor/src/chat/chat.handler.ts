@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import {
   Rpc,
+  type ChatMessageBody,
   type ChatControlReply,
   type ChatSessionListQuery,
   type CreateChatSessionBody,
@@ -45,7 +46,11 @@ export class ChatHandler {
   }
 
   @RpcHandler(Rpc.chat.send)
-  send(@RpcPayload(Rpc.chat.send) req: RpcRequest<typeof Rpc.chat.send>, @Caller() ctx: CallContext) {
+  send(
+    // Parsed by the pipe: defaults are filled in.
+    @RpcPayload(Rpc.chat.send) req: { id: string; body: ChatMessageBody },
+    @Caller() ctx: CallContext,
+  ) {
     return this.sends.send(req.id, req.body, ctx);
   }
 

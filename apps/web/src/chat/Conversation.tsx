@@ -103,6 +103,8 @@ export function Conversation({
           if (e.type === 'message_complete') setAnswered(true);
           if (e.type === 'turn_started') {
             setAnswered(false);
+            // A new chat is named after its first message (the server does the same).
+            setSession((s) => (s && !s.title ? { ...s, title: shortTitle(e.data.content) } : s));
             // The list shows the turn running (and a new chat's title, its first message).
             void queries.invalidateQueries({ queryKey: chatSessionsKey });
           }
@@ -436,4 +438,10 @@ function SendError({ error }: { error: unknown }) {
   if (error instanceof ApiError && error.code === 'conflict')
     return <ErrorNote error={error} title={t('chat.busy')} />;
   return <ErrorNote error={error} />;
+}
+
+/** The server's rule for a chat's default title: its first message on one line, at most 80 characters. */
+function shortTitle(content: string): string {
+  const line = content.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

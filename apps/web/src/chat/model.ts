@@ -244,6 +244,10 @@ export function applyChat(view: ChatView, action: ChatEvent | LocalAction): Chat
       );
       return { ...stopCalls(done, 'cancelled'), status: 'completed' };
     }
+    case 'flow_proposal':
+    case 'flow_saved':
+      // The flow builder draws these on its canvas; the conversation shows the call's result.
+      return v;
     case 'cancelled':
       return {
         ...stopCalls(endDraft(v), 'cancelled'),
