@@ -291,7 +291,9 @@ export function Records() {
         <RecordDialog
           {...(editing === 'new' ? {} : { record: editing })}
           onClose={() => setEditing(null)}
-          onSaved={() => {
+          onSaved={(saved) => {
+            // A new server may land on a later page: the list narrows to it, so it is in sight.
+            if (editing === 'new') setText(saved.name);
             setEditing(null);
             void queries.invalidateQueries({ queryKey: recordsKey });
             void queries.invalidateQueries({ queryKey: ['tool-catalog'] });
