@@ -532,12 +532,12 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
             <button
               type="button"
               ref={assistantButton}
-              className={assistantOpen ? 'active' : undefined}
+              className={assistantOpen ? 'assistant-toggle active' : 'assistant-toggle'}
               aria-expanded={assistantOpen}
               aria-controls={assistantId}
               onClick={() => setAssistantOpen((o) => !o)}
             >
-              ✦ {t('assistant.open')}
+              <span aria-hidden="true">✦</span> {t('assistant.open')}
             </button>
             <button type="button" onClick={() => setDrawer(true)} disabled={meta.id === null}>
               {t('flow.settings')}
