@@ -87,11 +87,16 @@ describe('AI chat', () => {
   };
   const streams: TurnStream[] = [];
   /** Sends a message; the SSE answer, or the problem when the gateway refused. */
-  const send = async (id: string, content: string, token = alice): Promise<TurnStream> => {
+  const send = async (
+    id: string,
+    content: string,
+    token = alice,
+    extra: Record<string, unknown> = {},
+  ): Promise<TurnStream> => {
     const res = await fetch(`${stack.gatewayUrl}/api/chat/sessions/${id}/messages`, {
       method: 'POST',
       headers: { 'x-switchyard-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ content }),
+      body: JSON.stringify({ content, ...extra }),
     });
     if (res.status !== 200) throw new Error(`send answered ${res.status}: ${await res.text()}`);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
@@ -457,6 +462,188 @@ describe('AI chat', () => {
     expect(req?.messages[0]).toMatchObject({ role: 'system', content: 'You only echo.' });
     // Another owner's agent is not found.
     expect((await call('POST', '/api/chat/sessions', bob, { agentId: agent.json['id'] })).status).toBe(404);
+  });
+
+  it("puts the owner's relevant memories in the system prompt once memory is on, and shows them", async () => {
+    const id = await session({ permissionMode: 'full-access' });
+    llm.enqueue({ content: 'no memories yet' });
+    await (await send(id, 'which machine builds?')).all();
+    expect(JSON.stringify(llm.requests.at(-1)?.messages[0])).not.toContain('remember');
+
+    expect((await call('PUT', '/api/settings/memory', alice, { enabled: true })).status).toBe(200);
+    llm.enqueue(
+      { toolCalls: [{ name: 'memory_remember', arguments: { text: 'Anvil is the build machine' } }] },
+      { content: 'Noted.' },
+    );
+    await (await send(id, 'remember that Anvil is the build machine')).all();
+    llm.enqueue({ content: 'Anvil builds.' });
+    const s = await send(id, 'which machine builds?');
+    await s.all();
+    expect(s.of('memory_injected')[0]?.data).toMatchObject({
+      memories: [expect.objectContaining({ text: 'Anvil is the build machine' })],
+    });
+    expect(llm.requests.at(-1)?.messages[0]).toMatchObject({
+      role: 'system',
+      content: expect.stringContaining('- Anvil is the build machine'),
+    });
+    // Bob's chat never sees Alice's memories.
+    expect((await call('PUT', '/api/settings/memory', bob, { enabled: true })).status).toBe(200);
+    const other = await session({}, bob);
+    llm.enqueue({ content: 'no idea' });
+    const b = await send(other, 'which machine builds?', bob);
+    await b.all();
+    expect(b.of('memory_injected')).toEqual([]);
+    expect(JSON.stringify(llm.requests.at(-1)?.messages)).not.toContain('Anvil');
+    await call('PUT', '/api/settings/memory', alice, { enabled: false });
+    await call('PUT', '/api/settings/memory', bob, { enabled: false });
+  });
+
+  describe('the flow-authoring assistant (a message carrying the canvas)', () => {
+    const START = { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} };
+    const waitNode = (id: string, args: Record<string, unknown>) => ({
+      id,
+      type: 'tool',
+      position: { x: 300, y: 0 },
+      data: { tool: 'wait', arguments: args },
+    });
+    const INPUTS = { type: 'object', properties: {} };
+    const resultOf = (s: TurnStream, tool: string) => {
+      const call = s.of('tool_call').find((f) => f.data['tool'] === tool);
+      return s.of('tool_result').find((f) => f.data['callId'] === call?.data['callId'])?.data;
+    };
+
+    it('reads an unsaved invalid canvas, refuses to run it, and proposes a fix without writing anything', async () => {
+      const id = await session({ permissionMode: 'full-access' });
+      const before = (await call('GET', '/api/workflows?q=assistant-draft', alice)).json['total'];
+      llm.enqueue(
+        { toolCalls: [{ name: 'inspect_current_flow', arguments: {} }] },
+        { toolCalls: [{ name: 'diagnose_current_flow', arguments: {} }] },
+        { toolCalls: [{ name: 'run_current_flow', arguments: {} }] },
+        {
+          toolCalls: [
+            {
+              name: 'edit_current_flow',
+              arguments: {
+                mode: 'edit',
+                summary: 'give the wait its delay',
+                ops: [{ op: 'update_node', id: 'a', data: { arguments: { ms: 0, value: 'fixed' } } }],
+              },
+            },
+          ],
+        },
+        { content: 'I proposed a fix: apply it on the canvas.' },
+      );
+      const flow = {
+        name: 'assistant-draft',
+        graph: { nodes: [START, waitNode('a', {})], edges: [{ source: 'start', target: 'a' }] },
+        inputSchema: INPUTS,
+      };
+      const s = await send(id, 'why does my flow not work?', alice, { flow });
+      const frames = await s.all();
+      expect(frames.at(-1)?.type).toBe('message_complete');
+      // The model was offered the canvas's tools.
+      expect(toolNames(llm.requests.at(-5))).toEqual(
+        expect.arrayContaining([
+          'inspect_current_flow',
+          'diagnose_current_flow',
+          'edit_current_flow',
+          'run_current_flow',
+        ]),
+      );
+      expect(JSON.stringify(resultOf(s, 'inspect_current_flow'))).toContain('missing_argument');
+      expect(resultOf(s, 'diagnose_current_flow')).toMatchObject({
+        result: { diagnostics: [expect.objectContaining({ kind: 'missing_argument', nodeId: 'a' })] },
+      });
+      expect(resultOf(s, 'run_current_flow')).toMatchObject({
+        error: { code: 'validation_failed', message: expect.stringContaining('not valid') },
+      });
+      const proposal = s.of('flow_proposal')[0]?.data['proposal'] as Record<string, unknown>;
+      expect(proposal).toMatchObject({ valid: true, diff: { changedNodes: ['a'], addedNodes: [] } });
+      // Nothing was saved.
+      expect((await call('GET', '/api/workflows?q=assistant-draft', alice)).json['total']).toBe(before);
+    });
+
+    it('saves the pending edits through the revision check and runs the flow; a moved revision is a conflict', async () => {
+      const created = await call('POST', '/api/workflows', alice, {
+        name: 'assistant-saved',
+        inputSchema: INPUTS,
+        graph: { nodes: [START, waitNode('a', { ms: 0, value: 'one' })], edges: [] },
+      });
+      expect(created.status).toBe(201);
+      const wf = created.json['id'] as string;
+      const flow = {
+        workflowId: wf,
+        revision: 1,
+        name: 'assistant-saved',
+        graph: { nodes: [START, waitNode('a', { ms: 0, value: 'one' })], edges: [] },
+        inputSchema: INPUTS,
+      };
+      const editThenRun = () =>
+        llm.enqueue(
+          {
+            toolCalls: [
+              {
+                name: 'edit_current_flow',
+                arguments: {
+                  mode: 'edit',
+                  summary: 'a second step',
+                  ops: [
+                    { op: 'add_node', node: waitNode('b', { ms: 0, value: '{{node.a.result}} two' }) },
+                    { op: 'add_edge', source: 'a', target: 'b' },
+                  ],
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: 'run_current_flow', arguments: {} }] },
+          { content: 'Saved and started.' },
+        );
+      const id = await session({ permissionMode: 'full-access' });
+      editThenRun();
+      const s = await send(id, 'add a step and run it', alice, { flow });
+      await s.all();
+      const saved = s.of('flow_saved')[0]?.data;
+      expect(saved).toMatchObject({ workflowId: wf, revision: 2, runId: expect.any(String) });
+      const stored = (await call('GET', `/api/workflows/${wf}`, alice)).json;
+      expect(stored['revision']).toBe(2);
+      expect(JSON.stringify(stored['graph'])).toContain('{{node.a.result}} two');
+      await waitFor(async () => {
+        const run = (await call('GET', `/api/agent/runs/${saved?.['runId'] as string}`, alice)).json;
+        return run['status'] === 'completed';
+      }, 60_000);
+
+      // The same canvas again (still at revision 1): the save is refused, nothing runs.
+      editThenRun();
+      const again = await send(id, 'once more', alice, { flow });
+      await again.all();
+      expect(resultOf(again, 'run_current_flow')).toMatchObject({ error: { code: 'conflict' } });
+      expect(again.of('flow_saved')).toEqual([]);
+      expect((await call('GET', `/api/workflows/${wf}`, alice)).json['revision']).toBe(2);
+    });
+
+    it("asks before running the flow under the session's mode, like the Run button's gates", async () => {
+      const id = await session({ permissionMode: 'ask' });
+      llm.enqueue({ toolCalls: [{ name: 'run_current_flow', arguments: {} }] }, { content: 'Not run.' });
+      const flow = {
+        name: 'assistant-gated',
+        graph: { nodes: [START, waitNode('a', { ms: 0 })], edges: [] },
+        inputSchema: INPUTS,
+      };
+      const s = await send(id, 'run it', alice, { flow });
+      const card = await s.next('approval_requested');
+      expect(card.data).toMatchObject({ tool: 'run_current_flow', effect: 'external' });
+      const denied = await call(
+        'POST',
+        `/api/chat/sessions/${id}/calls/${card.data['callId'] as string}/deny`,
+        alice,
+        {
+          reason: 'not now',
+        },
+      );
+      expect(denied.status).toBe(200);
+      await s.all();
+      expect(s.of('flow_saved')).toEqual([]);
+    });
   });
 
   it('refuses to send when no model is configured, saying how, and stores nothing', async () => {

@@ -7,7 +7,7 @@ import {
   RunsRepository,
 } from '@switchyard/server-db-runs';
 import { ActiveChats } from './chat/active-chats';
-import { CHAT_CONTEXT, NoChatContext } from './chat/chat-context';
+import { CHAT_CONTEXT, MemoryChatContext } from './chat/chat-context';
 import { ChatHandler } from './chat/chat.handler';
 import { ChatSessions } from './chat/chat-sessions.usecase';
 import { SendChatMessage } from './chat/send-chat-message.usecase';
@@ -57,7 +57,7 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     ChatSessions,
     SendChatMessage,
     // Cross-session memory replaces this provider.
-    { provide: CHAT_CONTEXT, useClass: NoChatContext },
+    { provide: CHAT_CONTEXT, useClass: MemoryChatContext },
   ],
 })
 export class ExecutorModule {}

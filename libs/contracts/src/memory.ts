@@ -89,3 +89,14 @@ const memoryTools: ReadonlySet<string> = new Set(MEMORY_TOOL_NAMES);
 export function isMemoryTool(name: string): boolean {
   return memoryTools.has(name);
 }
+
+/**
+ * The owner's memories as a prompt section (planning puts it after the goal, chat in the system
+ * prompt): one wording wherever memory is injected.
+ */
+export function memoryPrompt(memories: readonly { readonly text: string }[]): string {
+  return (
+    'Things the user asked you to remember (from earlier; use them where they bear on the request):\n' +
+    memories.map((m) => `- ${m.text.trim().replace(/\s+/g, ' ')}`).join('\n')
+  );
+}

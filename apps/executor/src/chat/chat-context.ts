@@ -1,4 +1,8 @@
-import type { ChatEventData } from '@switchyard/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { memoryPrompt, Rpc, type ChatEventData } from '@switchyard/contracts';
+import type { BusPort } from '@switchyard/server-bus';
+import type { CallContext } from '@switchyard/server-observability';
+import { BUS } from '@switchyard/server-runtime';
 
 /** What a context provider adds to a turn: lines for the system prompt, and the memories behind them. */
 export interface ChatContextLines {
@@ -13,6 +17,8 @@ export interface ChatContextRequest {
   readonly agentId: number | null;
   /** The person's new message. */
   readonly content: string;
+  /** The caller, for what the provider asks other services. */
+  readonly ctx: CallContext;
 }
 
 /**
@@ -29,5 +35,30 @@ export const CHAT_CONTEXT = Symbol('CHAT_CONTEXT');
 export class NoChatContext implements ChatContextProvider {
   contextFor(): Promise<ChatContextLines> {
     return Promise.resolve({ lines: [], memories: [] });
+  }
+}
+
+/** At most this many memories go into a turn (the same as planning). */
+const MEMORY_LINES = 5;
+
+/**
+ * Cross-session memory in chat: the owner's memories relevant to the new message (memory on, and
+ * any matched), put in the system prompt and shown to the person as `memory_injected`.
+ */
+@Injectable()
+export class MemoryChatContext implements ChatContextProvider {
+  constructor(@Inject(BUS) private readonly bus: BusPort) {}
+
+  async contextFor(req: ChatContextRequest): Promise<ChatContextLines> {
+    const found = await this.bus.call(
+      Rpc.memory.search,
+      { query: req.content, limit: MEMORY_LINES, touch: true },
+      { ctx: req.ctx },
+    );
+    if (!found.enabled || found.items.length === 0) return { lines: [], memories: [] };
+    return {
+      lines: [memoryPrompt(found.items)],
+      memories: found.items.map((m) => ({ id: m.id, text: m.text, score: m.score })),
+    };
   }
 }

@@ -26,6 +26,7 @@ import { capResult, resultValue } from '../runs/step-result';
 import type { ChatContextProvider } from './chat-context';
 import { conversation, resultForModel, textOf, TurnTools } from './chat-tools';
 import type { ChatWriter } from './chat-writer';
+import type { ScopedTool } from './flow-assistant';
 
 /** The ceilings of one turn (the platform's, tightened by the session's budget). */
 export interface TurnLimits {
@@ -60,6 +61,8 @@ export interface ChatTurnInit {
   readonly model: TurnModel;
   readonly systemPrompt: string;
   readonly tools: readonly ToolDescriptor[];
+  /** Tools of this turn only (the flow assistant's), run here instead of by the registry. */
+  readonly scoped?: ReadonlyMap<string, ScopedTool>;
   readonly limits: TurnLimits;
   readonly log: TurnLog;
   readonly writer: ChatWriter;
@@ -258,6 +261,7 @@ export class ChatTurn {
         sessionId: this.sessionId,
         agentId: init.session.agentId,
         content,
+        ctx: init.ctx,
       })
       .catch((err: Error) => {
         init.logger.warn({ sessionId: this.sessionId, err: err.message }, 'chat context provider failed');
@@ -457,19 +461,22 @@ export class ChatTurn {
     const begun = this.now();
     let result: ToolResult;
     try {
+      const local = init.scoped?.get(tool.name);
       result = await abortable(
-        init.bus.call(
-          Rpc.registry.invoke,
-          {
-            tool: tool.name,
-            arguments: args,
-            invocationId,
-            timeoutMs,
-            // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
-            ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
-          },
-          { ctx: init.ctx, timeoutMs: timeoutMs + 5_000 },
-        ),
+        local
+          ? local.call(args, callId).then(scopedResult)
+          : init.bus.call(
+              Rpc.registry.invoke,
+              {
+                tool: tool.name,
+                arguments: args,
+                invocationId,
+                timeoutMs,
+                // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
+                ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
+              },
+              { ctx: init.ctx, timeoutMs: timeoutMs + 5_000 },
+            ),
         this.abort.signal,
       );
     } catch (err) {
@@ -660,4 +667,9 @@ function estimateTokens(history: readonly BaseMessage[], reply: AIMessageChunk):
   let chars = textOf(reply.content).length + JSON.stringify(reply.tool_calls ?? []).length;
   for (const m of history) chars += textOf(m.content).length;
   return Math.ceil(chars / 4);
+}
+
+/** A turn-scoped tool's answer as a registry result: its value as one JSON block. */
+function scopedResult(value: unknown): ToolResult {
+  return { content: [{ type: 'json', json: value ?? null }], isError: false, truncated: false, value };
 }

@@ -65,7 +65,7 @@ function setup(snapshot: FlowSnapshot) {
   const use = (name: string, args: Record<string, unknown> = {}) => {
     const t = tools.get(name);
     if (!t) throw new Error(`no tool ${name}`);
-    return t.call(args);
+    return t.call(args, 'call-1');
   };
   return { bus, proposals, saved, use, tools };
 }

@@ -13,10 +13,17 @@ import { diagnoseFlow, inspectFlow, proposeFlowEdit } from '@switchyard/plan';
 import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 
+/** What the model is told when a turn carries a canvas. */
+export const FLOW_ASSISTANT_PROMPT =
+  "You are also the flow builder's assistant: the person is editing a flow (a graph of tool nodes) on a canvas. " +
+  'Read it with inspect_current_flow and diagnose_current_flow; propose changes with edit_current_flow (the person ' +
+  'sees them as a diff and applies or dismisses them; nothing is saved until then); run it with run_current_flow ' +
+  'only when asked to and when it is valid.';
+
 /** A tool that exists for one turn only: bound to the canvas the turn carries. */
 export interface ScopedTool {
   readonly descriptor: ToolDescriptor;
-  call(args: Record<string, unknown>): Promise<unknown>;
+  call(args: Record<string, unknown>, callId: string): Promise<unknown>;
 }
 
 export interface FlowAssistantDeps {
@@ -24,9 +31,12 @@ export interface FlowAssistantDeps {
   readonly ctx: CallContext;
   readonly permissionMode: PermissionMode;
   /** A new proposal for the canvas (shown as a diff; nothing is written). */
-  readonly onProposal: (proposal: FlowProposal) => void | Promise<void>;
+  readonly onProposal: (proposal: FlowProposal, callId: string) => unknown;
   /** The flow was saved (and maybe created) by `run_current_flow`. */
-  readonly onSaved: (saved: { workflowId: string; revision: number; runId?: string }) => void | Promise<void>;
+  readonly onSaved: (
+    saved: { workflowId: string; revision: number; runId?: string },
+    callId: string,
+  ) => unknown;
 }
 
 const NO_ARGS = { type: 'object', properties: {}, additionalProperties: false };
@@ -86,7 +96,7 @@ export class FlowAssistant {
       description: string,
       effect: ToolDescriptor['effect'],
       inputSchema: Record<string, unknown>,
-      call: (args: Record<string, unknown>) => Promise<unknown>,
+      call: (args: Record<string, unknown>, callId: string) => Promise<unknown>,
     ): ScopedTool => ({
       descriptor: {
         name,
@@ -119,7 +129,7 @@ export class FlowAssistant {
           'Never writes: the person sees the proposal as a diff on the canvas and applies or dismisses it. Answers whether the result is valid and its diagnostics',
         'read',
         EDIT_SCHEMA,
-        async (args) => this.edit(args),
+        async (args, callId) => this.edit(args, callId),
       ),
       tool(
         'run_current_flow',
@@ -130,12 +140,12 @@ export class FlowAssistant {
           properties: { inputs: { type: 'object', description: "values for the flow's inputs" } },
           additionalProperties: false,
         },
-        async (args) => this.run(args),
+        async (args, callId) => this.run(args, callId),
       ),
     ];
   }
 
-  private async edit(args: Record<string, unknown>): Promise<unknown> {
+  private async edit(args: Record<string, unknown>, callId: string): Promise<unknown> {
     const request = FlowEditRequest.safeParse(args);
     if (!request.success) {
       throw new AppError(
@@ -157,7 +167,7 @@ export class FlowAssistant {
     const proposal = proposeFlowEdit(this.snapshot, combined, this.catalog);
     if (!proposal.ok) throw new AppError('internal', 'a proposal that applied once did not apply again');
     this.pending = { request: combined, proposal: proposal.proposal };
-    await this.deps.onProposal(proposal.proposal);
+    await this.deps.onProposal(proposal.proposal, callId);
     return {
       valid: proposal.proposal.valid,
       diff: proposal.proposal.diff,
@@ -181,7 +191,7 @@ export class FlowAssistant {
     };
   }
 
-  private async run(args: Record<string, unknown>): Promise<unknown> {
+  private async run(args: Record<string, unknown>, callId: string): Promise<unknown> {
     const flow = this.current();
     const problems = diagnoseFlow(flow, this.catalog).filter((d) => d.kind !== 'last_run_error');
     if (problems.length) {
@@ -234,10 +244,12 @@ export class FlowAssistant {
     }
     const started = await bus.call(
       Rpc.workflows.run,
-      { id: workflowId, body: { inputs, permissionMode: this.deps.permissionMode } },
+      // The person who let this call through (at its card, or by the session's mode) started the
+      // run: no plan gate, as when they press Run; step gates and the permission mode still apply.
+      { id: workflowId, body: { inputs, permissionMode: this.deps.permissionMode, planApproval: false } },
       { ctx },
     );
-    await this.deps.onSaved({ workflowId, revision, runId: started.runId });
+    await this.deps.onSaved({ workflowId, revision, runId: started.runId }, callId);
     return { workflowId, revision, runId: started.runId };
   }
 }

@@ -20,6 +20,7 @@ import { CHAT_CONTEXT, type ChatContextProvider } from './chat-context';
 import { DEFAULT_SYSTEM_PROMPT } from './chat-tools';
 import { ChatTurn, type TurnLimits } from './chat-turn';
 import { ChatWriter } from './chat-writer';
+import { FLOW_ASSISTANT_PROMPT, FlowAssistant, type ScopedTool } from './flow-assistant';
 import { chatOwner } from './chat-sessions.usecase';
 
 /** The platform's ceilings on a turn, tightened (never loosened) by the session's budget. */
@@ -76,7 +77,17 @@ export class SendChatMessage {
       const writer = new ChatWriter(this.repo, this.bus, ownerId, id, this.active.replica);
       let closed!: () => void;
       const ended = new Promise<void>((resolve) => (closed = resolve));
-      const turn = this.turn(session, ctx, model, agent, tools, writer, () => {
+      const assistant = body.flow
+        ? new FlowAssistant(body.flow, tools, {
+            bus: this.bus,
+            ctx,
+            permissionMode: session.permissionMode,
+            onProposal: (proposal, callId) => writer.emit('flow_proposal', { callId, proposal }),
+            onSaved: (saved, callId) => writer.emit('flow_saved', { callId, ...saved }),
+          })
+        : undefined;
+      const scoped = new Map((assistant?.tools() ?? []).map((t) => [t.descriptor.name, t]));
+      const turn = this.turn(session, ctx, model, agent, tools, scoped, writer, () => {
         this.active.closed(id);
         closed();
       });
@@ -97,6 +108,7 @@ export class SendChatMessage {
     model: ReturnType<typeof createChatModel>,
     agent: Agent | undefined,
     tools: readonly ToolDescriptor[],
+    scoped: ReadonlyMap<string, ScopedTool>,
     writer: ChatWriter,
     onClosed: () => void,
   ): ChatTurn {
@@ -105,8 +117,13 @@ export class SendChatMessage {
       session,
       ctx,
       model,
-      systemPrompt: agent?.systemPrompt.trim() || DEFAULT_SYSTEM_PROMPT,
-      tools,
+      systemPrompt: [
+        agent?.systemPrompt.trim() || DEFAULT_SYSTEM_PROMPT,
+        ...(scoped.size ? [FLOW_ASSISTANT_PROMPT] : []),
+      ].join('\n\n'),
+      // The canvas's tools first: a catalog tool of the same name never hides them.
+      tools: [...[...scoped.values()].map((t) => t.descriptor), ...tools.filter((t) => !scoped.has(t.name))],
+      scoped,
       limits: turnLimits(this.config.chat, session.budget),
       log: this.repo,
       writer,

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import {
   AppError,
   Events,
+  memoryPrompt,
   type CheckModelResult,
   type DraftPlanRequest,
   type DraftPlanResult,
@@ -19,7 +20,7 @@ import { createChatModel, effectiveModel } from '@switchyard/server-agents';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { extractJsonObject } from './extract-json';
-import { correctionPrompt, memoryPrompt, systemPrompt, userPrompt, withAgentPrompt } from './prompt';
+import { correctionPrompt, systemPrompt, userPrompt, withAgentPrompt } from './prompt';
 import { TokenBatcher } from './token-batcher';
 
 /** The first answer plus two corrections: a model that misses three times rarely gets it on a fourth. */

@@ -128,11 +128,3 @@ export function formatIssues(issues: readonly PlanIssue[]): string {
 export function correctionPrompt(issues: readonly PlanIssue[]): string {
   return `That plan is not valid:\n${formatIssues(issues)}\n\nCorrect every issue and answer with the complete corrected plan: only the JSON object, nothing else.`;
 }
-
-/** The owner's memories relevant to the goal, after the goal (memory is on and some matched). */
-export function memoryPrompt(memories: readonly { readonly text: string }[]): string {
-  return (
-    'Things the user asked you to remember (from earlier; use them where they bear on the goal):\n' +
-    memories.map((m) => `- ${m.text.trim().replace(/\s+/g, ' ')}`).join('\n')
-  );
-}
