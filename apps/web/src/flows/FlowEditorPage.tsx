@@ -587,20 +587,20 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
               />
             ) : null}
             <FlowCanvas editor={editor} preview={preview} />
+            <AssistantPanel
+              id={assistantId}
+              open={assistantOpen}
+              onClose={() => {
+                setAssistantOpen(false);
+                assistantButton.current?.focus();
+              }}
+              flowName={meta.name}
+              flow={flowSnapshot}
+              onEvent={onAssistantEvent}
+              sessionId={carried.assistantSession}
+              onSession={(id) => (assistantSession.current = id)}
+            />
           </div>
-          <AssistantPanel
-            id={assistantId}
-            open={assistantOpen}
-            onClose={() => {
-              setAssistantOpen(false);
-              assistantButton.current?.focus();
-            }}
-            flowName={meta.name}
-            flow={flowSnapshot}
-            onEvent={onAssistantEvent}
-            sessionId={carried.assistantSession}
-            onSession={(id) => (assistantSession.current = id)}
-          />
           {selectedNode ? (
             <FlowSidePanel
               key={selectedNode.id}

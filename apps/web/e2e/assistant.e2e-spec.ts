@@ -8,9 +8,6 @@ import { launchChromium, openPage, screenshot, signIn, type PageProblems } from 
  * on the canvas, applied and saved at the next revision and undone; a proposal gone stale because
  * the person edited the canvas; `run_current_flow` refused on an invalid canvas (after its
  * confirmation card); a narrow window in Chinese. Each test leaves a screenshot.
- *
- * Pending until the executor binds the flow assistant's tools to turns (the lead's "chat: the flow
- * assistant's tools bound to turns"): then rename it to assistant.e2e-spec.ts.
  */
 // A browser, five services and a scripted model on a busy 2-core machine: generous bounds, never speed.
 jest.setTimeout(180_000);
@@ -20,6 +17,7 @@ type Graph = {
   edges: { id?: string; source: string; target: string }[];
 };
 
+const INPUTS = { type: 'object', properties: {} };
 const START = { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} };
 const A = { id: 'a', type: 'tool', position: { x: 320, y: 0 }, data: { tool: 'wait', arguments: { ms: 0 } } };
 const addAfterA = (id: string, summary: string) => ({
@@ -32,35 +30,40 @@ const addAfterA = (id: string, summary: string) => ({
 });
 
 describe('flow assistant (browser)', () => {
-  let platform: Platform;
-  let llm: FakeLlmServer;
-  let browser: Browser;
-  let context: BrowserContext;
-  let alice: string;
-  let base: string;
   const problems: PageProblems[] = [];
+  let llm: FakeLlmServer;
+  let platform: Platform;
+  let alice: string;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
 
-  const call = (method: string, path: string, body?: unknown) => platform.call(method, path, alice, body);
+  /** The workflow as the server holds it. */
   const stored = async (id: string) => {
-    const res = await call('GET', `/api/workflows/${id}`);
+    const res = await platform.call('GET', `/api/workflows/${id}`, alice);
     expect(res.status).toBe(200);
     return res.json as { revision: number; graph: Graph };
   };
-  const create = async (name: string, graph: Graph): Promise<string> => {
-    const res = await call('POST', '/api/workflows', {
-      name,
-      inputSchema: { type: 'object', properties: {} },
-      graph,
-    });
-    expect(res.status).toBe(201);
-    return res.json['id'] as string;
-  };
-  const openFlow = async (id: string, viewport?: { width: number; height: number }): Promise<Page> => {
+  /**
+   * Saves a flow `start → a` called `name`, scripts the model's replies and opens the flow in the
+   * builder (a fresh browser context, at 1280×800 unless `viewport` says otherwise).
+   */
+  const openFlow = async (
+    name: string,
+    replies: Parameters<FakeLlmServer['enqueue']>,
+    viewport?: { width: number; height: number },
+  ): Promise<{ id: string; page: Page }> => {
+    const graph: Graph = { nodes: [START, A], edges: [{ source: 'start', target: 'a' }] };
+    const made = await platform.call('POST', '/api/workflows', alice, { name, graph, inputSchema: INPUTS });
+    expect(made.status).toBe(201);
+    const id = made.json['id'] as string;
+    llm.enqueue(...replies);
+    context = await browser.newContext();
+    context.setDefaultTimeout(60_000);
     const { page, problems: p } = await openPage(context, viewport);
     problems.push(p);
-    await signIn(page, `${base}/flows/${id}`, alice);
+    await signIn(page, `${platform.url}/flows/${id}`, alice);
     await page.locator('.react-flow__node-start').waitFor();
-    return page;
+    return { id, page };
   };
   const card = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
   const saved = (page: Page, revision: number) =>
@@ -79,43 +82,27 @@ describe('flow assistant (browser)', () => {
 
   beforeAll(async () => {
     llm = await FakeLlmServer.start();
-    platform = await Platform.start('assistweb', {
-      LLM_PROVIDER: 'openai',
-      LLM_MODEL: 'fake',
-      LLM_BASE_URL: llm.baseUrl,
-    });
-    base = platform.url;
+    const model = { LLM_PROVIDER: 'openai', LLM_MODEL: 'fake', LLM_BASE_URL: llm.baseUrl };
+    [platform, browser] = await Promise.all([Platform.start('assistweb', model), launchChromium()]);
     alice = await platform.token('alice');
-    browser = await launchChromium();
-  });
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    context.setDefaultTimeout(60_000);
   });
 
   afterEach(async () => {
     await context?.close();
-    // No page may have thrown or been refused by the Content-Security-Policy.
-    const seen = problems.splice(0).flatMap((p) => p.errors);
-    expect(seen).toEqual([]);
-    // Each test uses exactly the replies it scripted.
-    expect(llm.pending).toBe(0);
+    // No page threw or was refused by the Content-Security-Policy; the test used every reply it scripted.
+    const errors = problems.splice(0).flatMap((p) => p.errors);
+    expect({ errors, unusedReplies: llm.pending }).toEqual({ errors: [], unusedReplies: 0 });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await platform?.stop();
-    await llm?.close();
+    await Promise.all([browser?.close(), platform?.stop(), llm?.close()]);
   });
 
   it("draws the model's edit as a diff on the canvas; Apply and save saves the next revision; Ctrl+Z undoes it", async () => {
-    const id = await create('Greeter', { nodes: [START, A], edges: [{ source: 'start', target: 'a' }] });
-    llm.enqueue(
+    const { id, page } = await openFlow('Greeter', [
       { toolCalls: [{ name: 'edit_current_flow', arguments: addAfterA('b', 'wait once more after a') }] },
       { content: 'I proposed a second wait after a: review it on the canvas.' },
-    );
-    const page = await openFlow(id);
+    ]);
     const panel = await ask(page, 'Add a second wait after a');
     // The proposal is drawn on the canvas: b added, nothing saved yet.
     const bar = page.getByTestId('proposal-bar');
@@ -151,12 +138,10 @@ describe('flow assistant (browser)', () => {
   });
 
   it('refuses a proposal made before the person edited the canvas, as stale', async () => {
-    const id = await create('Stale', { nodes: [START, A], edges: [{ source: 'start', target: 'a' }] });
-    llm.enqueue(
+    const { id, page } = await openFlow('Stale', [
       { toolCalls: [{ name: 'edit_current_flow', arguments: addAfterA('c', 'add c after a') }] },
       { content: 'Proposed c.' },
-    );
-    const page = await openFlow(id);
+    ]);
     await ask(page, 'Add c after a');
     const bar = page.getByTestId('proposal-bar');
     await bar.getByText('add c after a').waitFor();
@@ -174,14 +159,14 @@ describe('flow assistant (browser)', () => {
   });
 
   it('asks before run_current_flow, and shows its refusal when the canvas is not valid', async () => {
-    // `wait` without its required `ms`: the flow does not validate.
-    const broken = { ...A, data: { tool: 'wait', arguments: {} } };
-    const id = await create('Broken', { nodes: [START, broken], edges: [{ source: 'start', target: 'a' }] });
-    llm.enqueue(
+    const { id, page } = await openFlow('Broken', [
       { toolCalls: [{ name: 'run_current_flow', arguments: {} }] },
       { content: 'The flow is not valid yet, so it did not run.' },
-    );
-    const page = await openFlow(id);
+    ]);
+    // A new `wait` card lacks its required `ms`: the canvas (unsaved) does not validate. (The page's
+    // CSP keeps the browser from checking tool arguments; the server's diagnosis does.)
+    await page.locator('.flow-palette [data-tool="wait"]').click();
+    await card(page, 'wait').waitFor();
     const panel = await ask(page, 'Run it');
     // An external-effect call in "ask" mode waits for the person.
     const confirm = panel.getByTestId('approval-card');
@@ -196,10 +181,33 @@ describe('flow assistant (browser)', () => {
     expect((await stored(id)).revision).toBe(1);
   });
 
+  it('run_current_flow saves the proposed edits at the next revision; the page reloads them and shows the run', async () => {
+    const { id, page } = await openFlow('Runner', [
+      { toolCalls: [{ name: 'edit_current_flow', arguments: addAfterA('b', 'add b after a') }] },
+      { toolCalls: [{ name: 'run_current_flow', arguments: {} }] },
+      { content: 'Saved and started.' },
+    ]);
+    const panel = await ask(page, 'Add b after a and run it');
+    const confirm = panel.getByTestId('approval-card');
+    await confirm.waitFor();
+    await confirm.getByRole('button', { name: 'Approve' }).click();
+    await panel.getByText('Saved and started.').waitFor();
+    // The page took the saved flow: b is a card of its own now, not a proposal.
+    await saved(page, 2);
+    await page.getByTestId('proposal-bar').waitFor({ state: 'detached' });
+    await card(page, 'b').waitFor();
+    expect(await card(page, 'b').getAttribute('class')).not.toContain('diff-added');
+    expect((await stored(id)).graph.nodes.map((n) => n.id).sort()).toEqual(['a', 'b', 'start']);
+    // The run it started shows in the run dock.
+    await page.locator('.flow-dock li[data-step-id="b"]').waitFor();
+    await screenshot(page, 'assistant-saved-run');
+  });
+
   it('works on a narrow window, in Chinese', async () => {
-    const id = await create('窄窗口', { nodes: [START, A], edges: [{ source: 'start', target: 'a' }] });
-    llm.enqueue({ content: '这个流程只有一个等待步骤。' });
-    const page = await openFlow(id, { width: 390, height: 844 });
+    const { page } = await openFlow('窄窗口', [{ content: '这个流程只有一个等待步骤。' }], {
+      width: 390,
+      height: 844,
+    });
     await page.getByRole('button', { name: '中文' }).click();
     const panel = await ask(page, '这个流程做什么？', '助手', '消息');
     await panel.getByRole('heading', { name: '流程助手' }).waitFor();
