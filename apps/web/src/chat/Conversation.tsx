@@ -8,6 +8,7 @@ import {
   type ChatEvent,
   type ChatSession,
   type ChatSessionDetail,
+  type FlowSnapshot,
   type PermissionMode,
 } from '@switchyard/contracts';
 import { ApiError, call } from '../api/client';
@@ -26,13 +27,22 @@ import { useAgentNames } from './agents';
  * written, once per animation frame; tool calls fold into rows under the message that asked for
  * them; a call the gate paused shows its confirmation card there. A turn in progress when the page
  * opens (a reload, a deep link) is followed from the newest stored event.
+ *
+ * Docked (the flow builder's assistant), the host draws the title and the way back; each message
+ * carries the host's `flow` snapshot taken as it is sent, and every event is passed on to `onEvent`.
  */
 export function Conversation({
   sessionId,
   takeFirst,
+  docked = false,
+  flow,
+  onEvent,
 }: {
   sessionId: string;
   takeFirst: () => string | undefined;
+  docked?: boolean;
+  flow?: () => FlowSnapshot;
+  onEvent?: (e: ChatEvent) => void;
 }) {
   const { t } = useI18n();
   const queries = useQueryClient();
@@ -57,6 +67,8 @@ export function Conversation({
   const turn = useRef<AbortController | undefined>(undefined);
   const frame = useRef<number | undefined>(undefined);
   const mounted = useRef(true);
+  const host = useRef({ flow, onEvent });
+  host.current = { flow, onEvent };
 
   const draw = useCallback(() => {
     if (frame.current !== undefined) return;
@@ -93,13 +105,16 @@ export function Conversation({
       setSendError(null);
       setStreamError(null);
       if (content !== undefined) dispatch({ type: 'local_send', content });
+      const snapshot = content !== undefined ? host.current.flow?.() : undefined;
       followTurn({
         sessionId,
         ...(content !== undefined ? { content } : {}),
+        ...(snapshot ? { flow: snapshot } : {}),
         afterSeq: from.lastSeq,
         onEvent: (e) => {
           heard = true;
           dispatch(e);
+          host.current.onEvent?.(e);
           if (e.type === 'message_complete') setAnswered(true);
           if (e.type === 'turn_started') {
             setAnswered(false);
@@ -226,10 +241,14 @@ export function Conversation({
   return (
     <div className="chat-main" data-status={view.status}>
       <header className="chat-head">
-        <Link to="/chat" className="chat-back">
-          ← {t('chat.back')}
-        </Link>
-        <h1 title={session.title}>{session.title || t('chat.new')}</h1>
+        {docked ? null : (
+          <>
+            <Link to="/chat" className="chat-back">
+              ← {t('chat.back')}
+            </Link>
+            <h1 title={session.title}>{session.title || t('chat.new')}</h1>
+          </>
+        )}
         <Badge tone={TURN_TONE[view.status]}>{t(`chat.status.${view.status}`)}</Badge>
         {agentName ? <span className="badge badge-info">{agentName}</span> : null}
         <span className={`stream-state ${stream}`} data-testid="stream-state">

@@ -10,9 +10,20 @@ import { Composer } from './Conversation';
 
 /**
  * A chat not started yet: the agent and the permission mode it runs under, and its first message.
- * Sending creates the session; the page then opens it and sends the message there.
+ * Sending creates the session; the page then opens it and sends the message there. Docked (the flow
+ * builder's assistant), the host draws the heading and names the session (`title`).
  */
-export function NewChat({ onCreated }: { onCreated: (session: ChatSession, firstMessage: string) => void }) {
+export function NewChat({
+  onCreated,
+  docked = false,
+  title,
+  intro,
+}: {
+  onCreated: (session: ChatSession, firstMessage: string) => void;
+  docked?: boolean;
+  title?: string;
+  intro?: string;
+}) {
   const { t } = useI18n();
   const agentField = useId();
   const { agents, allowed, error: agentsError } = useAgents();
@@ -22,7 +33,11 @@ export function NewChat({ onCreated }: { onCreated: (session: ChatSession, first
   const create = useMutation({
     mutationFn: () =>
       call(Routes.chatSessionCreate, {
-        body: { permissionMode: mode, ...(agentId !== undefined ? { agentId } : {}) },
+        body: {
+          permissionMode: mode,
+          ...(agentId !== undefined ? { agentId } : {}),
+          ...(title ? { title: title.slice(0, 200) } : {}),
+        },
       }),
     onSuccess: (session) => onCreated(session, text.trim()),
   });
@@ -37,11 +52,13 @@ export function NewChat({ onCreated }: { onCreated: (session: ChatSession, first
   };
   return (
     <div className="chat-main chat-new">
-      <header className="chat-head">
-        <h1>{t('chat.start.title')}</h1>
-      </header>
+      {docked ? null : (
+        <header className="chat-head">
+          <h1>{t('chat.start.title')}</h1>
+        </header>
+      )}
       <div className="chat-scroll">
-        <p className="sub">{t('chat.start.intro')}</p>
+        <p className="sub">{intro ?? t('chat.start.intro')}</p>
         <div className="chat-pickers">
           {allowed ? (
             <div>

@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import { ChatEvent, isTerminalChatEvent, Routes } from '@switchyard/contracts';
+import { ChatEvent, isTerminalChatEvent, Routes, type FlowSnapshot } from '@switchyard/contracts';
 import { ApiError, request } from '../api/client';
 import { parseJson } from '../live/run-stream';
 
@@ -12,6 +12,8 @@ export interface FollowTurn {
   readonly sessionId: string;
   /** A message to send: the turn is started by POSTing it. Absent: follow the turn in progress. */
   readonly content?: string;
+  /** The flow builder's canvas, sent with the message: the turn gets the flow assistant's tools. */
+  readonly flow?: FlowSnapshot;
   /** The newest event the page holds: nothing at or below it is delivered again. */
   readonly afterSeq: number;
   readonly onEvent: (e: ChatEvent) => void;
@@ -44,7 +46,7 @@ export async function followTurn(opts: FollowTurn): Promise<void> {
       ? undefined
       : await request(Routes.chatMessage, {
           params: { id: opts.sessionId },
-          body: { content: opts.content },
+          body: { content: opts.content, ...(opts.flow ? { flow: opts.flow } : {}) },
           headers: { accept: 'text/event-stream' },
           signal: opts.signal,
         });

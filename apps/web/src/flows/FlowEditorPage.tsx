@@ -1,8 +1,23 @@
-import { useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import {
+  useCallback,
+  useDeferredValue,
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { Routes, type FlowProposal, type ToolDescriptor, type Workflow } from '@switchyard/contracts';
+import {
+  Routes,
+  type ChatEvent,
+  type FlowProposal,
+  type ToolDescriptor,
+  type Workflow,
+} from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
 import { ApiError, call } from '../api/client';
 import type { MessageKey } from '../i18n/en';
@@ -10,6 +25,8 @@ import { useI18n } from '../i18n/i18n';
 import { useCatalog } from '../runs/catalog';
 import type { NodeStatus } from '../runs/model';
 import { ErrorNote, Loading } from '../ui/bits';
+import { AssistantPanel } from './assistant/AssistantPanel';
+import { snapshotOf } from './assistant/snapshot';
 import { CanvasInfo, CanvasInfoContext } from './canvas/store';
 import { FlowCanvas } from './canvas/FlowCanvas';
 import { checkFlow, fromFieldIssue, issuesByNode, type FlowIssue } from './check';
@@ -101,6 +118,12 @@ function meaningKey(doc: FlowDoc): string {
   ]);
 }
 
+/** What a page carries to the next when the assistant's first save of a new flow moves it to `/flows/{id}`. */
+interface CarriedOver {
+  readonly runId?: string;
+  readonly assistantSession?: string;
+}
+
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   return !!el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
@@ -110,6 +133,7 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
   const { t } = useI18n();
   const { me } = useAuth();
   const navigate = useNavigate();
+  const carried = (useLocation().state ?? {}) as CarriedOver;
   const queries = useQueryClient();
   const flow = useReactFlow();
   const initial = useMemo(() => docOf(workflow), [workflow]);
@@ -122,12 +146,12 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
   const dirty = changed || meta.id === null;
   const { prompt: leavePrompt, release } = useLeaveGuard(changed);
   // Navigating once the saved state has rendered, so the leave guard sees nothing unsaved.
-  const [goTo, setGoTo] = useState<{ to: string; replace: boolean } | undefined>();
+  const [goTo, setGoTo] = useState<{ to: string; replace: boolean; state?: CarriedOver } | undefined>();
   useEffect(() => {
     if (!goTo || changed) return;
     release();
     setGoTo(undefined);
-    navigate(goTo.to, { replace: goTo.replace });
+    navigate(goTo.to, { replace: goTo.replace, state: goTo.state });
   }, [changed, goTo, release, navigate]);
 
   // The builder takes the whole window under the top bar (a class, not a :has() selector, which
@@ -177,7 +201,7 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
   }, [info, byNode]);
 
   // A run shown on the canvas: its steps' statuses on the cards.
-  const [runId, setRunId] = useState<string | undefined>();
+  const [runId, setRunId] = useState<string | undefined>(carried.runId);
   const run = useLiveRun(runId);
   useEffect(() => {
     const statuses = new Map<string, NodeStatus>();
@@ -276,6 +300,44 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     if (saved) setProposal(undefined);
     else setProposal({ ...proposal, problem: t('proposal.refused', { reason: t('proposal.invalid') }) });
   }, [edit, meta.id, meta.revision, proposal, save, t, tools]);
+
+  // The docked assistant: its turns see the canvas as it is when each message is sent.
+  const assistantId = useId();
+  const assistantButton = useRef<HTMLButtonElement>(null);
+  const [assistantOpen, setAssistantOpen] = useState(carried.assistantSession !== undefined);
+  const assistantSession = useRef(carried.assistantSession);
+  const flowSnapshot = useCallback(() => snapshotOf(docRef.current, meta, run), [meta, run]);
+  /** The assistant saved the pending edits (and maybe started a run): the page takes the saved flow. */
+  const assistantSaved = useCallback(
+    async (workflowId: string, savedRunId: string | undefined) => {
+      setProposal(undefined);
+      setError(undefined);
+      try {
+        const w = await call(Routes.workflowGet, { params: { id: workflowId } });
+        adopt(w);
+        if (meta.id !== w.id) {
+          // A flow never saved before now has its page, as after its first save.
+          setGoTo({
+            to: `/flows/${w.id}`,
+            replace: meta.id === null,
+            state: { runId: savedRunId, assistantSession: assistantSession.current },
+          });
+        } else if (savedRunId) {
+          setRunId(savedRunId);
+        }
+      } catch (err) {
+        setError(err);
+      }
+    },
+    [adopt, meta.id],
+  );
+  const onAssistantEvent = useCallback(
+    (e: ChatEvent) => {
+      if (e.type === 'flow_proposal') setProposal({ proposal: e.data.proposal });
+      else if (e.type === 'flow_saved') void assistantSaved(e.data.workflowId, e.data.runId);
+    },
+    [assistantSaved],
+  );
 
   const saveIfNeeded = useCallback(
     async () => (dirty || meta.id === null ? save() : (workflow ?? undefined)),
@@ -467,6 +529,16 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
                   ? t('flow.issues.one')
                   : t('flow.issues', { n: issues.length })}
             </span>
+            <button
+              type="button"
+              ref={assistantButton}
+              className={assistantOpen ? 'assistant-toggle active' : 'assistant-toggle'}
+              aria-expanded={assistantOpen}
+              aria-controls={assistantId}
+              onClick={() => setAssistantOpen((o) => !o)}
+            >
+              <span aria-hidden="true">✦</span> {t('assistant.open')}
+            </button>
             <button type="button" onClick={() => setDrawer(true)} disabled={meta.id === null}>
               {t('flow.settings')}
             </button>
@@ -515,6 +587,19 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
               />
             ) : null}
             <FlowCanvas editor={editor} preview={preview} />
+            <AssistantPanel
+              id={assistantId}
+              open={assistantOpen}
+              onClose={() => {
+                setAssistantOpen(false);
+                assistantButton.current?.focus();
+              }}
+              flowName={meta.name}
+              flow={flowSnapshot}
+              onEvent={onAssistantEvent}
+              sessionId={carried.assistantSession}
+              onSession={(id) => (assistantSession.current = id)}
+            />
           </div>
           {selectedNode ? (
             <FlowSidePanel

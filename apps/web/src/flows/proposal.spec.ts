@@ -1,18 +1,10 @@
 import type { ToolDescriptor } from '@switchyard/contracts';
 import { proposeFlowEdit } from '@switchyard/plan';
+import { WAIT_TOOL } from '../testing/tools';
 import { docFromGraph, graphOf, type FlowDoc } from './doc';
 import { applyToDoc, previewOf } from './proposal';
 
-const TOOLS: ToolDescriptor[] = [
-  {
-    name: 'wait',
-    description: 'waits',
-    effect: 'read',
-    idempotent: true,
-    source: 'builtin',
-    inputSchema: { type: 'object', properties: { ms: { type: 'integer' }, value: {} }, required: ['ms'] },
-  },
-];
+const TOOLS: ToolDescriptor[] = [WAIT_TOOL];
 
 function canvas(): FlowDoc {
   return docFromGraph(

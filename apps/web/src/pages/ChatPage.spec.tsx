@@ -1,17 +1,12 @@
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
-import {
-  PERMISSIONS,
-  type ChatEvent,
-  type ChatEventBody,
-  type ChatSession,
-  type ChatSessionDetail,
-} from '@switchyard/contracts';
+import { PERMISSIONS, type ChatSession, type ChatSessionDetail } from '@switchyard/contracts';
 import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
 import { reply } from '../testing/reply';
+import { ev, FakeStream } from '../testing/sse';
 import ChatPage from './ChatPage';
 import { CHAT_PAGE_SIZE } from '../chat/SessionList';
 
@@ -34,64 +29,6 @@ function session(n: number, over: Partial<ChatSession> = {}): ChatSession {
     updatedAt: new Date(Date.now() - n * 60_000).toISOString(),
     ...over,
   };
-}
-
-/** A response body the test writes to: SSE text, then an end or a broken connection. */
-class FakeStream {
-  private readonly chunks: Array<{ text: string } | 'end' | 'fail'> = [];
-  private wake: (() => void) | undefined;
-  cancelled = false;
-
-  push(...events: ChatEvent[]): void {
-    this.chunks.push(
-      ...events.map((e) => ({ text: `event: ${e.type}\nid: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n` })),
-    );
-    this.wake?.();
-  }
-  /** Pushes raw text (a frame split across two network packets, a heartbeat comment). */
-  raw(text: string): void {
-    this.chunks.push({ text });
-    this.wake?.();
-  }
-  end(): void {
-    this.chunks.push('end');
-    this.wake?.();
-  }
-  fail(): void {
-    this.chunks.push('fail');
-    this.wake?.();
-  }
-
-  response() {
-    const encoder = new TextEncoder();
-    const read = async (): Promise<{ done: boolean; value?: Uint8Array }> => {
-      while (!this.chunks.length && !this.cancelled) await new Promise<void>((r) => (this.wake = r));
-      const next = this.chunks.shift();
-      if (this.cancelled || next === 'end' || next === undefined) return { done: true };
-      if (next === 'fail') throw new TypeError('network error');
-      return { done: false, value: encoder.encode(next.text) };
-    };
-    return {
-      ok: true,
-      status: 200,
-      statusText: 'OK',
-      headers: { get: (h: string) => (h.toLowerCase() === 'content-type' ? 'text/event-stream' : null) },
-      body: {
-        getReader: () => ({
-          read,
-          cancel: () => {
-            this.cancelled = true;
-            this.wake?.();
-            return Promise.resolve();
-          },
-        }),
-      },
-    };
-  }
-}
-
-function ev(id: string, seq: number, body: ChatEventBody): ChatEvent {
-  return { ...body, sessionId: id, seq, at: new Date().toISOString() } as ChatEvent;
 }
 
 interface Sent {
