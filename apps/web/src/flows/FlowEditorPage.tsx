@@ -331,6 +331,25 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
     },
     [adopt, meta.id],
   );
+  // A new proposal comes into view, clear of the docked assistant (which covers the canvas's right side).
+  const shownProposal = proposal?.proposal;
+  useEffect(() => {
+    if (!shownProposal) return;
+    const wide = window.innerWidth > 720;
+    const frame = requestAnimationFrame(
+      () =>
+        void flow.fitView({
+          padding: {
+            top: '40px',
+            bottom: '70px',
+            left: '40px',
+            right: assistantOpen && wide ? '460px' : '40px',
+          },
+          maxZoom: 1,
+        }),
+    );
+    return () => cancelAnimationFrame(frame);
+  }, [shownProposal]); // eslint-disable-line react-hooks/exhaustive-deps
   const onAssistantEvent = useCallback(
     (e: ChatEvent) => {
       if (e.type === 'flow_proposal') setProposal({ proposal: e.data.proposal });
