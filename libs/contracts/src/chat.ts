@@ -65,6 +65,12 @@ export type ChatSession = z.infer<typeof ChatSession>;
 
 export const CreatedChatSession = ChatSession;
 
+/** A chat's default title: its first message on one line, at most 80 characters (server and page agree). */
+export function chatTitleOf(content: string): string {
+  const line = content.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 export const ChatSessionListQuery = z
   .object({
     cursor: z.string().max(200).optional(),

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
+  chatTitleOf,
   Rpc,
   type Agent,
   type Budget,
@@ -72,7 +73,7 @@ export class SendChatMessage {
     try {
       // The calls the dead replica left open will not end any more.
       if (takeOver !== undefined) await this.repo.closeOpenCalls(ownerId, id, 'cancelled');
-      await this.repo.titleIfEmpty(ownerId, id, shortTitle(body.content));
+      await this.repo.titleIfEmpty(ownerId, id, chatTitleOf(body.content));
       const message = await this.repo.addMessage(ownerId, id, { role: 'user', content: body.content });
       const writer = new ChatWriter(this.repo, this.bus, ownerId, id, this.active.replica);
       let closed!: () => void;
@@ -176,9 +177,4 @@ export class SendChatMessage {
       `chat session ${id} has a turn in progress; wait for it to end or cancel it`,
     );
   }
-}
-
-function shortTitle(content: string): string {
-  const line = content.replace(/\s+/g, ' ').trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

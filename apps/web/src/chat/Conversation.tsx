@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   BudgetLimit,
+  chatTitleOf,
   Routes,
   type BudgetUsage,
   type ChatEvent,
@@ -119,7 +120,7 @@ export function Conversation({
           if (e.type === 'turn_started') {
             setAnswered(false);
             // A new chat is named after its first message (the server does the same).
-            setSession((s) => (s && !s.title ? { ...s, title: shortTitle(e.data.content) } : s));
+            setSession((s) => (s && !s.title ? { ...s, title: chatTitleOf(e.data.content) } : s));
             // The list shows the turn running (and a new chat's title, its first message).
             void queries.invalidateQueries({ queryKey: chatSessionsKey });
           }
@@ -457,10 +458,4 @@ function SendError({ error }: { error: unknown }) {
   if (error instanceof ApiError && error.code === 'conflict')
     return <ErrorNote error={error} title={t('chat.busy')} />;
   return <ErrorNote error={error} />;
-}
-
-/** The server's rule for a chat's default title: its first message on one line, at most 80 characters. */
-function shortTitle(content: string): string {
-  const line = content.replace(/\s+/g, ' ').trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
