@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { Routes, type ChatSession, type ChatTurnStatus } from '@switchyard/contracts';
@@ -6,6 +6,7 @@ import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { Badge, EmptyState, ErrorNote, Loading } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
+import { useDebounced } from '../ui/forms';
 import { relativeTime } from '../ui/relative-time';
 import { useNow } from '../ui/useNow';
 
@@ -29,11 +30,7 @@ export function SessionList({ current }: { current?: string }) {
   const queries = useQueryClient();
   const now = useNow(true, 60_000);
   const [text, setText] = useState('');
-  const [q, setQ] = useState('');
-  useEffect(() => {
-    const id = setTimeout(() => setQ(text.trim()), 300);
-    return () => clearTimeout(id);
-  }, [text]);
+  const q = useDebounced(text.trim(), 300);
 
   const sessions = useInfiniteQuery({
     queryKey: [...chatSessionsKey, { q }],

@@ -6,7 +6,7 @@ import { useI18n } from '../i18n/i18n';
 import { Badge, ErrorNote, formatDuration, JsonView } from '../ui/bits';
 import type { CallView } from './model';
 
-export const CALL_TONE: Record<ChatToolCallStatus, string> = {
+const CALL_TONE: Record<ChatToolCallStatus, string> = {
   pending: 'muted',
   awaiting_approval: 'wait',
   running: 'run',
@@ -77,7 +77,7 @@ export function ToolCallRow({ call }: { call: CallView }) {
 }
 
 /** The arguments as typed: a JSON object, or what is wrong with the text. */
-export function argumentsOf(
+function argumentsOf(
   text: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
   let value: unknown;

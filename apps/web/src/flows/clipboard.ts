@@ -5,7 +5,7 @@ import type { Clip } from './doc';
  * tabs. It is tagged with the owner who copied it and read back only by that owner, and signing out
  * forgets it: on a shared browser, the next person to sign in never pastes the last one's nodes.
  */
-export const FLOW_CLIPBOARD_KEY = 'switchyard.flow-clipboard';
+const FLOW_CLIPBOARD_KEY = 'switchyard.flow-clipboard';
 
 interface Stored extends Clip {
   readonly owner: string;

@@ -45,7 +45,7 @@ function placed(graph: RawGraph, doc: FlowDoc): RawGraph {
   return { ...graph, nodes };
 }
 
-export type DiffMark = 'added' | 'changed' | 'removed';
+type DiffMark = 'added' | 'changed' | 'removed';
 
 /**
  * The canvas as the proposal would leave it, for review: the proposed nodes and edges, marked added

@@ -1,11 +1,11 @@
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
-import { PERMISSIONS, type ChatSession, type ChatSessionDetail } from '@switchyard/contracts';
+import type { ChatSession, ChatSessionDetail } from '@switchyard/contracts';
 import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
-import { reply } from '../testing/reply';
+import { meReply, reply, stubFetch } from '../testing/reply';
 import { ev, FakeStream } from '../testing/sse';
 import ChatPage from './ChatPage';
 import { CHAT_PAGE_SIZE } from '../chat/SessionList';
@@ -31,13 +31,6 @@ function session(n: number, over: Partial<ChatSession> = {}): ChatSession {
   };
 }
 
-interface Sent {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  body: unknown;
-}
-
 /**
  * A fake server: sessions (list with q and cursor paging, create, get, patch, delete), agents, and
  * the turn routes. Each POST of a message or GET of a stream takes the next FakeStream the test
@@ -45,52 +38,35 @@ interface Sent {
  */
 function serve(initial: ChatSession[], details: Record<string, Partial<ChatSessionDetail>> = {}) {
   let sessions = [...initial];
-  const sent: Sent[] = [];
   const streams: FakeStream[] = [];
   const refusals: Array<{ status: number; body: Record<string, unknown> }> = [];
-  globalThis.fetch = jest.fn((url: string, init?: RequestInit) => {
-    const method = init?.method ?? 'GET';
-    const [path = '', qs = ''] = url.split('?');
-    const query = new URLSearchParams(qs);
-    const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
-    sent.push({ method, path, query, body });
-    if (path === '/api/me')
-      return Promise.resolve(
-        reply(200, {
-          owner: { id: OWNER, name: 'ada', role: 'user', createdAt: '' },
-          permissions: PERMISSIONS,
-          tokenId: '00000000-0000-4000-8000-000000000002',
-        }),
-      );
+  const sent = stubFetch(({ method, path, query, body }) => {
+    if (path === '/api/me') return meReply(OWNER);
     if (path === '/api/agents')
-      return Promise.resolve(
-        reply(200, {
-          items: [
-            {
-              id: 7,
-              name: 'Librarian',
-              description: '',
-              systemPrompt: 'You file things.',
-              modelSettings: {},
-              mcpToolIds: [],
-              createdAt: '',
-              updatedAt: '',
-            },
-          ],
-          total: 1,
-          pageNum: 1,
-          pageSize: 200,
-        }),
-      );
+      return reply(200, {
+        items: [
+          {
+            id: 7,
+            name: 'Librarian',
+            description: '',
+            systemPrompt: 'You file things.',
+            modelSettings: {},
+            mcpToolIds: [],
+            createdAt: '',
+            updatedAt: '',
+          },
+        ],
+        total: 1,
+        pageNum: 1,
+        pageSize: 200,
+      });
     if (path === '/api/chat/sessions' && method === 'GET') {
       const q = (query.get('q') ?? '').toLowerCase();
       const limit = Number(query.get('limit') ?? 30);
       const from = Number(query.get('cursor') ?? 0);
       const hits = sessions.filter((s) => s.title.toLowerCase().includes(q));
       const items = hits.slice(from, from + limit);
-      return Promise.resolve(
-        reply(200, { items, nextCursor: from + limit < hits.length ? String(from + limit) : null }),
-      );
+      return reply(200, { items, nextCursor: from + limit < hits.length ? String(from + limit) : null });
     }
     if (path === '/api/chat/sessions' && method === 'POST') {
       const b = body as { agentId?: number; permissionMode: ChatSession['permissionMode'] };
@@ -102,37 +78,35 @@ function serve(initial: ChatSession[], details: Record<string, Partial<ChatSessi
         updatedAt: new Date().toISOString(),
       });
       sessions = [made, ...sessions];
-      return Promise.resolve(reply(201, made));
+      return reply(201, made);
     }
     const one = /^\/api\/chat\/sessions\/([^/]+)$/.exec(path);
     if (one) {
       const s = sessions.find((x) => x.id === one[1]);
-      if (!s) return Promise.resolve(reply(404, { code: 'not_found', detail: 'no such chat' }));
+      if (!s) return reply(404, { code: 'not_found', detail: 'no such chat' });
       if (method === 'GET')
-        return Promise.resolve(
-          reply(200, { ...s, messages: [], toolCalls: [], lastEventId: 0, ...(details[s.id] ?? {}) }),
-        );
+        return reply(200, { ...s, messages: [], toolCalls: [], lastEventId: 0, ...(details[s.id] ?? {}) });
       if (method === 'PATCH') {
         const next = { ...s, ...(body as Partial<ChatSession>) };
         sessions = sessions.map((x) => (x.id === s.id ? next : x));
-        return Promise.resolve(reply(200, next));
+        return reply(200, next);
       }
       if (method === 'DELETE') {
         sessions = sessions.filter((x) => x.id !== s.id);
-        return Promise.resolve(reply(200, s));
+        return reply(200, s);
       }
     }
     if (/^\/api\/chat\/sessions\/[^/]+\/(messages|stream)$/.exec(path)) {
       const refusal = method === 'POST' ? refusals.shift() : undefined;
-      if (refusal) return Promise.resolve(reply(refusal.status, refusal.body));
+      if (refusal) return reply(refusal.status, refusal.body);
       const stream = streams.shift();
-      if (!stream) return Promise.resolve(reply(500, { code: 'internal', detail: 'no stream queued' }));
-      return Promise.resolve(stream.response());
+      if (!stream) return reply(500, { code: 'internal', detail: 'no stream queued' });
+      return stream.response();
     }
     if (/\/(approve|deny|cancel)$/.exec(path) && method === 'POST')
-      return Promise.resolve(reply(200, { accepted: true, status: 'running' }));
-    return Promise.resolve(reply(404, { code: 'not_found', detail: `no mock for ${method} ${path}` }));
-  }) as unknown as typeof fetch;
+      return reply(200, { accepted: true, status: 'running' });
+    return undefined;
+  });
   return {
     sent,
     /** Queues the body of the next turn POST or stream GET. */

@@ -1,7 +1,7 @@
 import type { ToolDescriptor, ToolEffect } from '@switchyard/contracts';
 
 /** A built-in tool of the catalog for component tests (read tools are idempotent). */
-export function builtinTool(
+function builtinTool(
   name: string,
   inputSchema: Record<string, unknown>,
   effect: ToolEffect = 'read',

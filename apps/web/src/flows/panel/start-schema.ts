@@ -1,5 +1,5 @@
 import { PICKER_FILE_FORMAT } from '@switchyard/contracts';
-import { portTypeOf } from '../types';
+import { portTypeOf, type PortType } from '../types';
 
 /**
  * The start node's table of workflow inputs and the JSON Schema it stands for, both ways. A row keeps
@@ -7,7 +7,8 @@ import { portTypeOf } from '../types';
  * row never drops what a power user wrote in the JSON view.
  */
 
-export type InputKind = 'text' | 'number' | 'boolean' | 'list' | 'object' | 'file' | 'any';
+/** An input's kind is its port type. */
+export type InputKind = PortType;
 export const INPUT_KINDS: readonly InputKind[] = ['text', 'number', 'boolean', 'list', 'object', 'file'];
 
 export interface InputRow {
@@ -43,10 +44,6 @@ export function rowKey(): string {
   return `row-${counter}`;
 }
 
-function kindOf(prop: Record<string, unknown>): InputKind {
-  return portTypeOf(prop);
-}
-
 function shown(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
@@ -59,7 +56,7 @@ export function rowsOf(schema: unknown): InputRow[] {
   return Object.entries(props).map(([name, raw]) => {
     const prop = isRecord(raw) ? raw : {};
     const { type, title, enum: options, examples, example, format, ...rest } = prop;
-    const kind = kindOf(prop);
+    const kind = portTypeOf(prop);
     const sample = Array.isArray(examples) && examples.length ? examples[0] : example;
     return {
       key: rowKey(),
