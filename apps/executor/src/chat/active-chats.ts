@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { AppError, ChatControl, chatControlSubject, type ChatControlReply } from '@switchyard/contracts';
-import type { BusPort } from '@switchyard/server-bus';
+import { ChatControl, chatControlSubject, type ChatControlReply } from '@switchyard/contracts';
+import { isNoResponders, type BusPort } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { ChatTurn } from './chat-turn';
 
@@ -66,11 +66,7 @@ export class ActiveChats implements BeforeApplicationShutdown {
       await this.control(sessionId, { action: 'ping' });
       return true;
     } catch (err) {
-      return !(
-        err instanceof AppError &&
-        err.code === 'unavailable' &&
-        err.details?.['reason'] === 'no_responders'
-      );
+      return !isNoResponders(err);
     }
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { memoryPrompt, Rpc, type ChatEventData } from '@switchyard/contracts';
+import { MEMORY_INJECT_MAX, memoryPrompt, Rpc, type ChatEventData } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
@@ -38,9 +38,6 @@ export class NoChatContext implements ChatContextProvider {
   }
 }
 
-/** At most this many memories go into a turn (the same as planning). */
-const MEMORY_LINES = 5;
-
 /**
  * Cross-session memory in chat: the owner's memories relevant to the new message (memory on, and
  * any matched), put in the system prompt and shown to the person as `memory_injected`.
@@ -52,7 +49,7 @@ export class MemoryChatContext implements ChatContextProvider {
   async contextFor(req: ChatContextRequest): Promise<ChatContextLines> {
     const found = await this.bus.call(
       Rpc.memory.search,
-      { query: req.content, limit: MEMORY_LINES, touch: true },
+      { query: req.content, limit: MEMORY_INJECT_MAX, touch: true },
       { ctx: req.ctx },
     );
     if (!found.enabled || found.items.length === 0) return { lines: [], memories: [] };

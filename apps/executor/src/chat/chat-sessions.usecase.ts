@@ -10,7 +10,7 @@ import {
   type CreateChatSessionBody,
   type UpdateChatSessionBody,
 } from '@switchyard/contracts';
-import type { BusPort } from '@switchyard/server-bus';
+import { isNoResponders, type BusPort } from '@switchyard/server-bus';
 import { ACTIVE_CHAT_STATUSES, ChatRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
@@ -110,8 +110,4 @@ export class ChatSessions {
       throw err;
     }
   }
-}
-
-function isNoResponders(err: unknown): boolean {
-  return err instanceof AppError && err.code === 'unavailable' && err.details?.['reason'] === 'no_responders';
 }

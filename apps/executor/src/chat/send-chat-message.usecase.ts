@@ -2,8 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
   chatTitleOf,
-  Rpc,
-  type Agent,
   type Budget,
   type ChatMessageBody,
   type ChatSession,
@@ -16,6 +14,7 @@ import { ACTIVE_CHAT_STATUSES, ChatRepository } from '@switchyard/server-db-runs
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
+import { RunLauncher, toolsOf, type RunAgent } from '../runs/run-launcher';
 import { ActiveChats } from './active-chats';
 import { CHAT_CONTEXT, type ChatContextProvider } from './chat-context';
 import { DEFAULT_SYSTEM_PROMPT } from './chat-tools';
@@ -44,6 +43,7 @@ export class SendChatMessage {
   constructor(
     private readonly repo: ChatRepository,
     private readonly active: ActiveChats,
+    private readonly launcher: RunLauncher,
     private readonly permissions: PermissionsService,
     @Inject(CHAT_CONTEXT) private readonly context: ChatContextProvider,
     @Inject(BUS) private readonly bus: BusPort,
@@ -65,15 +65,19 @@ export class SendChatMessage {
       takeOver = found.replica ?? '';
     }
     const { replica: _replica, ...session } = found;
-    const agent = session.agentId === null ? undefined : await this.agent(session.agentId, ctx);
+    const [agent, catalog] = await Promise.all([
+      session.agentId === null ? undefined : this.agent(session.agentId, ctx),
+      this.launcher.catalog(ctx),
+    ]);
     const model = createChatModel(this.config.llm, agent?.modelSettings);
-    const tools = await this.toolsFor(agent, ctx);
+    // The caller's live catalog, or for an agent its tool set within that catalog.
+    const tools = [...toolsOf(catalog, agent).values()];
     await this.permissions.warm(ownerId);
     if (!(await this.repo.claimTurn(ownerId, id, this.active.replica, takeOver))) throw this.busy(id);
     try {
       // The calls the dead replica left open will not end any more.
       if (takeOver !== undefined) await this.repo.closeOpenCalls(ownerId, id, 'cancelled');
-      await this.repo.titleIfEmpty(ownerId, id, chatTitleOf(body.content));
+      if (!session.title) await this.repo.titleIfEmpty(ownerId, id, chatTitleOf(body.content));
       const message = await this.repo.addMessage(ownerId, id, { role: 'user', content: body.content });
       const writer = new ChatWriter(this.repo, this.bus, ownerId, id, this.active.replica);
       let closed!: () => void;
@@ -107,7 +111,7 @@ export class SendChatMessage {
     session: ChatSession,
     ctx: CallContext,
     model: ReturnType<typeof createChatModel>,
-    agent: Agent | undefined,
+    agent: RunAgent | undefined,
     tools: readonly ToolDescriptor[],
     scoped: ReadonlyMap<string, ScopedTool>,
     writer: ChatWriter,
@@ -152,23 +156,14 @@ export class SendChatMessage {
     });
   }
 
-  private async agent(agentId: number, ctx: CallContext): Promise<Agent> {
+  private async agent(agentId: number, ctx: CallContext): Promise<RunAgent> {
     try {
-      return await this.bus.call(Rpc.registry.agentGet, { id: agentId }, { ctx });
+      return await this.launcher.agent(agentId, ctx);
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         throw new AppError('not_found', `agent ${agentId} of this chat no longer exists; start a new chat`);
       throw err;
     }
-  }
-
-  /** The caller's live catalog, or for an agent its tool set within that catalog. */
-  private async toolsFor(agent: Agent | undefined, ctx: CallContext): Promise<ToolDescriptor[]> {
-    const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
-    if (!agent) return tools;
-    const set = await this.bus.call(Rpc.registry.agentTools, { id: agent.id }, { ctx });
-    const allowed = new Set(set.tools.map((t) => t.name));
-    return tools.filter((t) => allowed.has(t.name));
   }
 
   private busy(id: string): AppError {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, FINISHED_RUN_STATUSES, type RunControlReply } from '@switchyard/contracts';
+import { isNoResponders } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
 import { RunsRepository } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
@@ -42,11 +43,7 @@ export class ControlRun {
     try {
       return await this.active.control(runId, msg);
     } catch (err) {
-      if (
-        err instanceof AppError &&
-        err.code === 'unavailable' &&
-        err.details?.['reason'] === 'no_responders'
-      ) {
+      if (isNoResponders(err)) {
         throw new AppError(
           'conflict',
           `run ${runId} is ${run.status} but no executor replica holds it (its replica stopped); ` +

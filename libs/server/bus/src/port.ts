@@ -1,5 +1,11 @@
 import type { z } from 'zod';
-import type { EventContract, RpcContract, RpcRequest, RpcResponse } from '@switchyard/contracts';
+import {
+  AppError,
+  type EventContract,
+  type RpcContract,
+  type RpcRequest,
+  type RpcResponse,
+} from '@switchyard/contracts';
 import type { CallContext } from '@switchyard/server-observability';
 
 export interface RequestOptions {
@@ -29,4 +35,12 @@ export interface BusPort {
   on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void;
   publish(subject: string, payload: unknown): void;
   subscribe(subject: string, handler: (payload: unknown) => void): () => void;
+}
+
+/**
+ * Whether a request failed because nobody answers its subject (the bus's `unavailable` with reason
+ * `no_responders`): for a per-run or per-session subject, the replica that held it is gone.
+ */
+export function isNoResponders(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'unavailable' && err.details?.['reason'] === 'no_responders';
 }

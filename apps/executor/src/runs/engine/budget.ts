@@ -105,7 +105,7 @@ export class BudgetMeter {
   }
 }
 
-export function budgetMessage(limit: BudgetLimit, budget: Budget, usage: BudgetUsage): string {
+function budgetMessage(limit: BudgetLimit, budget: Budget, usage: BudgetUsage): string {
   const spent =
     limit === 'maxTokens' ? usage.tokens : limit === 'maxToolCalls' ? usage.toolCalls : usage.wallMs;
   return `budget exceeded: ${limit} is ${budget[limit] ?? '?'} ${LIMIT_NAMES[limit]}; the run spent ${spent}${limit === 'maxToolCalls' ? ' and needed another' : ''}`;
