@@ -14,7 +14,7 @@ import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { BudgetMeter } from './engine/budget';
-import { foldExecutions, reusableSteps, type ReusableStep } from './executions';
+import { foldExecutions, reusableSteps, spentOf, type ReusableStep } from './executions';
 import { ownerOf, visibleTo } from './run-access';
 import { RunLauncher, toolsOf, type RunAgent, type RunOrigin } from './run-launcher';
 import { parsePlan } from './run-queries';
@@ -48,12 +48,7 @@ export class DeriveRun {
     const reusable = reusableSteps(plan, foldExecutions(plan, stepEvents));
     const stored = RunConfig.parse(run.config);
     const config = budget ? { ...stored, budget } : stored;
-    // Tool calls are counted from the log (one step_start each): exact even for a run that died.
-    const spent = {
-      tokens: run.usage?.tokens ?? 0,
-      wallMs: run.usage?.wallMs ?? 0,
-      toolCalls: stepEvents.filter((e) => e.type === 'step_start').length,
-    };
+    const spent = spentOf(run.usage, stepEvents);
     const limit = new BudgetMeter(config.budget, spent).spentLimit();
     if (limit)
       throw new AppError(

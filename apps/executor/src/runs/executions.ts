@@ -1,4 +1,4 @@
-import type { AgentPlan, StepExecution, StepRunEvent } from '@switchyard/contracts';
+import type { AgentPlan, BudgetUsage, StepExecution, StepRunEvent } from '@switchyard/contracts';
 import { keptValue } from './step-result';
 
 /** A completed step's outcome that a resumed or rewound run may reuse without running it again. */
@@ -101,4 +101,19 @@ export function reusableSteps(
       });
   }
   return reuse;
+}
+
+/**
+ * What a run has spent: tool calls from its log (one step_start each), exact at any moment even for a
+ * run that died; tokens and working wall time as the run last wrote them (its plan, each gate, its end).
+ */
+export function spentOf(
+  usage: { readonly tokens?: number; readonly wallMs?: number } | null | undefined,
+  stepEvents: readonly StepRunEvent[],
+): BudgetUsage {
+  return {
+    tokens: usage?.tokens ?? 0,
+    toolCalls: stepEvents.filter((e) => e.type === 'step_start').length,
+    wallMs: usage?.wallMs ?? 0,
+  };
 }

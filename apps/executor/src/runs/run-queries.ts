@@ -13,7 +13,7 @@ import {
 } from '@switchyard/contracts';
 import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
-import { foldExecutions } from './executions';
+import { foldExecutions, spentOf } from './executions';
 import { ownerOf, visibleTo } from './run-access';
 
 const HISTORY_EVENTS = 1_000;
@@ -74,13 +74,7 @@ export class RunQueries {
       eventsTruncated: events.length > HISTORY_EVENTS,
       agentId: run.agentId,
       budget: (budget.success && budget.data) || null,
-      // Tool calls from the log (one step_start each), exact at any moment; tokens and working wall
-      // time as the run last wrote them (at its plan, each gate and its end).
-      usage: {
-        tokens: run.usage?.tokens ?? 0,
-        toolCalls: stepEvents.filter((e) => e.type === 'step_start').length,
-        wallMs: run.usage?.wallMs ?? 0,
-      },
+      usage: spentOf(run.usage, stepEvents),
     };
   }
 }

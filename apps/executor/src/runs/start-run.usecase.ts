@@ -62,9 +62,11 @@ export class StartRun {
     const readOnly = body.capabilityMode === 'read-only';
     const batchId = randomUUID();
     const launches: Launch[] = [];
+    // Runs of one batch naming the same agent look it up once.
+    const agents = new Map<number, Promise<RunAgent>>();
     for (const [i, run] of body.runs.entries()) {
       try {
-        launches.push(await this.prepare(run, tools, ctx, readOnly, batchId));
+        launches.push(await this.prepare(run, tools, ctx, readOnly, batchId, agents));
       } catch (err) {
         if (err instanceof AppError && err.code === 'validation_failed') {
           throw new AppError('validation_failed', `runs[${i}]: ${err.message}`, {
@@ -122,8 +124,15 @@ export class StartRun {
     ctx: CallContext,
     readOnly: boolean,
     batchId: string | undefined,
+    agents = new Map<number, Promise<RunAgent>>(),
   ): Promise<Launch> {
-    const agent = body.agentId !== undefined ? await this.launcher.agent(body.agentId, ctx) : undefined;
+    const id = body.agentId;
+    let lookup = id === undefined ? undefined : agents.get(id);
+    if (id !== undefined && !lookup) {
+      lookup = this.launcher.agent(id, ctx);
+      agents.set(id, lookup);
+    }
+    const agent = await lookup;
     const tools = toolsOf(catalog, agent);
     const model = agent ? { ...body.config.model, ...agent.modelSettings } : body.config.model;
     const config: RunConfig = {
