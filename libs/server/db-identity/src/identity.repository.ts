@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, TOKEN_PREFIX, type ApiTokenInfo, type Owner, type Role } from '@switchyard/contracts';
 import type { ApiToken, Owner as OwnerRecord, PrismaClient } from '@prisma/client';
-import { PRISMA } from '@switchyard/server-db';
+import { decodeKeysetCursor, encodeKeysetCursor, PRISMA } from '@switchyard/server-db';
 
 export function digestToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -34,21 +34,6 @@ function toInfo(t: ApiToken & { owner: OwnerRecord }): ApiTokenInfo {
     expiresAt: t.expiresAt?.toISOString() ?? null,
     revokedAt: t.revokedAt?.toISOString() ?? null,
   };
-}
-
-function encodeCursor(t: { createdAt: Date; id: string }): string {
-  return Buffer.from(`${t.createdAt.toISOString()}|${t.id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (!id || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new AppError('validation_failed', 'cursor is not one this API returned', {
-      issues: [{ path: 'cursor', message: 'malformed cursor' }],
-    });
-  }
-  return { createdAt, id };
 }
 
 /** Owners and API tokens. Tokens are stored only as SHA-256 digests. */
@@ -131,7 +116,8 @@ export class IdentityRepository {
     ownerId: string,
     page: { limit: number; cursor?: string | undefined },
   ): Promise<{ items: ApiTokenInfo[]; nextCursor: string | null }> {
-    const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+    const cursor = page.cursor ? decodeKeysetCursor(page.cursor) : undefined;
+    const after = cursor ? { createdAt: cursor.at, id: cursor.id } : undefined;
     const rows = await this.prisma.apiToken.findMany({
       where: {
         ownerId,
@@ -152,7 +138,7 @@ export class IdentityRepository {
     const last = items[items.length - 1];
     return {
       items: items.map(toInfo),
-      nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null,
+      nextCursor: rows.length > page.limit && last ? encodeKeysetCursor(last.createdAt, last.id) : null,
     };
   }
 

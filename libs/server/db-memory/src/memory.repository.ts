@@ -8,7 +8,7 @@ import {
   type ScoredMemory,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
-import { PRISMA } from '@switchyard/server-db';
+import { decodeKeysetCursor, encodeKeysetCursor, likePattern, PRISMA } from '@switchyard/server-db';
 import { keywords, rankMemories } from './ranking';
 
 interface MemoryDbRow {
@@ -44,22 +44,6 @@ export function memoryOff(): AppError {
 }
 
 /** `%`, `_` and `\` stand for themselves in a search. */
-function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** The keyset cursor: the last item's creation time and id, opaque to callers. */
-function encodeCursor(r: MemoryDbRow): string {
-  return Buffer.from(`${iso(r.created_at)}|${r.id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: string; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/i.test(id)) {
-    throw new AppError('validation_failed', 'the cursor is not one this list gave out');
-  }
-  return { at, id };
-}
 
 /**
  * The owners' memories and memory settings, written by the planner. Every method takes the owner;
@@ -169,7 +153,7 @@ export class MemoryRepository {
 
   /** Newest first, by keyset; `q` filters by contained text (case-insensitive). */
   async page(ownerId: string, opts: { limit: number; cursor?: string; q?: string }): Promise<MemoryPage> {
-    const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
+    const after = opts.cursor ? decodeKeysetCursor(opts.cursor) : undefined;
     const pattern = opts.q?.trim() ? likePattern(opts.q.trim()) : null;
     const rows = await this.query<MemoryDbRow>(
       `SELECT ${COLUMNS} FROM memory
@@ -193,7 +177,8 @@ export class MemoryRepository {
     const last = items[items.length - 1];
     return {
       items: items.map(toMemory),
-      nextCursor: rows.length > opts.limit && last ? encodeCursor(last) : null,
+      nextCursor:
+        rows.length > opts.limit && last ? encodeKeysetCursor(new Date(iso(last.created_at)), last.id) : null,
       total: count?.n ?? 0,
     };
   }

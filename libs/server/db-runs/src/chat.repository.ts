@@ -22,7 +22,13 @@ import {
   type ChatTurnStatus,
   type PermissionMode,
 } from '@switchyard/contracts';
-import { PRISMA, storableText, type PrismaClient } from '@switchyard/server-db';
+import {
+  decodeKeysetCursor,
+  encodeKeysetCursor,
+  PRISMA,
+  storableText,
+  type PrismaClient,
+} from '@switchyard/server-db';
 import { RUNS_POOL } from './runs-pool';
 
 /** Statuses of a session whose turn some replica drives. */
@@ -168,7 +174,7 @@ export class ChatRepository {
   }
 
   async list(ownerId: string, q: ChatSessionListQuery): Promise<ChatSessionPage> {
-    const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+    const cursor = q.cursor ? decodeKeysetCursor(q.cursor) : undefined;
     const rows = await this.db.chatSession.findMany({
       where: {
         ownerId,
@@ -186,7 +192,7 @@ export class ChatRepository {
     const last = items[items.length - 1];
     return {
       items: items.map(toSession),
-      nextCursor: rows.length > q.limit && last ? encodeCursor(last.createdAt, last.id) : null,
+      nextCursor: rows.length > q.limit && last ? encodeKeysetCursor(last.createdAt, last.id) : null,
     };
   }
 
@@ -445,16 +451,4 @@ export class ChatRepository {
     stamps.sort((a, b) => a.seq - b.seq);
     return events.map((e, i) => ({ ...e, sessionId, ...stamps[i]! }) as ChatEvent);
   }
-}
-
-function encodeCursor(at: Date, id: string): string {
-  return Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: Date; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const date = new Date(at ?? '');
-  if (!id || Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/.test(id))
-    throw new AppError('validation_failed', 'the cursor is not one this API gave out');
-  return { at: date, id };
 }

@@ -11,7 +11,7 @@ import {
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import { PRISMA, storableText } from '@switchyard/server-db';
+import { likePattern, PRISMA, storableText } from '@switchyard/server-db';
 import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { RUNS_POOL } from './runs-pool';
 
@@ -137,9 +137,6 @@ function encodeEvents(events: readonly RunEventBody[]): string {
 }
 
 /** `%`, `_` and `\` stand for themselves in a search. */
-function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
 
 /**
  * Runs and their audit log, written by the executor. Every change of a run's row travels in the same

@@ -12,7 +12,7 @@ import {
   type WorkflowVersion,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
-import { PRISMA } from '@switchyard/server-db';
+import { likePattern, PRISMA } from '@switchyard/server-db';
 
 /** What a save stores: the plan already compiled and validated, the graph verbatim. */
 export interface WorkflowDefinition {
@@ -146,9 +146,6 @@ function toVersion(r: VersionDbRow): WorkflowVersion {
 }
 
 /** `%`, `_` and `\` stand for themselves in a search. */
-function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
 
 /** JSON for a jsonb parameter; a missing graph is SQL NULL, not JSON null. */
 function jsonb(value: unknown): string | null {

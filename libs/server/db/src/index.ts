@@ -6,3 +6,4 @@ export * from './migrate';
 export * from './scratch-database';
 export * from './secret-box';
 export * from './storable';
+export * from './paging';
