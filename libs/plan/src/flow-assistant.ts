@@ -345,7 +345,11 @@ export function applyProposal(
   proposal: Pick<FlowProposal, 'request' | 'baseFingerprint' | 'baseRevision'>,
 ): EditOutcome | { ok: false; stale: true; reason: string } {
   if (flowFingerprint(current) !== proposal.baseFingerprint)
-    return { ok: false, stale: true, reason: 'the canvas changed after this proposal was made; ask again' };
+    return {
+      ok: false,
+      stale: true,
+      reason: 'its nodes, edges or inputs are no longer the ones it was made for; ask again',
+    };
   if (
     proposal.baseRevision !== undefined &&
     current.revision !== undefined &&

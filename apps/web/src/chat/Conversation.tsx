@@ -420,7 +420,11 @@ function Usage({ usage }: { usage: BudgetUsage }) {
   const { t } = useI18n();
   return (
     <div className="sub chat-usage">
-      {t('chat.usage', { tokens: usage.tokens, calls: usage.toolCalls, time: formatDuration(usage.wallMs) })}
+      {t(usage.toolCalls === 1 ? 'chat.usage.one' : 'chat.usage', {
+        tokens: usage.tokens,
+        calls: usage.toolCalls,
+        time: formatDuration(usage.wallMs),
+      })}
     </div>
   );
 }

@@ -655,6 +655,7 @@ export const en = {
   'chat.budget.maxToolCalls': 'tool calls',
   'chat.budget.maxWallMs': 'wall time',
   'chat.usage': '{tokens} tokens · {calls} tool calls · {time}',
+  'chat.usage.one': '{tokens} tokens · 1 tool call · {time}',
   'chat.notFound': 'This chat does not exist (or is not yours).',
   'error.code.budget_exceeded': 'A limit was reached',
   ...flowEditorEn,

@@ -641,6 +641,7 @@ export const zh: Record<MessageKey, string> = {
   'chat.budget.maxToolCalls': '工具调用次数',
   'chat.budget.maxWallMs': '运行时长',
   'chat.usage': '{tokens} 个令牌 · {calls} 次工具调用 · {time}',
+  'chat.usage.one': '{tokens} 个令牌 · 1 次工具调用 · {time}',
   'chat.notFound': '此对话不存在（或不属于你）。',
   'error.code.budget_exceeded': '已达到上限',
   ...flowEditorZh,
