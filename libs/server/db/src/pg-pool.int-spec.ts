@@ -1,0 +1,51 @@
+import { Client } from 'pg';
+import { createPgPool } from './prisma';
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+describe('createPgPool (real Postgres)', () => {
+  let db: ScratchDatabase;
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(SERVER, { label: 'pgpool', migrate: false });
+  });
+
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('survives the server dropping its idle connections, reports it, and serves the next query', async () => {
+    const dropped: string[] = [];
+    const pool = createPgPool({
+      url: db.url,
+      poolSize: 3,
+      applicationName: 'pgpool-test',
+      onIdleError: (err) => dropped.push((err as Error & { code?: string }).code ?? err.message),
+    });
+    try {
+      // Three connections, all idle in the pool afterwards.
+      await Promise.all([1, 2, 3].map(() => pool.query('SELECT pg_sleep(0.05)')));
+      expect(pool.idleCount).toBe(3);
+
+      const admin = new Client({ connectionString: db.url });
+      await admin.connect();
+      try {
+        const killed = await admin.query<{ ok: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+            WHERE application_name = 'pgpool-test' AND pid <> pg_backend_pid()`,
+        );
+        expect(killed.rows).toHaveLength(3);
+      } finally {
+        await admin.end();
+      }
+      // Each terminated idle client is reported (57P01: admin shutdown), none crashes the process.
+      for (let i = 0; i < 200 && dropped.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(dropped).toEqual(['57P01', '57P01', '57P01']);
+      const r = await pool.query<{ one: number }>('SELECT 1 AS one');
+      expect(r.rows[0]?.one).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+});
