@@ -22,3 +22,4 @@ export * from './feed';
 export * from './flow-assistant';
 export * from './memory';
 export * from './chat';
+export * from './plugins';
