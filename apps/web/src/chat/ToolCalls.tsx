@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { memo, useId, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { Routes, type ChatToolCallStatus } from '@switchyard/contracts';
 import { call as callRoute } from '../api/client';
@@ -20,7 +20,7 @@ const CALL_TONE: Record<ChatToolCallStatus, string> = {
  * One tool call, folded to a row (tool, status, effect, time); opened it shows the arguments the
  * call ran with and its result or error, long JSON folded behind "show all".
  */
-export function ToolCallRow({ call }: { call: CallView }) {
+export const ToolCallRow = memo(function ToolCallRow({ call }: { call: CallView }) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const body = useId();
@@ -74,7 +74,7 @@ export function ToolCallRow({ call }: { call: CallView }) {
       ) : null}
     </li>
   );
-}
+});
 
 /** The arguments as typed: a JSON object, or what is wrong with the text. */
 function argumentsOf(
