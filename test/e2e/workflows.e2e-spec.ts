@@ -278,7 +278,7 @@ describe('workflows end to end', () => {
     const needsPlugin = all.filter((t) => t.requires?.length);
     expect(needsPlugin.map((t) => [t.id, t.requires])).toEqual([['excel-split-email', ['office']]]);
     const refused = await call('POST', '/api/workflows/templates/excel-split-email/instantiate', alice);
-    expect([refused.status, refused.json['code'], refused.json['message']]).toEqual([
+    expect([refused.status, refused.json['code'], refused.json['detail']]).toEqual([
       409,
       'conflict',
       expect.stringMatching(/^the template Excel split → batch e-mail needs the office plugin: /),
