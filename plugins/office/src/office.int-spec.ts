@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,40 @@ const groups = [
   },
   { id: 'north-only', recipients: { North: ['north@example.com'] } },
 ];
+
+/**
+ * The server inside bubblewrap the way a plugin host confines it: only system libraries, node, the
+ * bundle (read-only, /plugin), the data folder (/data) and the granted files (/files); no network.
+ */
+async function connectSandboxed(config: Record<string, string>, files: string): Promise<Client> {
+  const data = await mkdtemp(join(root, 'data-'));
+  const system = ['/usr', '/lib', '/lib64', '/bin'].filter((d) => existsSync(d));
+  const transport = new StdioClientTransport({
+    command: 'bwrap',
+    args: [
+      ...system.flatMap((d) => ['--ro-bind', d, d]),
+      ...['--ro-bind', realpathSync(process.execPath), '/node'],
+      ...['--ro-bind', join(root, 'bundle'), '/plugin'],
+      ...['--bind', data, '/data'],
+      ...['--bind', files, '/files'],
+      ...['--proc', '/proc', '--dev', '/dev', '--unshare-all', '--die-with-parent', '--chdir', '/plugin'],
+      '/node',
+      '/plugin/dist/server.cjs',
+    ],
+    env: {
+      PATH: '/usr/bin:/bin',
+      [PluginEnv.root]: '/plugin',
+      [PluginEnv.data]: '/data',
+      [PluginEnv.config]: JSON.stringify(config),
+    },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'office-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const canSandbox = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', 'true']).status === 0;
 
 async function connect(config: Record<string, string>, dataDir?: string): Promise<Client> {
   const data = dataDir ?? (await mkdtemp(join(root, 'data-')));
@@ -561,6 +596,51 @@ describe('the office plugin server', () => {
       await notJson.close();
     }
   });
+
+  // Where the host cannot sandbox (no user namespaces), the plugin host's own tests say so.
+  (canSandbox ? it : it.skip)(
+    'works inside bubblewrap with nothing but its own bundle: self-contained, and blind outside its grants',
+    async () => {
+      const files = await mkdtemp(join(root, 'granted-'));
+      await makeWorkbook(join(files, 'sales.xlsx'));
+      const boxed = await connectSandboxed(settings(), files);
+      try {
+        const analysed = await ok<{ selected: { headerRow: number; rowCount: number } }>(
+          boxed,
+          'excel_complex_config',
+          { file: '/files/sales.xlsx' },
+        );
+        expect(analysed.selected).toMatchObject({ headerRow: 2, rowCount: 6 });
+        const split = await ok<{ files: { path: string }[] }>(boxed, 'excel_execute', {
+          file: '/files/sales.xlsx',
+          splitColumn: 'Region',
+          outputDir: '/files/out',
+        });
+        expect(split.files.map((f) => f.path)).toEqual([
+          '/files/out/sales-North.xlsx',
+          '/files/out/sales-South.xlsx',
+          '/files/out/sales-West.xlsx',
+        ]);
+        expect((await readdir(join(files, 'out'))).sort()).toEqual(
+          split.files.map((f) => f.path.slice('/files/out/'.length)),
+        );
+        const staged = await ok<{ confirmation: { messages: unknown[] } }>(boxed, 'email_send_batch', {
+          account: 'reports',
+          group: 'managers',
+          parts: split.files,
+          subject: 'Boxed {value}',
+          body: 'b',
+        });
+        expect(staged.confirmation.messages).toHaveLength(3);
+        // The workbook outside the grant does not exist in there.
+        expect(await refusal(boxed, 'excel_complex_config', { file: workbook })).toBe(
+          `the workbook ${workbook} does not exist`,
+        );
+      } finally {
+        await boxed.close();
+      }
+    },
+  );
 
   it('retries only failed messages, and never resends one whose earlier send was interrupted unless asked', async () => {
     const data = await mkdtemp(join(root, 'data-'));
