@@ -659,6 +659,28 @@ describe('the office plugin server', () => {
         body: 'b',
       });
       const id = staged.confirmation.confirmationId;
+      // The data folder holds every owner's staged batches: no tool reads or writes in it, nor in the bundle.
+      const stagedCopy = join(data, 'batches', id, '0-sales-North.xlsx');
+      expect(existsSync(stagedCopy)).toBe(true);
+      for (const [tool, args] of [
+        ['excel_complex_config', { file: stagedCopy }],
+        ['excel_complex_config', { file: join(root, 'bundle', 'dist', 'server.cjs') }],
+        ['excel_execute', { file: workbook, splitColumn: 'Region', outputDir: join(data, 'batches', id) }],
+        [
+          'email_send_batch',
+          {
+            account: 'reports',
+            group: 'managers',
+            parts: [{ path: stagedCopy, value: 'West' }],
+            subject: 's',
+            body: 'b',
+          },
+        ],
+      ] as [OfficeToolName, Record<string, unknown>][]) {
+        expect(await refusal(own, tool, args)).toMatch(
+          / is inside the plugin's own directories; give a file or folder of the run$/,
+        );
+      }
       const before = received.length;
       refusedSubjects.add('Retry West');
       const partial = await call(own, 'confirm_send', { confirmationId: id });

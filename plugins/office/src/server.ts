@@ -5,7 +5,7 @@ import { BatchStore } from './batch-store';
 import { ToolError } from './errors';
 import { analyseWorkbook, splitWorkbook } from './excel';
 import { confirmSend, stageBatch } from './mail';
-import { checkPath } from './paths';
+import { checkDataDir } from './paths';
 import { OFFICE_TOOLS, type OfficeToolName } from './schemas';
 import { readSettings } from './settings';
 
@@ -20,7 +20,7 @@ function dataDir(): string {
   const dir = process.env['SWITCHYARD_PLUGIN_DATA'];
   if (!dir)
     throw new ToolError('SWITCHYARD_PLUGIN_DATA is not set: the host gives the plugin no data directory');
-  return checkPath(dir, 'SWITCHYARD_PLUGIN_DATA');
+  return checkDataDir(dir);
 }
 
 const failure = (message: string): CallToolResult => ({
