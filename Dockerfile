@@ -26,6 +26,7 @@ COPY tsconfig.base.json tsconfig.build.json prisma.config.ts ./
 COPY apps ./apps
 COPY libs ./libs
 COPY tools ./tools
+COPY plugins ./plugins
 RUN npm run build
 
 # ---- runtime: production dependencies, the generated Prisma client, dist/ and the migrations --------
@@ -43,6 +44,9 @@ COPY --from=build /app/node_modules/.prisma ./node_modules/.prisma
 COPY --from=build /app/node_modules/@prisma/client ./node_modules/@prisma/client
 COPY --from=build /app/dist ./dist
 COPY libs/server/db/prisma/migrations ./libs/server/db/prisma/migrations
+# The plugin bundles shipped with the platform: a manifest and one self-contained server file each.
+COPY --from=build /app/plugins/office/switchyard-plugin.json ./plugins/office/switchyard-plugin.json
+COPY --from=build /app/plugins/office/dist/server.cjs ./plugins/office/dist/server.cjs
 
 # Declared late so that every layer above is shared by the five per-service builds.
 # One of: gateway, planner, executor, tool-registry, scheduler.

@@ -48,8 +48,8 @@ module.exports = {
   reporters: ['default', '<rootDir>/tools/jest/summary-reporter.js'],
   testTimeout: 30_000,
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools,bench}/**/*.spec.ts'] },
-    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,tools}/**/*.int-spec.ts'] },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools,bench,plugins}/**/*.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,tools,plugins}/**/*.int-spec.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,tools,test}/**/*.e2e-spec.ts'] },
     {
       displayName: 'web',

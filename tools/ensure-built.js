@@ -14,6 +14,7 @@ const SOURCES = [
   'libs',
   'tools',
   'bench',
+  'plugins',
   'package-lock.json',
   'tsconfig.base.json',
   'tsconfig.build.json',
@@ -71,9 +72,14 @@ const sources = Math.max(
   ...SOURCES.map((s) => newest(join(root, s))),
   newest(join(root, 'libs/server/db/prisma/schema.prisma')),
 );
+// The plugin bundles shipped in the repository (plugins/*/dist) are built by `npm run build` too.
+const pluginBundles = ['plugins/office/dist/server.cjs'];
 if (process.env.SWITCHYARD_FORCE_BUILD === '1' || built < sources) {
   console.log('> building (prisma generate, tsc, web client)');
   run('npm run -s build');
+} else if (pluginBundles.some((b) => !existsSync(join(root, b)))) {
+  console.log('> bundling the plugins (esbuild)');
+  run('npm run -s build:plugins');
 } else if (
   stampTime(webStamp) <
   Math.max(...WEB_SOURCES.map((s) => newest(join(root, s), WEB_FILES, new Set(['node_modules', 'dist']))))

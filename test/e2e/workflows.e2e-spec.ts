@@ -267,12 +267,23 @@ describe('workflows end to end', () => {
   it('ships templates that save as drafts of the caller and run, each step value fitting its tool’s output schema', async () => {
     const listed = await call('GET', '/api/workflows/templates', alice);
     expect(listed.status).toBe(200);
-    const templates = listed.json['items'] as Array<{
+    const all = listed.json['items'] as Array<{
       id: string;
       name: string;
+      requires?: string[];
       inputSchema: { properties: Record<string, unknown> };
       graph: { nodes: Array<{ id: string; type: string; data: { tool?: string } }> };
     }>;
+    // Templates over a plugin's tools need the plugin (not installed here): refused by its name.
+    const needsPlugin = all.filter((t) => t.requires?.length);
+    expect(needsPlugin.map((t) => [t.id, t.requires])).toEqual([['excel-split-email', ['office']]]);
+    const refused = await call('POST', '/api/workflows/templates/excel-split-email/instantiate', alice);
+    expect([refused.status, refused.json['code'], refused.json['detail']]).toEqual([
+      409,
+      'conflict',
+      expect.stringMatching(/^the template Excel split → batch e-mail needs the office plugin: /),
+    ]);
+    const templates = all.filter((t) => !t.requires?.length);
     expect(templates.length).toBeGreaterThanOrEqual(3);
     const inputsFor: Record<string, Record<string, unknown>> = {
       'save-note': { path: 'tpl/note.txt', text: 'hello from a template' },

@@ -542,14 +542,15 @@ export const Routes = {
   workflowInstantiate: route({
     method: 'POST',
     path: '/api/workflows/templates/{id}/instantiate',
-    summary: 'Save a template as a new, unpublished workflow of yours (optionally named)',
+    summary:
+      'Save a template as a new, unpublished workflow of yours (optionally named); 409 when it needs a plugin your catalog lacks',
     tag: 'workflows',
     auth: { permission: 'workflow:edit' },
     params: WorkflowTemplateParam,
     body: InstantiateTemplateBody,
     response: Workflow,
     status: 201,
-    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
   }),
   workflowGet: route({
     method: 'GET',

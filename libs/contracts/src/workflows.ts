@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 import { AgentPlan, PlanIssue, RetryPolicy } from './plan';
+import { PluginId } from './plugins';
 import { Budget, PermissionMode, RunFiles, RunStatus } from './runs';
 
 /** Tools that run a published workflow are named `run_workflow_<workflow id>`. */
@@ -173,6 +174,12 @@ export const WorkflowTemplate = z.object({
   name: z.string(),
   description: z.string(),
   category: z.string().optional().describe('a gallery group: files, automation, …'),
+  requires: z
+    .array(PluginId)
+    .optional()
+    .describe(
+      'plugins whose tools the template uses: until an admin installs and enables them, the gallery shows it as needing them and instantiating it is refused',
+    ),
   inputSchema: z.record(z.string(), z.unknown()),
   graph: FlowGraph.describe('the canvas graph: a start node, tool nodes with positions, edges, notes'),
 });

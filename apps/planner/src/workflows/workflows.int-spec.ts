@@ -376,6 +376,35 @@ describe('planner workflows over NATS', () => {
     expect([unknown.code, unknown.message]).toEqual(['not_found', 'there is no workflow template no-such']);
   });
 
+  it("refuses a template whose plugin is missing from the caller's catalog by naming the plugin", async () => {
+    const office = WORKFLOW_TEMPLATES.find((t) => t.requires?.includes('office'));
+    expect(office?.id).toBe('excel-split-email');
+    const tools = office!.graph.nodes.map((n) => n.data.tool).filter((t): t is string => !!t);
+    // Only some of the plugin's tools: the rest are named.
+    catalog = [readFile, writeFile, ...tools.slice(0, 2).map((name) => ({ ...readFile, name }))];
+    const refused = await refusal(
+      bus.call(Rpc.workflows.instantiate, { id: office!.id, body: {} }, { ctx: bob }),
+    );
+    expect([refused.code, refused.message, refused.details]).toEqual([
+      'conflict',
+      'the template Excel split → batch e-mail needs the office plugin: email_send_batch, confirm_send are not in your catalog; an admin installs and enables it',
+      { requires: ['office'], missingTools: ['email_send_batch', 'confirm_send'] },
+    ]);
+    catalog = [
+      readFile,
+      writeFile,
+      ...tools.map((name) => ({ ...readFile, name, inputSchema: { type: 'object' } })),
+    ];
+    const saved = await bus.call(Rpc.workflows.instantiate, { id: office!.id, body: {} }, { ctx: bob });
+    expect(saved.plan.steps.map((s) => [s.id, s.tool, s.dependsOn, s.requiresApproval ?? false])).toEqual([
+      ['analyse', 'excel_complex_config', [], false],
+      ['split', 'excel_execute', ['analyse'], false],
+      ['stage', 'email_send_batch', ['split'], false],
+      ['send', 'confirm_send', ['stage'], true],
+    ]);
+    catalog = [readFile, writeFile];
+  });
+
   it("shows each workflow's newest run of the caller's, in the list and on the workflow", async () => {
     const owner = async (name: string): Promise<CallContext> => ({
       ...alice,

@@ -129,10 +129,28 @@ export class WorkflowsService {
     return { items: [...WORKFLOW_TEMPLATES] };
   }
 
-  /** A template saved as a new draft of the caller's, checked against their catalog like any save. */
+  /**
+   * A template saved as a new draft of the caller's, checked against their catalog like any save. A
+   * template that needs plugins the caller's catalog lacks is refused by name, not by a list of
+   * unknown tools.
+   */
   async instantiate(ctx: CallContext, templateId: string, name?: string): Promise<Workflow> {
     const template = WORKFLOW_TEMPLATES.find((t) => t.id === templateId);
     if (!template) throw new AppError('not_found', `there is no workflow template ${templateId}`);
+    if (template.requires?.length) {
+      const have = new Set((await this.catalog(ctx)).map((t) => t.name));
+      const missing = [
+        ...new Set(template.graph.nodes.map((n) => n.data.tool).filter((t): t is string => !!t)),
+      ].filter((t) => !have.has(t));
+      if (missing.length) {
+        const plugins = template.requires.join(', ');
+        throw new AppError(
+          'conflict',
+          `the template ${template.name} needs the ${plugins} plugin${template.requires.length > 1 ? 's' : ''}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not in your catalog; an admin installs and enables it`,
+          { details: { requires: template.requires, missingTools: missing } },
+        );
+      }
+    }
     return this.create(ctx, {
       name: name ?? template.name,
       description: template.description,

@@ -1,0 +1,3 @@
+/** Bundles src/server.ts into one self-contained CommonJS file (default: dist/server.cjs); its path. */
+export function buildOfficeServer(outfile?: string): Promise<string>;
+export const OFFICE_SERVER_BUNDLE: string;
