@@ -16,7 +16,9 @@ import {
   uniquePrefix,
   type TestDatabase,
 } from '@switchyard/testing';
+import { PluginRepository } from '@switchyard/server-db-tools';
 import { bootstrap } from '../bootstrap';
+import { PluginServers } from './plugin-servers';
 
 const ADMIN = { correlationId: 'c', ownerId: '0a0a0a0a-0000-4000-8000-00000000000a', role: 'admin' as const };
 const USER = { correlationId: 'c', ownerId: '0b0b0b0b-0000-4000-8000-00000000000b', role: 'user' as const };
@@ -392,6 +394,23 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
       });
       expect(await outcome(install(join(work, 'nowhere')))).toMatchObject({ code: 'not_found' });
     });
+  });
+
+  it('launches a keyed server with extra binds: it alone sees them, the default one does not', async () => {
+    const servers = reg.service.app.get(PluginServers);
+    const row = await reg.service.app.get(PluginRepository).get('fixture-plugin');
+    const conn = await servers.connection(row, {
+      key: 'run-1',
+      binds: [{ hostPath: canaryDir, sandboxPath: '/run-files', writable: false }],
+    });
+    const read = (path: string) => conn.client.callTool({ name: 'fixture_read_file', arguments: { path } });
+    expect(await read('/run-files/canary.txt')).toMatchObject({
+      content: [{ type: 'text', text: 'the canary sings' }],
+    });
+    const denied = await invoke('fixture_read_file', { path: '/run-files/canary.txt' });
+    expect(denied.isError).toBe(true);
+    await servers.release('fixture-plugin', 'run-1');
+    expect(conn.closed()).toBe(true);
   });
 
   it('is for admins only, but the posture is for everyone', async () => {
