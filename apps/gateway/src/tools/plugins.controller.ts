@@ -99,12 +99,18 @@ export class PluginsController {
         issues: [{ path: 'body', message: 'empty' }],
       });
     }
-    // The registry removes the staged file whatever happens.
-    return this.bus.call(
-      Rpc.registry.pluginInstall,
-      { path: file, upload: true },
-      { ...asCaller(req), timeoutMs: this.installTimeoutMs },
-    );
+    // The registry removes the staged file once it has answered; when no registry answers, we do.
+    try {
+      return await this.bus.call(
+        Rpc.registry.pluginInstall,
+        { path: file, upload: true },
+        { ...asCaller(req), timeoutMs: this.installTimeoutMs },
+      );
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'unavailable' || err.code === 'timeout'))
+        await rm(file, { force: true });
+      throw err;
+    }
   }
 
   @Endpoint(Routes.pluginGet)

@@ -393,6 +393,14 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
         message: expect.stringContaining('not a gzip-compressed tar archive'),
       });
       expect(await outcome(install(join(work, 'nowhere')))).toMatchObject({ code: 'not_found' });
+      // Only staged uploads (in incoming/) are removed after an install, whoever claims otherwise.
+      const outside = reg.bus.call(
+        Rpc.registry.pluginInstall,
+        { path: notGzip, upload: true },
+        { ctx: ADMIN },
+      );
+      expect(await outcome(outside)).toMatchObject({ code: 'validation_failed' });
+      expect(existsSync(notGzip)).toBe(true);
     });
   });
 

@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { cp, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import {
   AppError,
   PLUGIN_HOOKS_FILE,
@@ -26,6 +26,8 @@ import { PluginSandbox } from './plugin-sandbox';
 import { openSettings, pluginDataDir, PluginServers } from './plugin-servers';
 import { PluginToolsService } from './plugin-tools.service';
 
+const STALE_SCRATCH_MS = 60 * 60_000;
+
 function requireAdmin(caller: CallContext): void {
   if (caller.role !== 'admin') throw new AppError('forbidden', 'managing plugins needs an admin');
 }
@@ -41,7 +43,7 @@ async function exists(path: string): Promise<boolean> {
  * uploads and unpacked archives, moved into place on the same file system).
  */
 @Injectable()
-export class PluginsUseCases {
+export class PluginsUseCases implements OnApplicationBootstrap {
   /** One install at a time per replica: two uploads of one id must not interleave their moves. */
   private installing: Promise<unknown> = Promise.resolve();
 
@@ -56,6 +58,17 @@ export class PluginsUseCases {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /** Scratch left by a crash or an upload nobody installed: gone after an hour, at the next start. */
+  async onApplicationBootstrap(): Promise<void> {
+    const names = await readdir(this.incomingDir).catch(() => [] as string[]);
+    const stale = Date.now() - STALE_SCRATCH_MS;
+    for (const name of names) {
+      const path = join(this.incomingDir, name);
+      const st = await stat(path).catch(() => undefined);
+      if (st && st.mtimeMs < stale) await rm(path, { recursive: true, force: true });
+    }
+  }
 
   get incomingDir(): string {
     return join(this.config.plugins.dir, 'incoming');
@@ -129,7 +142,9 @@ export class PluginsUseCases {
         await bundle.cleanup();
       }
     } finally {
-      if (req.upload) await rm(req.path, { force: true });
+      // Only a staged upload is ours to remove: never a path outside incoming/, whoever asks.
+      if (req.upload && dirname(resolve(req.path)) === resolve(this.incomingDir))
+        await rm(req.path, { force: true });
     }
   }
 
