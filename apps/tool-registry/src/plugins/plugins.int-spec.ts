@@ -421,6 +421,31 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
     expect(conn.closed()).toBe(true);
   });
 
+  it('reports a server that cannot start, and leaves its tools out', async () => {
+    const dir = join(work, 'broken');
+    await buildFixturePlugin(
+      dir,
+      cache,
+      fixtureManifest({
+        id: 'broken-plugin',
+        server: { command: 'node', args: ['${root}/no-such-server.cjs'] },
+        tools: { broken_tool: { effect: 'read' } },
+        flowNodes: [],
+      }),
+    );
+    await install(dir);
+    const p = await admin(Rpc.registry.pluginEnable, { id: 'broken-plugin' });
+    expect(p.server).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('plugin broken-plugin'),
+    });
+    expect((await catalog()).some((t) => t.name === 'broken_tool')).toBe(false);
+    expect(await outcome(invoke('broken_tool', {}))).toMatchObject({
+      code: expect.stringMatching(/tool_failed|unavailable/),
+    });
+    await admin(Rpc.registry.pluginDelete, { id: 'broken-plugin' });
+  });
+
   it('is for admins only, but the posture is for everyone', async () => {
     for (const [c, body] of [
       [Rpc.registry.pluginList, {}],
