@@ -218,6 +218,8 @@ export type DeletedPlugin = z.infer<typeof DeletedPlugin>;
 export const PluginChangedEvent = z.object({
   id: PluginId,
   reason: z.enum(['installed', 'enabled', 'disabled', 'grants', 'settings', 'deleted']),
+  /** The replica that made the change (it has acted already and ignores its own echo). */
+  origin: z.string().max(100),
 });
 export type PluginChangedEvent = z.infer<typeof PluginChangedEvent>;
 export const PLUGIN_CHANGED_SUBJECT = 'events.registry.plugin.changed';

@@ -169,9 +169,10 @@ export class McpClientPool implements OnModuleDestroy {
     for (const k of [...this.failures.keys()]) if (k.startsWith(prefix)) this.failures.delete(k);
   }
 
-  /** Whether a client under `key` is live now (for status reports; nothing is started). */
-  isLive(key: string): boolean {
-    return this.live.has(key);
+  /** The open client under `key`, if any (for status reports: nothing is started). */
+  async current(key: string): Promise<McpConnection | undefined> {
+    const conn = await this.live.get(key)?.connection.catch(() => undefined);
+    return conn && !conn.closed() ? conn : undefined;
   }
 
   async onModuleDestroy(): Promise<void> {

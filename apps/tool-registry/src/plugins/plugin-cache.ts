@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Events, type PluginChangedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
@@ -17,6 +18,7 @@ const MAX_AGE_MS = 30_000;
 export class PluginCache implements OnModuleInit, OnModuleDestroy {
   private cached: { at: number; rows: Promise<PluginRow[]> } | undefined;
   private unsubscribe: (() => void) | undefined;
+  private readonly origin = randomUUID();
 
   constructor(
     private readonly plugins: PluginRepository,
@@ -26,6 +28,8 @@ export class PluginCache implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     this.unsubscribe = this.bus.on(Events.pluginChanged, (event) => {
+      // Our own echo: acting on it would stop a server started since (enable starts one at once).
+      if (event.origin === this.origin) return;
       this.cached = undefined;
       void this.servers.stop(event.id);
     });
@@ -36,10 +40,10 @@ export class PluginCache implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Tell every replica (this one first, before the answer goes out) that a plugin changed. */
-  async changed(event: PluginChangedEvent): Promise<void> {
+  async changed(event: Omit<PluginChangedEvent, 'origin'>): Promise<void> {
     this.cached = undefined;
     await this.servers.stop(event.id);
-    this.bus.emit(Events.pluginChanged, event);
+    this.bus.emit(Events.pluginChanged, { ...event, origin: this.origin });
   }
 
   async enabled(): Promise<PluginRow[]> {

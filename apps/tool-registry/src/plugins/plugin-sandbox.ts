@@ -114,8 +114,7 @@ export class PluginSandbox implements OnModuleInit {
       [PluginEnv.data]: spec.dataDir,
       [PluginEnv.config]: spec.configJson,
     };
-    if (!this.current.available)
-      return { command, args, env: { ...env, TMPDIR: '/tmp' }, cwd: spec.installDir };
+    if (!this.current.available) return { command, args, env, cwd: spec.installDir };
     const binds = [
       ...(visibleInSandbox(nodeDir) && visibleInSandbox(dirname(node.real))
         ? []

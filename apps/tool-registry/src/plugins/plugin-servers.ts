@@ -81,6 +81,11 @@ export class PluginServers {
     }
   }
 
+  /** The default server if it runs on this replica; nothing is started. */
+  running(id: string): Promise<McpConnection | undefined> {
+    return this.pool.current(this.poolKey(id, DEFAULT_KEY));
+  }
+
   /** Stops one keyed server of a plugin (e.g. when the run it served ends). */
   release(id: string, key: string): Promise<void> {
     return this.pool.dropKey(this.poolKey(id, key));

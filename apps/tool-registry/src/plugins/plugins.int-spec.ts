@@ -14,11 +14,14 @@ import {
   fixtureManifest,
   testConfig,
   uniquePrefix,
+  waitFor,
   type TestDatabase,
 } from '@switchyard/testing';
 import { PluginRepository } from '@switchyard/server-db-tools';
 import { bootstrap } from '../bootstrap';
 import { PluginServers } from './plugin-servers';
+import { PluginToolsService } from './plugin-tools.service';
+import { PluginsUseCases } from './plugins.usecases';
 
 const ADMIN = { correlationId: 'c', ownerId: '0a0a0a0a-0000-4000-8000-00000000000a', role: 'admin' as const };
 const USER = { correlationId: 'c', ownerId: '0b0b0b0b-0000-4000-8000-00000000000b', role: 'user' as const };
@@ -35,21 +38,21 @@ function registryUnderTest(label: string, env: Record<string, string> = {}) {
     db: TestDatabase;
     service: RunningService;
     bus: Bus;
+    env: Record<string, string>;
   };
   beforeAll(async () => {
     h.db = await createTestDatabase();
     const prefix = uniquePrefix('plug');
-    h.service = await bootstrap(
-      testConfig('tool-registry', {
-        DATABASE_URL: h.db.url,
-        NATS_SUBJECT_PREFIX: prefix,
-        WORKSPACE_DIR: join(root, 'workspace'),
-        PLUGINS_DIR: h.pluginsDir,
-        TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
-        MCP_HANDSHAKE_TIMEOUT_MS: '15000',
-        ...env,
-      }),
-    );
+    h.env = {
+      DATABASE_URL: h.db.url,
+      NATS_SUBJECT_PREFIX: prefix,
+      WORKSPACE_DIR: join(root, 'workspace'),
+      PLUGINS_DIR: h.pluginsDir,
+      TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+      MCP_HANDSHAKE_TIMEOUT_MS: '15000',
+      ...env,
+    };
+    h.service = await bootstrap(testConfig('tool-registry', h.env));
     h.bus = await Bus.connect({
       servers: ['nats://127.0.0.1:4222'],
       name: 'plugins-test',
@@ -136,6 +139,11 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
   it('enables: the server starts, its manifest tools join the catalog with flow-node schemas', async () => {
     const p = await admin(Rpc.registry.pluginEnable, { id: 'fixture-plugin' });
     expect(p.server).toEqual({ state: 'running', missingTools: ['fixture_missing'] });
+    // The list reports what runs here without starting anything.
+    const listed = (await admin(Rpc.registry.pluginList, {})).items.find(
+      (i: Plugin) => i.id === 'fixture-plugin',
+    );
+    expect(listed?.server).toEqual({ state: 'running', missingTools: ['fixture_missing'] });
     const tools = (await catalog()).filter((t) => t.source === 'plugin');
     expect(tools.map((t) => t.name).sort()).toEqual([
       'fixture_connect',
@@ -253,6 +261,22 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
     await admin(Rpc.registry.pluginEnable, { id: 'fixture-plugin' });
     expect((await catalog()).filter((t) => t.source === 'plugin')).toHaveLength(4);
     expect((await invoke('fixture_echo', { text: 'back' })).isError).toBe(false);
+  });
+
+  it('a change on one replica stops the plugin on the others', async () => {
+    const other = await bootstrap(testConfig('tool-registry', reg.env));
+    try {
+      const tools = () => other.app.get(PluginToolsService).descriptors();
+      expect((await tools()).map((t) => t.name)).toContain('fixture_echo');
+      expect(await other.app.get(PluginServers).running('fixture-plugin')).toBeDefined();
+      await reg.service.app.get(PluginsUseCases).disable(ADMIN, 'fixture-plugin');
+      await waitFor(async () => (await other.app.get(PluginServers).running('fixture-plugin')) === undefined);
+      expect(await tools()).toEqual([]);
+      await reg.service.app.get(PluginsUseCases).enable(ADMIN, 'fixture-plugin');
+      await waitFor(async () => (await tools()).length === 4);
+    } finally {
+      await other.close();
+    }
   });
 
   it('upgrades from a .tgz: new version, grants, settings and enabled state kept, old bundle gone', async () => {

@@ -244,7 +244,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
     const m = row.manifest;
     let server: PluginServerStatus;
     if (row.enabled && launch) server = this.servers.status(row, await this.tools.live(row));
-    else server = this.servers.status(row, undefined);
+    else server = this.servers.status(row, row.enabled ? await this.servers.running(row.id) : undefined);
     const values = row.settingsEnc ? openSettings(this.box, row) : {};
     const nodes = new Set(m.flowNodes.map((n) => n.tool));
     return {
