@@ -6,6 +6,7 @@ import { LOGGER } from '@switchyard/server-runtime';
 import type { McpConnection } from '../mcp/mcp-connection';
 import { CATALOG_WAIT_MS, McpToolsService, withoutDialect } from '../mcp/mcp-tools.service';
 import { PluginCache } from './plugin-cache';
+import type { ExtraBind } from './plugin-sandbox';
 import { PluginServers } from './plugin-servers';
 
 /** A tool's catalog entry: the server's schema and text, the manifest's metadata and flow node. */
@@ -68,15 +69,20 @@ export class PluginToolsService {
     return lists.flat();
   }
 
-  /** A runner for `tool` when an enabled plugin declares it, else undefined. */
+  /**
+   * A runner for `tool` when an enabled plugin declares it, else undefined. `launch` sends the call
+   * to a server of its own (keyed, with extra binds: e.g. one run's granted files) instead of the
+   * plugin's default one.
+   */
   async runner(
     tool: string,
     args: Record<string, unknown>,
+    launch?: { key: string; binds: readonly ExtraBind[] },
   ): Promise<((signal: AbortSignal, timeoutMs: number) => Promise<ToolResult>) | undefined> {
     const plugin = await this.cache.owning(tool);
     if (!plugin) return undefined;
     return async (signal, timeoutMs) => {
-      const conn = await this.servers.connection(plugin);
+      const conn = await this.servers.connection(plugin, launch ?? {});
       return this.mcp.call(conn, {
         name: tool,
         tool,
@@ -85,7 +91,7 @@ export class PluginToolsService {
         timeoutMs,
         validatorKey: `plugin:${plugin.id}:${plugin.updatedAt}:${tool}`,
         server: `plugin ${plugin.id}'s server`,
-        onExit: () => this.servers.stop(plugin.id),
+        onExit: () => (launch ? this.servers.release(plugin.id, launch.key) : this.servers.stop(plugin.id)),
       });
     };
   }

@@ -443,6 +443,16 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
     expect(denied.isError).toBe(true);
     await servers.release('fixture-plugin', 'run-1');
     expect(conn.closed()).toBe(true);
+    // The same through the invoke path's runner, as a run-scoped call would go.
+    const run = await reg.service.app
+      .get(PluginToolsService)
+      .runner(
+        'fixture_read_file',
+        { path: '/run-files/canary.txt' },
+        { key: 'run-2', binds: [{ hostPath: canaryDir, sandboxPath: '/run-files', writable: false }] },
+      );
+    expect(textOf(await run!(new AbortController().signal, 10_000))).toBe('the canary sings');
+    await servers.release('fixture-plugin', 'run-2');
   });
 
   it('reports a server that cannot start, and leaves its tools out', async () => {
