@@ -78,7 +78,7 @@ if (process.env.SWITCHYARD_FORCE_BUILD === '1' || built < sources) {
   console.log('> building (prisma generate, tsc, web client)');
   run('npm run -s build');
 } else if (pluginBundles.some((b) => !existsSync(join(root, b)))) {
-  console.log('> bundling the plugins (esbuild)');
+  console.log('> bundling the plugins (rolldown)');
   run('npm run -s build:plugins');
 } else if (
   stampTime(webStamp) <

@@ -9,16 +9,13 @@ const ENTRY = join(__dirname, 'src', 'server.ts');
 const OUTFILE = join(__dirname, 'dist', 'server.cjs');
 
 async function buildOfficeServer(outfile = OUTFILE) {
-  const esbuild = require('esbuild');
-  await esbuild.build({
-    entryPoints: [ENTRY],
-    outfile,
-    bundle: true,
+  // rolldown (Vite's bundler, also the fixture plugin's): one bundler in the repository.
+  const { build } = await import('rolldown');
+  await build({
+    input: ENTRY,
     platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    logLevel: 'error',
-    legalComments: 'eof',
+    logLevel: 'silent',
+    output: { file: outfile, format: 'cjs', legalComments: 'inline' },
   });
   return outfile;
 }

@@ -28,6 +28,7 @@ import { AgentsController } from './tools/agents.controller';
 import { StreamController } from './runs/stream.controller';
 import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
+import { PluginsController } from './tools/plugins.controller';
 
 @Module({
   controllers: [
@@ -37,6 +38,7 @@ import { ToolsController } from './tools/tools.controller';
     ToolsController,
     RecordsController,
     AgentsController,
+    PluginsController,
     StreamController,
     RunsController,
     SettingsController,

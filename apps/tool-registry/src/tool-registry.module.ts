@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
-import { AgentRepository, McpToolRepository } from '@switchyard/server-db-tools';
+import { AgentRepository, McpToolRepository, PluginRepository } from '@switchyard/server-db-tools';
 import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
@@ -34,6 +34,12 @@ import { InvokeToolUseCase } from './tools/invoke-tool.usecase';
 import { MemoryGate } from './tools/memory-gate';
 import { WorkflowTools } from './tools/workflow-tools';
 import { ToolsHandler } from './tools/tools.handler';
+import { PluginCache } from './plugins/plugin-cache';
+import { PluginSandbox } from './plugins/plugin-sandbox';
+import { PluginServers } from './plugins/plugin-servers';
+import { PluginToolsService } from './plugins/plugin-tools.service';
+import { PluginsHandler } from './plugins/plugins.handler';
+import { PluginsUseCases } from './plugins/plugins.usecases';
 
 /** Built-in tools live here as providers; the registry discovers them by their @BuiltinTool spec. */
 export const BUILTIN_TOOLS = [
@@ -52,7 +58,7 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler, AgentsHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, PluginsHandler],
   providers: [
     McpToolRepository,
     AgentRepository,
@@ -80,6 +86,12 @@ export const BUILTIN_TOOLS = [
     WorkflowTools,
     MemoryGate,
     RecordsUseCases,
+    PluginRepository,
+    PluginSandbox,
+    PluginServers,
+    PluginCache,
+    PluginToolsService,
+    PluginsUseCases,
     ...BUILTIN_TOOLS,
   ],
 })

@@ -3,6 +3,7 @@ import { ChatEvent, chatEventsSubject } from './chat';
 import { OwnerFeedEvent, ownerFeedSubject } from './feed';
 import { MemorySettingChanged, MEMORY_SETTING_CHANGED_SUBJECT } from './memory';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
+import { PluginChangedEvent, PLUGIN_CHANGED_SUBJECT } from './plugins';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
 import { RunEvent, runEventsSubject } from './run-events';
 import { PlanTokens, planTokensSubject } from './runs';
@@ -31,6 +32,8 @@ export const Events = {
   toolCancel: event(TOOL_CANCEL_SUBJECT, CancelInvocation),
   /** A tool record changed: every registry replica drops its client and cache. */
   recordChanged: event(RECORD_CHANGED_SUBJECT, RecordChangedEvent),
+  /** A plugin changed: every registry replica forgets its cached list and stops its server. */
+  pluginChanged: event(PLUGIN_CHANGED_SUBJECT, PluginChangedEvent),
   /** An owner's (or the global) rules or hooks changed: every executor replica reloads them. */
   permissionsChanged: event(PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged),
   /** An owner turned memory on or off: registry replicas drop the cached setting (memory tools). */

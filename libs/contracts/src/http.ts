@@ -117,6 +117,16 @@ import {
   McpToolTestResult,
   UpdateMcpToolBody,
 } from './mcp-tools';
+import {
+  DeletedPlugin,
+  InstallPluginBody,
+  Plugin,
+  PluginGrantsBody,
+  PluginIdParam,
+  PluginList,
+  PluginSettingsBody,
+  PLUGIN_UPLOAD_LIMIT_BYTES,
+} from './plugins';
 
 /** RFC 9457 problem details, with our stable `code`. */
 export const Problem = z.object({
@@ -152,6 +162,8 @@ export interface RouteDef {
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
   readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream';
+  /** A raw request body the handler reads itself (streamed, with its own size limit) instead of JSON. */
+  readonly consumes?: 'application/gzip';
   /** The SSE streams are the only routes that also accept `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
   readonly params?: z.ZodObject;
@@ -1082,6 +1094,119 @@ export const Routes = {
     params: McpToolIdsParam,
     response: DeletedMcpTools,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  // Plugins: admin only. Their tools appear in everyone's catalog (GET /api/agent/tools).
+  pluginList: route({
+    method: 'GET',
+    path: '/api/plugins',
+    summary:
+      'Installed plugins with their tools, grants, settings (secrets never shown), server status and the sandbox posture',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    response: PluginList,
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  pluginInstall: route({
+    method: 'POST',
+    path: '/api/plugins',
+    summary:
+      'Install (or upgrade: same id, grants and settings kept) a plugin from a bundle folder or .tgz on the server; a bad manifest is refused by path and installs nothing',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    body: InstallPluginBody,
+    response: Plugin,
+    status: 201,
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'payload_too_large',
+      'unavailable',
+    ],
+  }),
+  pluginUpload: route({
+    method: 'POST',
+    path: '/api/plugins/upload',
+    summary: `Install (or upgrade) a plugin from an uploaded .tgz bundle (body application/gzip, at most ${PLUGIN_UPLOAD_LIMIT_BYTES / 1024 / 1024} MiB: 413 beyond)`,
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    consumes: 'application/gzip',
+    response: Plugin,
+    status: 201,
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'conflict',
+      'payload_too_large',
+      'unavailable',
+    ],
+  }),
+  pluginGet: route({
+    method: 'GET',
+    path: '/api/plugins/{id}',
+    summary: 'One plugin; an enabled one is launched to report which manifest tools its server lacks',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    response: Plugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  pluginEnable: route({
+    method: 'POST',
+    path: '/api/plugins/{id}/enable',
+    summary: 'Enable a plugin: its tools join the catalog (its hooks stay untrusted)',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    response: Plugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  pluginDisable: route({
+    method: 'POST',
+    path: '/api/plugins/{id}/disable',
+    summary: 'Disable a plugin: its tools leave the catalog and its server stops on every replica',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    response: Plugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  pluginDelete: route({
+    method: 'DELETE',
+    path: '/api/plugins/{id}',
+    summary: 'Uninstall a plugin: its server stops, its bundle and its private data directory are removed',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    response: DeletedPlugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  pluginGrants: route({
+    method: 'PUT',
+    path: '/api/plugins/{id}/grants',
+    summary:
+      'Grant or withdraw network access and run files (only what the manifest asks for; the server restarts with them)',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    body: PluginGrantsBody,
+    response: Plugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  pluginSettings: route({
+    method: 'PUT',
+    path: '/api/plugins/{id}/settings',
+    summary:
+      'Set (string) or clear (null) the manifest’s settings; all are stored encrypted, secrets are never returned',
+    tag: 'plugins',
+    auth: { permission: 'plugin:plugin:manage' },
+    params: PluginIdParam,
+    body: PluginSettingsBody,
+    response: Plugin,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   chatSessionCreate: route({
     method: 'POST',

@@ -40,6 +40,7 @@ export const PERMISSIONS = [
   'workflow:edit',
   'agent:task:list',
   'agent:task:submit',
+  'plugin:plugin:manage',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;
@@ -53,6 +54,7 @@ const ADMIN_ONLY: ReadonlySet<Permission> = new Set<Permission>([
   'mcp:tool:remove',
   'mcp:tool:test',
   'mcp:tool:export',
+  'plugin:plugin:manage',
 ]);
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {

@@ -115,6 +115,12 @@ export function buildOpenApi(
         'permission' in r.auth ? r.auth.permission : { anyOf: r.auth.anyOf };
     }
     if (r.queryToken) operation['security'] = [{ token: [] }, { bearer: [] }, { queryToken: [] }];
+    if (r.consumes) {
+      operation['requestBody'] = {
+        required: true,
+        content: { [r.consumes]: { schema: { type: 'string', contentMediaType: r.consumes } } },
+      };
+    }
     if (r.body) {
       operation['requestBody'] = {
         required: true,

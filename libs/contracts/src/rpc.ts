@@ -85,6 +85,16 @@ import {
 } from './workflows';
 import { ToolDescriptor } from './tools';
 import {
+  DeletedPlugin,
+  InstallPluginRequest,
+  Plugin,
+  PluginGrantsBody,
+  PluginIdParam,
+  PluginList,
+  PluginSandboxStatus,
+  PluginSettingsBody,
+} from './plugins';
+import {
   AttachRun,
   ClaimResult,
   ClaimTask,
@@ -176,6 +186,21 @@ export const Rpc = {
     agentDelete: rpc('registry.agents.delete', AgentRpc.Id, Agent),
     /** The agent's tool set: its associated record ids, assembled. */
     agentTools: rpc('registry.agents.tools', AgentRpc.Id, ToolSet),
+    /** Plugins (admin): install from a bundle on the registry host, toggle, grant, configure, remove. */
+    pluginList: rpc('registry.plugins.list', Empty, PluginList),
+    pluginGet: rpc('registry.plugins.get', PluginIdParam, Plugin),
+    pluginInstall: rpc('registry.plugins.install', InstallPluginRequest, Plugin),
+    pluginEnable: rpc('registry.plugins.enable', PluginIdParam, Plugin),
+    pluginDisable: rpc('registry.plugins.disable', PluginIdParam, Plugin),
+    pluginDelete: rpc('registry.plugins.delete', PluginIdParam, DeletedPlugin),
+    pluginGrants: rpc('registry.plugins.grants', PluginIdParam.extend({ body: PluginGrantsBody }), Plugin),
+    pluginSettings: rpc(
+      'registry.plugins.settings',
+      PluginIdParam.extend({ body: PluginSettingsBody }),
+      Plugin,
+    ),
+    /** How plugin servers run on this host now (any caller; runs record it when created). */
+    pluginPosture: rpc('registry.plugins.posture', Empty, PluginSandboxStatus),
   },
   executor: {
     start: rpc('executor.runs.start', StartRunBody, StartedRun),

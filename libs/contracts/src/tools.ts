@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const ToolEffect = z.enum(['read', 'write', 'external']);
 export type ToolEffect = z.infer<typeof ToolEffect>;
 
-export const ToolSource = z.enum(['builtin', 'mcp', 'workflow']);
+export const ToolSource = z.enum(['builtin', 'mcp', 'workflow', 'plugin']);
 export type ToolSource = z.infer<typeof ToolSource>;
 
 /** One orchestrable tool as the catalog shows it (to the planner, the executor and the UI). */
@@ -15,6 +15,10 @@ export const ToolDescriptor = z.object({
   effect: ToolEffect,
   idempotent: z.boolean(),
   source: ToolSource,
+  requiresApproval: z
+    .boolean()
+    .optional()
+    .describe('ask before every call in every permission mode but full access (plugin tools can declare it)'),
   outputSchema: z
     .record(z.string(), z.unknown())
     .optional()

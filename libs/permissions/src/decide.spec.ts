@@ -106,6 +106,53 @@ describe('decideToolCall', () => {
     });
   });
 
+  describe("a tool's own requiresApproval (plugin manifests)", () => {
+    const gated = (effect: ToolEffect): ToolCall => ({
+      tool: 'confirm_send',
+      effect,
+      arguments: {},
+      requiresApproval: true,
+    });
+
+    it.each<[ToolCallRequest['config']['permissionMode'], ToolEffect, string]>([
+      ['ask', 'read', 'ask'],
+      ['ask', 'external', 'ask'],
+      ['approve-for-me', 'read', 'ask'],
+      ['approve-for-me', 'external', 'ask'],
+      ['full-access', 'read', 'allow'],
+      ['full-access', 'external', 'allow'],
+    ])('in %s mode a %s tool that requires approval: %s', (permissionMode, effect, expected) => {
+      expect(decide(gated(effect), { config: { permissionMode } }).decision).toBe(expected);
+    });
+
+    it('asks even when an allow rule names the tool, and says why', () => {
+      expect(
+        decide(gated('external'), {
+          rules: { allow: ['Tool(confirm_send)'] },
+          config: { permissionMode: 'approve-for-me' },
+        }),
+      ).toEqual({
+        decision: 'ask',
+        reason: 'confirm_send requires approval before every call',
+        rule: 'allow: Tool(confirm_send) (owner)',
+      });
+    });
+
+    it('is denied where nobody can answer, and a deny rule still denies', () => {
+      expect(
+        decide(gated('external'), { config: { permissionMode: 'approve-for-me', unattended: true } })
+          .decision,
+      ).toBe('deny');
+      expect(decide(gated('read'), { rules: { deny: ['Tool(confirm_send)'] } }).decision).toBe('deny');
+    });
+
+    it('leaves tools without it alone', () => {
+      expect(decide(tool('external'), { config: { permissionMode: 'approve-for-me' } }).decision).toBe(
+        'allow',
+      );
+    });
+  });
+
   describe('capability and hooks', () => {
     it('refuses by capability before any hook or rule', () => {
       const d = decide(tool('write', 'write_file'), {

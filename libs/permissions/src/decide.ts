@@ -4,7 +4,7 @@
  *
  *   read-only capability → pre-tool-use hooks → deny rules → ask rules → what the rules cannot be
  *   checked against → dangerous-command floor → allow rules → the run's approval gates
- *   (stepApproval, requiresApproval) → permission-mode default
+ *   (stepApproval, the step's and the tool's requiresApproval) → permission-mode default
  *
  * An ask in a run nobody can answer (`unattended`) is a denial naming what asked. No I/O: the
  * executor loads the rules, runs the hooks and hands both in as data.
@@ -93,13 +93,18 @@ function hookDecision(hooks: readonly HookVerdict[]): ToolCallDecision | undefin
   return undefined;
 }
 
-/** stepApproval, and requiresApproval outside full-access: gates that ask whatever the rules allow. */
+/**
+ * stepApproval, and requiresApproval (the plan step's, or the tool's own) outside full-access: gates
+ * that ask whatever the rules allow.
+ */
 function approvalGate({ call, step, config }: ToolCallRequest): string | undefined {
   if (config.stepApproval === 'all') return 'stepApproval is "all": every step asks';
   if (config.stepApproval === 'non-read' && call.effect !== 'read')
     return `stepApproval is "non-read" and ${call.tool} is a ${call.effect} tool`;
   if (step.requiresApproval === true && config.permissionMode !== 'full-access')
     return `step ${step.id} is marked requiresApproval`;
+  if (call.requiresApproval === true && config.permissionMode !== 'full-access')
+    return `${call.tool} requires approval before every call`;
   return undefined;
 }
 

@@ -32,6 +32,8 @@ export interface ToolCall {
   tool: string;
   effect: ToolEffect;
   arguments: Record<string, unknown>;
+  /** The tool itself asks before every call (a plugin's manifest says so), whatever the rules allow. */
+  requiresApproval?: boolean;
 }
 
 /** The tool whose `command` argument Command rules judge. */

@@ -11,3 +11,4 @@ export * from './in-memory-bus';
 export * from './tcp-proxy';
 export * from './owner-feed';
 export * from './platform';
+export * from './plugin-fixture';

@@ -359,7 +359,12 @@ export class ChatTurn {
     // The gate decides before anything is written, so the call's row and its event go out once.
     const verdict = tool
       ? init.gate(
-          { tool: tool.name, effect: tool.effect, arguments: req.arguments },
+          {
+            tool: tool.name,
+            effect: tool.effect,
+            arguments: req.arguments,
+            ...(tool.requiresApproval ? { requiresApproval: true } : {}),
+          },
           req.callId,
           tool,
           this.mode,

@@ -59,7 +59,12 @@ export class PermissionsHandler {
     await this.permissions.warm(ownerId);
     return this.permissions.decide({
       ownerId,
-      call: { tool: tool.name, effect: tool.effect, arguments: body.arguments },
+      call: {
+        tool: tool.name,
+        effect: tool.effect,
+        arguments: body.arguments,
+        ...(tool.requiresApproval ? { requiresApproval: true } : {}),
+      },
       step: { id: 'evaluate' },
       config: {
         permissionMode: body.permissionMode ?? 'ask',

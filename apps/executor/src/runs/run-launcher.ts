@@ -256,7 +256,12 @@ export class RunLauncher {
             ownerId,
             runId,
             step,
-            call: { tool: tool.name, effect: tool.effect, arguments: args },
+            call: {
+              tool: tool.name,
+              effect: tool.effect,
+              arguments: args,
+              ...(tool.requiresApproval ? { requiresApproval: true } : {}),
+            },
             config: l.config,
           }),
         observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),

@@ -6,7 +6,7 @@ import { type McpToolRow } from '@switchyard/server-db-tools';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
-import { connectMcp, type McpConnection } from './mcp-connection';
+import { connectMcp, type McpConnection, type ProcessLaunch } from './mcp-connection';
 import { FAILURE_THRESHOLD, RecordHealth } from './record-health';
 
 const MAX_BACKOFF_MS = 30_000;
@@ -16,16 +16,19 @@ interface Entry {
   readonly connection: Promise<McpConnection>;
 }
 
+const recordKey = (id: number) => `record:${id}`;
+
 /**
- * MCP clients, created on first use and cached per record. A record edited since (its updatedAt
+ * MCP clients, created on first use and cached per key: a tool record (`record:<id>`) or a launched
+ * server such as a plugin's (`plugin:<id>#<key>`, see `launched`). A record edited since (its updatedAt
  * changed, on any replica) gets a new client; a client whose server died is replaced on the next
  * use, with exponential backoff between failed attempts so a crashing server is not relaunched in a
  * tight loop.
  */
 @Injectable()
 export class McpClientPool implements OnModuleDestroy {
-  private readonly live = new Map<number, Entry>();
-  private readonly failures = new Map<number, { count: number; at: number }>();
+  private readonly live = new Map<string, Entry>();
+  private readonly failures = new Map<string, { count: number; at: number }>();
 
   constructor(
     private readonly box: SecretBox,
@@ -36,65 +39,154 @@ export class McpClientPool implements OnModuleDestroy {
   ) {}
 
   async get(record: McpToolRow, opts: { fresh?: boolean } = {}): Promise<McpConnection> {
-    const version = record.updatedAt;
-    const cached = this.live.get(record.id);
-    if (cached && !opts.fresh && cached.version === version) {
-      const conn = await cached.connection.catch(() => undefined);
-      if (conn && !conn.closed()) return conn;
-    }
-    await this.drop(record.id);
+    const key = recordKey(record.id);
+    const cached = await this.cached(key, record.updatedAt, opts.fresh);
+    if (cached) return cached;
     if (!opts.fresh) {
       const until = await this.health.disabledUntil(record.id);
       if (until) {
+        await this.dropKey(key);
         throw new AppError(
           'unavailable',
           `${record.name} is disabled until ${new Date(until).toISOString()} after ${FAILURE_THRESHOLD} failed connections; a successful Test re-enables it`,
           { details: { disabledUntil: new Date(until).toISOString() } },
         );
       }
-      this.respectBackoff(record);
     }
-    const connection = this.connect(record);
-    this.live.set(record.id, { version, connection });
+    return this.open(key, record.updatedAt, record.name, () => this.connect(record), {
+      fresh: opts.fresh === true,
+      onSuccess: () => this.health.clear(record.id),
+      onFailure: async () => {
+        const { disabledUntil } = await this.health.recordFailure(record.id);
+        if (disabledUntil)
+          this.logger.warn(
+            { record: record.name, disabledUntil: new Date(disabledUntil).toISOString() },
+            'mcp record disabled after repeated failures',
+          );
+      },
+    });
+  }
+
+  /**
+   * A stdio server this registry launches itself (a plugin's), cached under `key` while `version`
+   * is unchanged; failed starts back off like records' (without the records' shared three strikes).
+   */
+  async launched(
+    key: string,
+    version: string,
+    label: string,
+    launch: () => Promise<ProcessLaunch>,
+  ): Promise<McpConnection> {
+    const entry = this.live.get(key);
+    if (entry && entry.version === version) {
+      // Concurrent first uses (a listing and a call) share one start instead of killing each other's.
+      const conn = await entry.connection.catch(() => undefined);
+      if (conn && !conn.closed()) return conn;
+      if (this.live.get(key) !== entry) return this.launched(key, version, label, launch);
+    }
+    return this.open(
+      key,
+      version,
+      label,
+      async () => {
+        const conn = await connectMcp(
+          { type: 'PROCESS', launch: await launch() },
+          {
+            logger: this.logger,
+            addresses: this.addresses,
+            timeoutMs: this.config.tools.mcpHandshakeTimeoutMs,
+            label,
+          },
+        );
+        this.logger.info({ server: label, tools: conn.tools.length }, 'mcp server launched');
+        return conn;
+      },
+      { fresh: false },
+    );
+  }
+
+  /** The live connection under `key` if it is of `version` and open (not when `fresh`). */
+  private async cached(key: string, version: string, fresh: boolean | undefined) {
+    const cached = this.live.get(key);
+    if (cached && !fresh && cached.version === version) {
+      const conn = await cached.connection.catch(() => undefined);
+      if (conn && !conn.closed()) return conn;
+    }
+    return undefined;
+  }
+
+  private async open(
+    key: string,
+    version: string,
+    label: string,
+    connect: () => Promise<McpConnection>,
+    opts: { fresh: boolean; onSuccess?: () => Promise<void>; onFailure?: () => Promise<void> },
+  ): Promise<McpConnection> {
+    if (!opts.fresh) this.respectBackoff(key, label);
+    // The new entry replaces the old one before any await: a concurrent caller finds and shares it.
+    const old = this.live.get(key);
+    const connection = connect();
+    this.live.set(key, { version, connection });
+    if (old)
+      void old.connection.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     try {
       const conn = await connection;
-      this.failures.delete(record.id);
-      await this.health.clear(record.id);
+      this.failures.delete(key);
+      await opts.onSuccess?.();
       return conn;
     } catch (err) {
-      this.live.delete(record.id);
-      const previous = this.failures.get(record.id);
-      this.failures.set(record.id, { count: (previous?.count ?? 0) + 1, at: Date.now() });
-      const { disabledUntil } = await this.health.recordFailure(record.id);
-      if (disabledUntil)
-        this.logger.warn(
-          { record: record.name, disabledUntil: new Date(disabledUntil).toISOString() },
-          'mcp record disabled after repeated failures',
-        );
+      if (this.live.get(key)?.connection === connection) this.live.delete(key);
+      const previous = this.failures.get(key);
+      this.failures.set(key, { count: (previous?.count ?? 0) + 1, at: Date.now() });
+      await opts.onFailure?.();
       throw err;
     }
   }
 
-  async drop(recordId: number): Promise<void> {
-    const entry = this.live.get(recordId);
+  drop(recordId: number): Promise<void> {
+    return this.dropKey(recordKey(recordId));
+  }
+
+  /** Closes the client under `key` (a launched server's process ends). */
+  async dropKey(key: string): Promise<void> {
+    const entry = this.live.get(key);
     if (!entry) return;
-    this.live.delete(recordId);
+    this.live.delete(key);
     const conn = await entry.connection.catch(() => undefined);
     await conn?.close();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.live.keys()].map((id) => this.drop(id)));
+  /** Closes every client whose key starts with `prefix` (all of one plugin's servers). */
+  async dropPrefix(prefix: string): Promise<void> {
+    await Promise.all([...this.live.keys()].filter((k) => k.startsWith(prefix)).map((k) => this.dropKey(k)));
   }
 
-  private respectBackoff(record: McpToolRow): void {
-    const f = this.failures.get(record.id);
+  /** Forgets failed starts under `key`, so the next use launches at once (a changed configuration). */
+  forgetFailures(prefix: string): void {
+    for (const k of [...this.failures.keys()]) if (k.startsWith(prefix)) this.failures.delete(k);
+  }
+
+  /** The open client under `key`, if any (for status reports: nothing is started). */
+  async current(key: string): Promise<McpConnection | undefined> {
+    const conn = await this.live.get(key)?.connection.catch(() => undefined);
+    return conn && !conn.closed() ? conn : undefined;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.live.keys()].map((k) => this.dropKey(k)));
+  }
+
+  private respectBackoff(key: string, label: string): void {
+    const f = this.failures.get(key);
     if (!f) return;
     const wait = Math.min(MAX_BACKOFF_MS, 500 * 2 ** (f.count - 1)) - (Date.now() - f.at);
     if (wait > 0) {
       throw new AppError(
         'unavailable',
-        `${record.name} failed to start ${f.count} time(s); next attempt in ${Math.ceil(wait / 100) / 10} s`,
+        `${label} failed to start ${f.count} time(s); next attempt in ${Math.ceil(wait / 100) / 10} s`,
         {
           details: { retryAfterMs: wait },
         },

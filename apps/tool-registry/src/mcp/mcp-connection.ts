@@ -56,6 +56,17 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
+/**
+ * A stdio server launched exactly as given (a plugin server, often through bwrap): no --version
+ * check. The SDK adds its default variables (HOME, PATH, USER…) under `env`; a sandbox unsets them.
+ */
+export interface ProcessLaunch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Record<string, string>;
+  readonly cwd?: string;
+}
+
 /** `command --version` must exit within 5 s: a cheap check that the command exists and runs. */
 export function checkVersion(command: string, env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -85,7 +96,8 @@ export function checkVersion(command: string, env: Record<string, string>): Prom
 export async function connectMcp(
   opts:
     | { readonly type: 'LOCAL'; readonly config: LocalServerConfig }
-    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig },
+    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig }
+    | { readonly type: 'PROCESS'; readonly launch: ProcessLaunch },
   deps: {
     readonly logger: Logger;
     readonly addresses: AddressPolicy;
@@ -94,15 +106,20 @@ export async function connectMcp(
   },
 ): Promise<McpConnection> {
   let transport: Transport;
-  if (opts.type === 'LOCAL') {
-    const env = { ...getDefaultEnvironment(), ...(opts.config.env ?? {}) };
-    await checkVersion(opts.config.command, env);
-    const stdio = new StdioClientTransport({
-      command: opts.config.command,
-      args: opts.config.args,
-      env,
-      stderr: 'pipe',
-    });
+  if (opts.type === 'LOCAL' || opts.type === 'PROCESS') {
+    let stdio: StdioClientTransport;
+    if (opts.type === 'LOCAL') {
+      const env = { ...getDefaultEnvironment(), ...(opts.config.env ?? {}) };
+      await checkVersion(opts.config.command, env);
+      stdio = new StdioClientTransport({
+        command: opts.config.command,
+        args: opts.config.args,
+        env,
+        stderr: 'pipe',
+      });
+    } else {
+      stdio = new StdioClientTransport({ ...opts.launch, args: [...opts.launch.args], stderr: 'pipe' });
+    }
     let pending = '';
     stdio.stderr?.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');

@@ -7,6 +7,7 @@ import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp-client.pool';
+import type { McpConnection } from './mcp-connection';
 
 export const MCP_PREFIX = 'mcp__';
 
@@ -19,7 +20,7 @@ export function mcpToolName(record: string, tool: string): string {
 }
 
 /** A server's schema as the catalog shows it: the `$schema` dialect line dropped, as for built-ins. */
-function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+export function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = schema;
   return rest;
 }
@@ -138,9 +139,39 @@ export class McpToolsService {
         `MCP record ${record.name} changed its tool definitions since its last Test; an admin must Test it again`,
       );
     }
+    return this.call(conn, {
+      name,
+      tool,
+      args,
+      signal,
+      timeoutMs,
+      validatorKey: `${record.id}:${record.updatedAt}:${tool}`,
+      server: `MCP server ${record.name}`,
+      onExit: () => this.pool.drop(record.id),
+    });
+  }
+
+  /**
+   * One call of `tool` on a live connection, shown to callers as `name`: arguments checked against
+   * the server's schema, the result's content mapped (structured content becomes the value).
+   */
+  async call(
+    conn: McpConnection,
+    c: {
+      name: string;
+      tool: string;
+      args: Record<string, unknown>;
+      signal: AbortSignal;
+      timeoutMs: number;
+      validatorKey: string;
+      server: string;
+      onExit: () => Promise<void>;
+    },
+  ): Promise<ToolResult> {
+    const { name, tool, args, signal, timeoutMs } = c;
     const info = conn.tools.find((t) => t.name === tool);
-    if (!info) throw new AppError('not_found', `MCP server ${record.name} has no tool ${tool}`);
-    this.validate(`${record.id}:${record.updatedAt}:${tool}`, info.inputSchema, args, name);
+    if (!info) throw new AppError('not_found', `${c.server} has no tool ${tool}`);
+    this.validate(c.validatorKey, info.inputSchema, args, name);
     let result;
     try {
       result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
@@ -149,8 +180,8 @@ export class McpToolsService {
       });
     } catch (err) {
       if (signal.aborted) throw err;
-      const reason = conn.closed() ? 'the MCP server exited during the call' : (err as Error).message;
-      if (conn.closed()) await this.pool.drop(record.id);
+      const reason = conn.closed() ? `the ${c.server} exited during the call` : (err as Error).message;
+      if (conn.closed()) await c.onExit();
       throw new AppError('tool_failed', `${name} failed: ${reason}`);
     }
     const content: ToolContent[] = ((result.content as Array<Record<string, unknown>> | undefined) ?? []).map(

@@ -17,6 +17,7 @@ import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
 import { WorkflowTools } from './workflow-tools';
+import { PluginToolsService } from '../plugins/plugin-tools.service';
 
 /** Cuts text content so the whole result stays within `limit` bytes. */
 export function capOutput(result: ToolResult, limit: number): ToolResult {
@@ -62,6 +63,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     private readonly mcp: McpToolsService,
     private readonly workflows: WorkflowTools,
     private readonly memory: MemoryGate,
+    private readonly plugins: PluginToolsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -125,7 +127,12 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
       return (signal, timeoutMs) => this.mcp.invoke(req.tool, req.arguments, signal, timeoutMs);
     }
     const tool = this.builtins.get(req.tool);
-    if (!tool) throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
+    if (!tool) {
+      // Plugin tools have bare names that no built-in takes (refused at install).
+      const plugin = await this.plugins.runner(req.tool, req.arguments);
+      if (plugin) return plugin;
+      throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
+    }
     if (isMemoryTool(req.tool) && !(await this.memory.enabled(caller))) {
       throw new AppError('not_found', `no tool named ${req.tool} in the catalog: memory is off for you`);
     }

@@ -13,6 +13,7 @@ import { InvokeToolUseCase } from './invoke-tool.usecase';
 import { McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
 import { WorkflowTools } from './workflow-tools';
+import { PluginToolsService } from '../plugins/plugin-tools.service';
 
 @Controller()
 export class ToolsHandler {
@@ -22,6 +23,7 @@ export class ToolsHandler {
     private readonly invoker: InvokeToolUseCase,
     private readonly workflows: WorkflowTools,
     private readonly memory: MemoryGate,
+    private readonly plugins: PluginToolsService,
   ) {}
 
   @RpcHandler(Rpc.registry.catalog)
@@ -29,16 +31,17 @@ export class ToolsHandler {
     @RpcPayload(Rpc.registry.catalog) _: unknown,
     @Caller() caller: CallContext,
   ): Promise<ToolCatalog> {
-    const [mcp, workflows, memory] = await Promise.all([
+    const [mcp, workflows, memory, plugins] = await Promise.all([
       this.mcp.descriptors(),
       this.workflows.descriptors(caller),
       this.memory.enabled(caller),
+      this.plugins.descriptors(),
     ]);
     const builtins = this.builtins
       .list()
       .filter((t) => memory || !isMemoryTool(t.spec.name))
       .map((t) => t.descriptor);
-    return { tools: [...builtins, ...mcp, ...workflows] };
+    return { tools: [...builtins, ...plugins, ...mcp, ...workflows] };
   }
 
   @RpcHandler(Rpc.registry.invoke)

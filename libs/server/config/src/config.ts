@@ -138,6 +138,11 @@ export const EnvSchema = z.object({
     .refine((v) => isAbsolute(v), 'must be an absolute path to the bwrap program')
     .optional(),
   COMMAND_SANDBOX_NETWORK: bool.default(false),
+  PLUGINS_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
+  PLUGIN_SANDBOX: z.enum(['bwrap', 'none']).default('bwrap'),
   LLM_PROVIDER: z.enum(['openai', 'anthropic', 'ollama']).optional(),
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_MODEL: z.string().min(1).max(200).optional(),
@@ -287,6 +292,16 @@ export interface AppConfig {
       readonly timeoutMs: number;
     };
   };
+  /** Plugin bundles (tool registry; the gateway stages uploads here too). */
+  readonly plugins: {
+    /**
+     * `bundles/<id>@<version>` (read-only to the server), `data/<id>` (its private data, removed on
+     * uninstall) and `incoming/` (uploads and unpacking). Shared by every tool-registry replica.
+     */
+    readonly dir: string;
+    /** bwrap: servers run inside bubblewrap when the host can; none: as plain children (unsandboxed). */
+    readonly sandbox: 'bwrap' | 'none';
+  };
   /** Agent runs (executor). */
   readonly runs: {
     /** How long a replica holds a run without renewing; renewed every third of it. */
@@ -358,6 +373,10 @@ export function loadConfig(
     throw new ConfigError(
       `invalid configuration: WORKSPACE_SHARED_FOLDERS: "${clash.name}" (${clash.path}) overlaps the owners' areas under ${owners}`,
     );
+  if (e.PLUGINS_DIR && (within(owners, e.PLUGINS_DIR) || within(e.PLUGINS_DIR, owners)))
+    throw new ConfigError(
+      `invalid configuration: PLUGINS_DIR: ${e.PLUGINS_DIR} overlaps the owners' areas under ${owners}`,
+    );
   if (new Set(sharedFolders.map((f) => f.name)).size !== sharedFolders.length)
     throw new ConfigError('invalid configuration: WORKSPACE_SHARED_FOLDERS: folder names must be unique');
   if (e.AGENT_DATABASE_URL && sameDatabase(e.AGENT_DATABASE_URL, e.DATABASE_URL))
@@ -424,6 +443,11 @@ export function loadConfig(
         maxBytes: e.WEB_FETCH_MAX_BYTES,
         timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
       },
+    },
+    plugins: {
+      // Beside the owners' areas, never inside one: no owner's file tools can reach it.
+      dir: resolve(e.PLUGINS_DIR ?? join(workspaceDir, 'plugins')),
+      sandbox: e.PLUGIN_SANDBOX,
     },
     runs: {
       leaseMs: e.RUN_LEASE_MS,

@@ -1,4 +1,5 @@
-// The tool registry's tables (tool records, agents) and its client for agents' own SQL databases.
+// The tool registry's tables (tool records, agents, plugins) and its client for agents' own SQL databases.
 export * from './mcp-tool.repository';
 export * from './agent.repository';
 export * from './agent-sql';
+export * from './plugin.repository';

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ToolDescriptor, ToolResult } from '@switchyard/contracts';
+import type { PluginRow } from '@switchyard/server-db-tools';
+import type { Logger } from '@switchyard/server-observability';
+import { LOGGER } from '@switchyard/server-runtime';
+import type { McpConnection } from '../mcp/mcp-connection';
+import { CATALOG_WAIT_MS, McpToolsService, withoutDialect } from '../mcp/mcp-tools.service';
+import { PluginCache } from './plugin-cache';
+import type { ExtraBind } from './plugin-sandbox';
+import { PluginServers } from './plugin-servers';
+
+/** A tool's catalog entry: the server's schema and text, the manifest's metadata and flow node. */
+export function pluginDescriptors(plugin: PluginRow, conn: McpConnection): ToolDescriptor[] {
+  const nodes = new Map(plugin.manifest.flowNodes.map((n) => [n.tool, n]));
+  return conn.tools
+    .filter((t) => Object.hasOwn(plugin.manifest.tools, t.name))
+    .map((t): ToolDescriptor => {
+      const meta = plugin.manifest.tools[t.name];
+      const node = nodes.get(t.name);
+      const outputSchema = node
+        ? { ...node.outputs, ...(node.examples.length ? { examples: node.examples } : {}) }
+        : t.outputSchema
+          ? withoutDialect(t.outputSchema)
+          : undefined;
+      const description = [t.description || node?.label || t.name, node?.help].filter(Boolean).join('\n\n');
+      return {
+        name: t.name,
+        description,
+        inputSchema: withoutDialect(t.inputSchema),
+        effect: meta?.effect ?? 'external',
+        idempotent: meta?.idempotent ?? false,
+        source: 'plugin',
+        ...(meta?.requiresApproval ? { requiresApproval: true } : {}),
+        ...(outputSchema ? { outputSchema } : {}),
+      };
+    });
+}
+
+/** The tools of enabled plugins in the catalog, and calls to them (through the MCP call path). */
+@Injectable()
+export class PluginToolsService {
+  constructor(
+    private readonly cache: PluginCache,
+    private readonly servers: PluginServers,
+    private readonly mcp: McpToolsService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** The default server of `plugin`, waiting at most `waitMs` (it goes on starting in the background). */
+  async live(plugin: PluginRow, waitMs = CATALOG_WAIT_MS): Promise<McpConnection | undefined> {
+    const pending = this.servers.connection(plugin);
+    pending.catch(() => undefined);
+    return Promise.race([
+      pending,
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), waitMs).unref()),
+    ]).catch((err: Error) => {
+      this.logger.warn({ plugin: plugin.id, err: err.message }, 'plugin server left out of the catalog');
+      return undefined;
+    });
+  }
+
+  async descriptors(): Promise<ToolDescriptor[]> {
+    const lists = await Promise.all(
+      (await this.cache.enabled()).map(async (plugin) => {
+        const conn = await this.live(plugin);
+        return conn ? pluginDescriptors(plugin, conn) : [];
+      }),
+    );
+    return lists.flat();
+  }
+
+  /**
+   * A runner for `tool` when an enabled plugin declares it, else undefined. `launch` sends the call
+   * to a server of its own (keyed, with extra binds: e.g. one run's granted files) instead of the
+   * plugin's default one.
+   */
+  async runner(
+    tool: string,
+    args: Record<string, unknown>,
+    launch?: { key: string; binds: readonly ExtraBind[] },
+  ): Promise<((signal: AbortSignal, timeoutMs: number) => Promise<ToolResult>) | undefined> {
+    const plugin = await this.cache.owning(tool);
+    if (!plugin) return undefined;
+    return async (signal, timeoutMs) => {
+      const conn = await this.servers.connection(plugin, launch ?? {});
+      return this.mcp.call(conn, {
+        name: tool,
+        tool,
+        args,
+        signal,
+        timeoutMs,
+        validatorKey: `plugin:${plugin.id}:${plugin.updatedAt}:${tool}`,
+        server: `plugin ${plugin.id}'s server`,
+        onExit: () => (launch ? this.servers.release(plugin.id, launch.key) : this.servers.stop(plugin.id)),
+      });
+    };
+  }
+}
