@@ -28,6 +28,8 @@ import { AgentsController } from './tools/agents.controller';
 import { StreamController } from './runs/stream.controller';
 import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
+import { MarketController } from './plugins/market.controller';
+import { PluginHooksController } from './plugins/plugin-hooks.controller';
 
 @Module({
   controllers: [
@@ -46,6 +48,8 @@ import { ToolsController } from './tools/tools.controller';
     SchedulesController,
     WebhooksController,
     ChatController,
+    PluginHooksController,
+    MarketController,
   ],
   providers: [
     RunFeed,

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
-import { AgentRepository, McpToolRepository } from '@switchyard/server-db-tools';
+import { AgentRepository, MarketSourceRepository, McpToolRepository } from '@switchyard/server-db-tools';
+import { MarketHandler } from './market/market.handler';
+import { MarketService } from './market/market.service';
+import { PluginPostureHandler, PluginPostureProvider } from './plugins/plugin-posture';
 import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
@@ -52,10 +55,13 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler, AgentsHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, MarketHandler, PluginPostureHandler],
   providers: [
     McpToolRepository,
     AgentRepository,
+    MarketSourceRepository,
+    MarketService,
+    PluginPostureProvider,
     ToolSetService,
     AgentsUseCases,
     {

@@ -40,6 +40,10 @@ export const PERMISSIONS = [
   'workflow:edit',
   'agent:task:list',
   'agent:task:submit',
+  'plugin:hook:list',
+  'plugin:hook:trust',
+  'mcp:market:browse',
+  'mcp:market:edit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;
@@ -53,6 +57,10 @@ const ADMIN_ONLY: ReadonlySet<Permission> = new Set<Permission>([
   'mcp:tool:remove',
   'mcp:tool:test',
   'mcp:tool:export',
+  'plugin:hook:list',
+  'plugin:hook:trust',
+  'mcp:market:browse',
+  'mcp:market:edit',
 ]);
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {

@@ -138,6 +138,15 @@ export const EnvSchema = z.object({
     .refine((v) => isAbsolute(v), 'must be an absolute path to the bwrap program')
     .optional(),
   COMMAND_SANDBOX_NETWORK: bool.default(false),
+  PLUGINS_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
+  PLUGIN_SANDBOX: z.enum(['bwrap', 'none']).default('bwrap'),
+  MARKET_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
   LLM_PROVIDER: z.enum(['openai', 'anthropic', 'ollama']).optional(),
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_MODEL: z.string().min(1).max(200).optional(),
@@ -287,6 +296,15 @@ export interface AppConfig {
       readonly timeoutMs: number;
     };
   };
+  /** Plugin bundles (tool registry) and their trusted hooks (executor). */
+  readonly plugins: {
+    /** Where bundles are installed and plugin data lives; shared by every replica (see pluginDataDir). */
+    readonly root: string;
+    /** bwrap: plugin servers run in bubblewrap; none: plainly (the documented fallback, posture "unsandboxed"). */
+    readonly sandbox: 'bwrap' | 'none';
+  };
+  /** The MCP market (tool registry): file sources must lie under this directory. */
+  readonly market: { readonly dir: string };
   /** Agent runs (executor). */
   readonly runs: {
     /** How long a replica holds a run without renewing; renewed every third of it. */
@@ -425,6 +443,11 @@ export function loadConfig(
         timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
       },
     },
+    plugins: {
+      root: resolve(e.PLUGINS_DIR ?? join(process.cwd(), 'plugins')),
+      sandbox: e.PLUGIN_SANDBOX,
+    },
+    market: { dir: resolve(e.MARKET_DIR ?? join(process.cwd(), 'market')) },
     runs: {
       leaseMs: e.RUN_LEASE_MS,
       sweepMs: e.RUN_SWEEP_MS,
@@ -458,6 +481,21 @@ export function loadConfig(
       tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     },
   };
+}
+
+/** Where plugins live: `config.plugins.root` (PLUGINS_DIR, default `<cwd>/plugins`). */
+export function pluginsRoot(config: Pick<AppConfig, 'plugins'>): string {
+  return config.plugins.root;
+}
+
+/**
+ * A plugin's private, writable data directory (SWITCHYARD_PLUGIN_DATA of its server and its hooks):
+ * `<root>/.data/<id>`. Outside every bundle directory so it survives upgrades and uninstall-reinstall;
+ * the leading dot keeps it apart from any plugin id (ids start with a letter).
+ */
+export function pluginDataDir(root: string, id: string): string {
+  if (!/^[a-z][a-z0-9-]{1,62}[a-z0-9]$/.test(id)) throw new Error(`not a plugin id: ${id}`);
+  return join(root, '.data', id);
 }
 
 /** `path` is `dir` or lies under it. */
