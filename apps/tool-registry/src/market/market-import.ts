@@ -103,7 +103,7 @@ export function importPlan(server: ServerJson, given: MarketImportBody['as']): I
     (p) => IMPORTABLE_PACKAGES.has(p.registryType) && p.transport.type === 'stdio',
   );
   const remoteIndex = server.remotes.findIndex((r) => r.type === 'streamable-http');
-  const kind = given.kind ?? (pkgIndex >= 0 ? 'LOCAL' : 'REMOTE');
+  const kind = given.kind ?? (pkgIndex >= 0 || remoteIndex < 0 ? 'LOCAL' : 'REMOTE');
   if (kind === 'LOCAL') {
     if (pkgIndex < 0)
       throw new AppError(
