@@ -198,7 +198,7 @@ function hookOf(f: HookFieldsIn, issues: FieldIssue[]): PluginHook | undefined {
     ...(type.data === 'command' ? { command: command as string } : { url: url as string }),
     timeoutSeconds: timeout as number,
     failClosed: failClosed as boolean,
-    cwd: ((cwd as string) || '').replace(/^\.\/?/, ''),
+    cwd: cwd === '.' ? '' : (cwd as string).replace(/^(\.\/)+/, ''),
   };
 }
 
