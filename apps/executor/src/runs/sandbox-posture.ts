@@ -38,6 +38,7 @@ export class RegistryPosture implements PostureSource {
 @Injectable()
 export class RunPosture {
   private recent: { value: PluginPosture; at: number } | undefined;
+  private asking: Promise<SandboxPosture | null> | undefined;
 
   constructor(
     @Inject(POSTURE_SOURCE) private readonly source: PostureSource,
@@ -47,6 +48,12 @@ export class RunPosture {
   /** For a new run: the current posture, or null when it cannot be learned now. */
   async forNewRun(): Promise<SandboxPosture | null> {
     if (this.recent && Date.now() - this.recent.at <= POSTURE_TTL_MS) return this.recent.value.posture;
+    // Concurrent starts (a batch) share one call.
+    this.asking ??= this.ask().finally(() => (this.asking = undefined));
+    return this.asking;
+  }
+
+  private async ask(): Promise<SandboxPosture | null> {
     try {
       const value = await this.source.current();
       this.recent = { value, at: Date.now() };

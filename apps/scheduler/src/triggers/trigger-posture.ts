@@ -37,15 +37,21 @@ export class RegistryTriggerPosture implements TriggerPostureSource {
 @Injectable()
 export class TriggerPosture {
   private recent: { value: PluginPosture | undefined; at: number } | undefined;
+  private asking: Promise<PluginPosture | undefined> | undefined;
 
   constructor(
     @Inject(TRIGGER_POSTURE_SOURCE) private readonly source: TriggerPostureSource,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** The current posture; undefined when the registry does not answer. */
+  /** The current posture; undefined when the registry does not answer. Concurrent askers share one call. */
   async now(): Promise<PluginPosture | undefined> {
     if (this.recent && Date.now() - this.recent.at <= POSTURE_TTL_MS) return this.recent.value;
+    this.asking ??= this.ask().finally(() => (this.asking = undefined));
+    return this.asking;
+  }
+
+  private async ask(): Promise<PluginPosture | undefined> {
     let value: PluginPosture | undefined;
     try {
       value = await this.source.current();
