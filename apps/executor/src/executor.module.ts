@@ -3,6 +3,7 @@ import { APP_CONFIG } from '@switchyard/server-runtime';
 import {
   ChatRepository,
   PermissionsRepository,
+  PluginHooksRepository,
   RUNS_POOL_PROVIDERS,
   RunsRepository,
 } from '@switchyard/server-db-runs';
@@ -12,7 +13,10 @@ import { ChatHandler } from './chat/chat.handler';
 import { ChatSessions } from './chat/chat-sessions.usecase';
 import { SendChatMessage } from './chat/send-chat-message.usecase';
 import { HOOK_RUNNER, hookRunnerFor } from './permissions/hook-runner';
-import { HooksService } from './permissions/hooks.service';
+import { HooksService, PLUGIN_HOOK_SOURCE } from './permissions/hooks.service';
+import { POSTURE_SOURCE, RegistryPosture, RunPosture } from './runs/sandbox-posture';
+import { PluginHooksHandler } from './plugin-hooks/plugin-hooks.handler';
+import { PluginHooksService } from './plugin-hooks/plugin-hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';
 import { PermissionsHandler } from './permissions/permissions.handler';
 import { PermissionsService } from './permissions/permissions.service';
@@ -33,16 +37,22 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler, ChatHandler],
+  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler, ChatHandler, PluginHooksHandler],
   providers: [
     ...RUNS_POOL_PROVIDERS,
     RunsRepository,
     PermissionsRepository,
     PermissionSettingsService,
     HooksService,
+    PluginHooksRepository,
+    PluginHooksService,
+    { provide: PLUGIN_HOOK_SOURCE, useExisting: PluginHooksService },
     { provide: HOOK_RUNNER, inject: [APP_CONFIG], useFactory: hookRunnerFor },
     PermissionsService,
     ActiveRuns,
+    RegistryPosture,
+    { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
+    RunPosture,
     RunLauncher,
     StartRun,
     ControlRun,

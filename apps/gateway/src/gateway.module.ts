@@ -29,6 +29,8 @@ import { StreamController } from './runs/stream.controller';
 import { RecordsController } from './tools/records.controller';
 import { ToolsController } from './tools/tools.controller';
 import { PluginsController } from './tools/plugins.controller';
+import { MarketController } from './plugins/market.controller';
+import { PluginHooksController } from './plugins/plugin-hooks.controller';
 
 @Module({
   controllers: [
@@ -48,6 +50,8 @@ import { PluginsController } from './tools/plugins.controller';
     SchedulesController,
     WebhooksController,
     ChatController,
+    PluginHooksController,
+    MarketController,
   ],
   providers: [
     RunFeed,

@@ -11,6 +11,7 @@ import { TasksHandler } from './tasks/tasks.handler';
 import { TasksService } from './tasks/tasks.service';
 import { TriggerMetrics } from './triggers/trigger-metrics';
 import { UnattendedCheck } from './triggers/unattended-check';
+import { RegistryTriggerPosture, TRIGGER_POSTURE_SOURCE, TriggerPosture } from './triggers/trigger-posture';
 import { WebhooksHandler } from './webhooks/webhooks.handler';
 import { WebhooksService } from './webhooks/webhooks.service';
 
@@ -32,6 +33,9 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
       TasksService,
       TriggerMetrics,
       UnattendedCheck,
+      RegistryTriggerPosture,
+      { provide: TRIGGER_POSTURE_SOURCE, useExisting: RegistryTriggerPosture },
+      TriggerPosture,
       SchedulesService,
       ScheduleFirer,
       WebhooksService,

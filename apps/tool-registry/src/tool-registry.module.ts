@@ -1,7 +1,14 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
-import { AgentRepository, McpToolRepository, PluginRepository } from '@switchyard/server-db-tools';
+import {
+  AgentRepository,
+  MarketSourceRepository,
+  McpToolRepository,
+  PluginRepository,
+} from '@switchyard/server-db-tools';
+import { MarketHandler } from './market/market.handler';
+import { MarketService } from './market/market.service';
 import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
@@ -58,10 +65,12 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, PluginsHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, PluginsHandler, MarketHandler],
   providers: [
     McpToolRepository,
     AgentRepository,
+    MarketSourceRepository,
+    MarketService,
     ToolSetService,
     AgentsUseCases,
     {

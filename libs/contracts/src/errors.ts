@@ -17,6 +17,8 @@ export const ErrorCode = z.enum([
   'unavailable',
   'timeout',
   'budget_exceeded',
+  /** A run, schedule or trigger created sandboxed, while plugins run unsandboxed. */
+  'sandbox_weakened',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
@@ -94,6 +96,7 @@ export function isTransient(code: ErrorCode): boolean {
     case 'tool_failed':
     case 'model_not_configured':
     case 'budget_exceeded':
+    case 'sandbox_weakened':
     case 'internal':
       return false;
     default:
@@ -114,6 +117,7 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'not_found':
       return 404;
     case 'conflict':
+    case 'sandbox_weakened':
       return 409;
     case 'payload_too_large':
       return 413;

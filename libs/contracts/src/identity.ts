@@ -41,6 +41,10 @@ export const PERMISSIONS = [
   'agent:task:list',
   'agent:task:submit',
   'plugin:plugin:manage',
+  'plugin:hook:list',
+  'plugin:hook:trust',
+  'mcp:market:browse',
+  'mcp:market:edit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;
@@ -55,6 +59,10 @@ const ADMIN_ONLY: ReadonlySet<Permission> = new Set<Permission>([
   'mcp:tool:test',
   'mcp:tool:export',
   'plugin:plugin:manage',
+  'plugin:hook:list',
+  'plugin:hook:trust',
+  'mcp:market:browse',
+  'mcp:market:edit',
 ]);
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {

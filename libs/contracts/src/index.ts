@@ -23,3 +23,5 @@ export * from './flow-assistant';
 export * from './memory';
 export * from './chat';
 export * from './plugins';
+export * from './plugin-trust';
+export * from './market';

@@ -125,6 +125,20 @@ import {
   TriggerList,
 } from './triggers';
 
+import { PluginHooksEntry, PluginHooksIdParam, PluginHooksList } from './plugin-trust';
+import {
+  MarketEntriesQuery,
+  MarketEntryDetail,
+  MarketEntryList,
+  MarketEntryParam,
+  MarketImportBody,
+  MarketImported,
+  MarketSource,
+  MarketSourceBody,
+  MarketSourceList,
+  MarketSourceParam,
+} from './market';
+
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
   readonly subject: string;
@@ -201,6 +215,13 @@ export const Rpc = {
     ),
     /** How plugin servers run on this host now (any caller; runs record it when created). */
     pluginPosture: rpc('registry.plugins.posture', Empty, PluginSandboxStatus),
+    /** The MCP market (admin): sources, entries and importing one as a tool record. */
+    marketSources: rpc('registry.market.sources', Empty, MarketSourceList),
+    marketSourceAdd: rpc('registry.market.add', MarketSourceBody, MarketSource),
+    marketSourceDelete: rpc('registry.market.delete', MarketSourceParam, MarketSource),
+    marketEntries: rpc('registry.market.entries', MarketEntriesQuery, MarketEntryList),
+    marketEntry: rpc('registry.market.entry', MarketEntryParam, MarketEntryDetail),
+    marketImport: rpc('registry.market.import', MarketImportBody, MarketImported),
   },
   executor: {
     start: rpc('executor.runs.start', StartRunBody, StartedRun),
@@ -231,6 +252,10 @@ export const Rpc = {
     hookCreate: rpc('executor.hooks.create', HookBody, Hook),
     hookUpdate: rpc('executor.hooks.update', z.object({ id: z.string().uuid(), body: HookBody }), Hook),
     hookDelete: rpc('executor.hooks.delete', HookIdParam, Hook),
+    /** Plugins that ship hooks, their trust, and trusting them (admin). */
+    pluginHookList: rpc('executor.plugin-hooks.list', Empty, PluginHooksList),
+    pluginHookTrust: rpc('executor.plugin-hooks.trust', PluginHooksIdParam, PluginHooksEntry),
+    pluginHookUntrust: rpc('executor.plugin-hooks.untrust', PluginHooksIdParam, PluginHooksEntry),
   },
   workflows: {
     create: rpc('planner.workflows.create', CreateWorkflowBody, Workflow),

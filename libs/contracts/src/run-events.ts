@@ -1,3 +1,4 @@
+import { SandboxPosture } from './plugins';
 import { z } from 'zod';
 import { ErrorCode } from './errors';
 import { InjectedMemory } from './memory';
@@ -321,6 +322,9 @@ export const RunDetail = RunSummary.extend({
   events: z.array(RunEvent).describe('the audit log, oldest first (at most 1,000; the stream has them all)'),
   eventsTruncated: z.boolean(),
   agentId: z.number().int().nullable().describe('the agent that drove the run'),
+  sandboxPosture: SandboxPosture.nullable().describe(
+    'how plugin servers ran when the run was created; a sandboxed run resumes, forks and rewinds only while they still do (null: not known)',
+  ),
   budget: Budget.nullable(),
   usage: BudgetUsage.describe(
     'spent so far: tool calls counted from the log; tokens and working wall time as of the last pause or end',

@@ -1,3 +1,4 @@
+import { SandboxPosture } from './plugins';
 import { z } from 'zod';
 import { PageQuery, pageOf } from './identity';
 import { PermissionMode } from './runs';
@@ -152,6 +153,13 @@ export const Schedule = z.object({
   lastError: z.string().nullable().describe('why the latest occurrence did not submit a task'),
   lastFiredAt: z.string().nullable(),
   lastTaskId: z.string().uuid().nullable(),
+  sandboxPosture: SandboxPosture.nullable().describe('how plugin servers ran when it was created'),
+  heldReason: z
+    .string()
+    .nullable()
+    .describe(
+      'why it does not fire now (created sandboxed, plugins now run unsandboxed); null: nothing holds it',
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -189,6 +197,13 @@ export const Trigger = z.object({
   permissionMode: PermissionMode,
   requireSignature: z.boolean(),
   url: z.string().describe('the delivery path, relative to the gateway'),
+  sandboxPosture: SandboxPosture.nullable().describe('how plugin servers ran when it was created'),
+  heldReason: z
+    .string()
+    .nullable()
+    .describe(
+      'why deliveries are refused now (created sandboxed, plugins now run unsandboxed); null: nothing holds it',
+    ),
   createdAt: z.string(),
   rotatedAt: z.string().nullable(),
 });

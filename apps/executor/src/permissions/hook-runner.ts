@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { Hook } from '@switchyard/contracts';
+import { PluginEnv, type Hook } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { AddressPolicy } from '@switchyard/server-runtime';
 
@@ -14,9 +14,23 @@ export type HookOutcome =
 
 const MAX_OUTPUT = 64 * 1024;
 
+/**
+ * A hook as it runs: a plugin's trusted hook also carries where it runs (its bundle, or a directory
+ * inside it) and the plugin's directories, given to it as SWITCHYARD_PLUGIN_ROOT / _DATA.
+ */
+export interface RunnableHook extends Hook {
+  readonly plugin?: {
+    readonly id: string;
+    readonly root: string;
+    readonly data: string;
+    /** Absolute, inside `root` (checked when the hooks were loaded). */
+    readonly cwd: string;
+  };
+}
+
 /** Runs one hook (`HookRunner`; a scripted fake in unit tests of the gate). */
 export interface HookRun {
-  run(hook: Hook, envelope: Record<string, unknown>): Promise<HookOutcome>;
+  run(hook: RunnableHook, envelope: Record<string, unknown>): Promise<HookOutcome>;
 }
 
 export const HOOK_RUNNER = Symbol('HOOK_RUNNER');
@@ -68,19 +82,29 @@ export class HookRunner implements HookRun {
     private readonly commandEnv: { PATH: string; HOME?: string },
   ) {}
 
-  run(hook: Hook, envelope: Record<string, unknown>): Promise<HookOutcome> {
+  run(hook: RunnableHook, envelope: Record<string, unknown>): Promise<HookOutcome> {
     const body = JSON.stringify(envelope);
     return hook.type === 'command'
-      ? this.command(hook.command ?? '', body, hook.timeoutSeconds * 1000)
+      ? this.command(hook.command ?? '', body, hook.timeoutSeconds * 1000, hook.plugin)
       : this.http(hook.url ?? '', body, hook.timeoutSeconds * 1000);
   }
 
-  private command(command: string, input: string, timeoutMs: number): Promise<HookOutcome> {
+  private command(
+    command: string,
+    input: string,
+    timeoutMs: number,
+    plugin?: RunnableHook['plugin'],
+  ): Promise<HookOutcome> {
     return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', command], {
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...this.commandEnv, SWITCHYARD_HOOK: '1' },
+        ...(plugin ? { cwd: plugin.cwd } : {}),
+        env: {
+          ...this.commandEnv,
+          SWITCHYARD_HOOK: '1',
+          ...(plugin ? { [PluginEnv.root]: plugin.root, [PluginEnv.data]: plugin.data } : {}),
+        },
       });
       let stdout = '';
       let stderr = '';

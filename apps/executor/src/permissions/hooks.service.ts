@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AppError, type Hook, type HookBody, type HookEvent } from '@switchyard/contracts';
 import {
   matchesCall,
@@ -12,11 +12,24 @@ import type { BusPort } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE, PermissionsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER, type AddressPolicy } from '@switchyard/server-runtime';
-import { HOOK_RUNNER, hookAddressPolicy, type HookRun } from './hook-runner';
+import { HOOK_RUNNER, hookAddressPolicy, type HookRun, type RunnableHook } from './hook-runner';
 import { announceChange, OwnerCache } from './owner-cache';
 
-/** An owner's enabled hooks (their own and the global ones), with matchers parsed once. */
-export type OwnerHooks = ReadonlyArray<{ readonly hook: Hook; readonly matcher: ParsedMatcher }>;
+/**
+ * An owner's enabled hooks (their own, the global ones and trusted plugins' hooks), with matchers
+ * parsed once. A plugin hook matches if any of `anyOf` does (none: every call).
+ */
+export type OwnerHooks = ReadonlyArray<{
+  readonly hook: RunnableHook;
+  readonly matcher: ParsedMatcher;
+  readonly anyOf?: readonly ParsedMatcher[];
+}>;
+
+/** The hooks of trusted, enabled plugins (global: they join every owner's). */
+export interface PluginHookSource {
+  active(): Promise<OwnerHooks>;
+}
+export const PLUGIN_HOOK_SOURCE = Symbol('PLUGIN_HOOK_SOURCE');
 
 /** What hooks need of the permissions repository (an in-memory store in unit tests). */
 export type HookStore = Pick<
@@ -50,6 +63,7 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
     @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(PLUGIN_HOOK_SOURCE) private readonly plugins?: PluginHookSource,
   ) {
     this.policy = hookAddressPolicy(config);
   }
@@ -67,25 +81,30 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
   }
 
   async load(ownerId: string): Promise<OwnerHooks> {
-    const hooks = await this.repo.hooks(ownerId, { enabledOnly: true });
-    const parsed = hooks.map((hook) => ({ hook, matcher: parseMatcher(hook.matcher) }));
+    const [hooks, plugins] = await Promise.all([
+      this.repo.hooks(ownerId, { enabledOnly: true }),
+      this.plugins?.active() ?? [],
+    ]);
+    const parsed = [...hooks.map((hook) => ({ hook, matcher: parseMatcher(hook.matcher) })), ...plugins];
     this.cache.set(ownerId, parsed);
     return parsed;
   }
 
   /** The hooks for `event` whose matcher matches the call (an empty matcher matches every call). */
-  matching(hooks: OwnerHooks, event: HookEvent, call?: ToolCall): Hook[] {
+  matching(hooks: OwnerHooks, event: HookEvent, call?: ToolCall): RunnableHook[] {
     return hooks
-      .filter(({ hook, matcher }) => {
+      .filter(({ hook, matcher, anyOf }) => {
         if (hook.event !== event) return false;
-        if (!call || !hook.matcher.trim()) return true;
+        if (!call) return true;
+        if (anyOf) return anyOf.length === 0 || anyOf.some((m) => m.ok && matchesCall(m.matcher, call));
+        if (!hook.matcher.trim()) return true;
         return matcher.ok && matchesCall(matcher.matcher, call);
       })
       .map(({ hook }) => hook);
   }
 
   /** Runs the hooks in order until one denies or fails closed; failures are logged either way. */
-  async preToolUse(hooks: readonly Hook[], call: PreToolUse): Promise<HookVerdict[]> {
+  async preToolUse(hooks: readonly RunnableHook[], call: PreToolUse): Promise<HookVerdict[]> {
     const verdicts: HookVerdict[] = [];
     for (const hook of hooks) {
       const outcome = await this.runner.run(hook, {

@@ -18,6 +18,7 @@ import { foldExecutions, reusableSteps, spentOf, type ReusableStep } from './exe
 import { ownerOf, visibleTo } from './run-access';
 import { RunLauncher, toolsOf, type RunAgent, type RunOrigin } from './run-launcher';
 import { parsePlan } from './run-queries';
+import { RunPosture } from './sandbox-posture';
 
 /** Runs from earlier runs: resume (same run), fork and rewind (a new run of the same plan). */
 @Injectable()
@@ -25,6 +26,7 @@ export class DeriveRun {
   constructor(
     private readonly repo: RunsRepository,
     private readonly launcher: RunLauncher,
+    private readonly posture: RunPosture,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -44,6 +46,7 @@ export class DeriveRun {
     const plan = parsePlan(run.plan);
     if (!plan)
       throw new AppError('conflict', `run ${runId} ended before it had a plan; fork it or start again`);
+    await this.posture.assertDerivable(runId, run.sandboxPosture, 'resume it');
     const stepEvents = await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS);
     const reusable = reusableSteps(plan, foldExecutions(plan, stepEvents));
     const stored = RunConfig.parse(run.config);
@@ -123,6 +126,7 @@ export class DeriveRun {
     const plan = parsePlan(run.plan);
     if (!plan)
       throw new AppError('conflict', `run ${runId} ended before it had a plan; there is nothing to ${what}`);
+    await this.posture.assertDerivable(runId, run.sandboxPosture, `${what} it`);
     return { run, plan };
   }
 

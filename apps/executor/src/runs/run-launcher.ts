@@ -23,6 +23,7 @@ import { ownerOf } from './run-access';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
 import { ownerFeedOf } from './owner-feed';
+import { RunPosture } from './sandbox-posture';
 
 /** Where a run comes from, as its run_created event says. */
 export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
@@ -97,6 +98,7 @@ export class RunLauncher {
     private readonly repo: RunsRepository,
     private readonly active: ActiveRuns,
     private readonly permissions: PermissionsService,
+    private readonly posture: RunPosture,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -135,8 +137,12 @@ export class RunLauncher {
     const runId = randomUUID();
     const writer = this.writerFor(runId, ownerOf(ctx), 'planning');
     const driver = this.driver(runId, l, ctx, writer, 'planning');
-    // The gate's rules and hooks, loaded now so the steps decide without a round trip.
-    await this.permissions.warm(ownerOf(ctx));
+    // The gate's rules and hooks, loaded now so the steps decide without a round trip; and the
+    // plugin sandbox posture the run is created under.
+    const [, sandboxPosture] = await Promise.all([
+      this.permissions.warm(ownerOf(ctx)),
+      this.posture.forNewRun(),
+    ]);
     await this.active.register(driver);
     try {
       const first: RunEventBody[] = [
@@ -166,6 +172,7 @@ export class RunLauncher {
           batchId: l.batchId ?? null,
           workflowId: l.created.workflowId ?? null,
           agentId: l.agent?.id ?? null,
+          sandboxPosture,
           replica: this.active.replica,
           leaseMs: this.config.runs.leaseMs,
         },

@@ -73,6 +73,7 @@ export class RunQueries {
       events: events.slice(0, HISTORY_EVENTS),
       eventsTruncated: events.length > HISTORY_EVENTS,
       agentId: run.agentId,
+      sandboxPosture: run.sandboxPosture,
       budget: (budget.success && budget.data) || null,
       usage: spentOf(run.usage, stepEvents),
     };

@@ -14,6 +14,7 @@ const TITLES: Record<ErrorCode, string> = {
   unavailable: 'Service unavailable',
   timeout: 'Timed out',
   budget_exceeded: 'Budget exceeded',
+  sandbox_weakened: 'Sandbox weakened',
   internal: 'Internal error',
 };
 

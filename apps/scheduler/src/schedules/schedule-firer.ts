@@ -12,6 +12,7 @@ import { LOGGER } from '@switchyard/server-runtime';
 import { CLOCK, type Clock } from '../clock';
 import { TasksService } from '../tasks/tasks.service';
 import { TriggerMetrics } from '../triggers/trigger-metrics';
+import { TriggerPosture } from '../triggers/trigger-posture';
 import { countBetween, nextAfter } from './calendar';
 import { ruleOf } from './schedules.service';
 
@@ -55,6 +56,7 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
     private readonly webhooks: WebhooksRepository,
     private readonly tasks: TasksService,
     private readonly metrics: TriggerMetrics,
+    private readonly posture: TriggerPosture,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -79,8 +81,11 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async pass(): Promise<void> {
+    const holdSandboxed = await this.posture.holdSandboxed();
     for (;;) {
-      const claims = await this.repo.claimDue(this.clock.now(), BATCH, planClaim, randomUUID);
+      const claims = await this.repo.claimDue(this.clock.now(), BATCH, planClaim, randomUUID, {
+        holdSandboxed,
+      });
       if (!claims.length) break;
       await this.submit(claims);
       if (claims.length < BATCH || this.stopped) break;

@@ -10,6 +10,7 @@ import {
 import { SchedulesRepository, type ScheduleDefinition, type ScheduleRow } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { CLOCK, type Clock } from '../clock';
+import { TriggerPosture } from '../triggers/trigger-posture';
 import { UnattendedCheck } from '../triggers/unattended-check';
 import { expiryOf, inZone, isKnownZone, nextAfter, upcoming, type ScheduleRule } from './calendar';
 
@@ -45,7 +46,7 @@ function nextFires(row: ScheduleRow): string[] {
   return [row.nextFireAt, ...rest].map((d) => inZone(d, row.timeZone));
 }
 
-export function toSchedule(row: ScheduleRow): Schedule {
+export function toSchedule(row: ScheduleRow, heldReason: string | null = null): Schedule {
   return {
     id: row.id,
     ownerId: row.ownerId,
@@ -62,6 +63,8 @@ export function toSchedule(row: ScheduleRow): Schedule {
     lastError: row.lastError,
     lastFiredAt: row.lastFiredAt ? inZone(row.lastFiredAt, row.timeZone) : null,
     lastTaskId: row.lastTaskId,
+    sandboxPosture: row.sandboxPosture,
+    heldReason,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -73,8 +76,14 @@ export class SchedulesService {
   constructor(
     private readonly repo: SchedulesRepository,
     private readonly check: UnattendedCheck,
+    private readonly posture: TriggerPosture,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  /** The schedule as shown, with why it does not fire now if the sandbox posture holds it. */
+  private async view(row: ScheduleRow): Promise<Schedule> {
+    return toSchedule(row, await this.posture.heldReason(row.sandboxPosture, `schedule ${row.id}`));
+  }
 
   private async definition(body: ScheduleBody, ctx: CallContext): Promise<ScheduleDefinition> {
     const timeZone = knownZone(body.timeZone);
@@ -89,26 +98,27 @@ export class SchedulesService {
       anchorAt: rule.anchor,
       nextFireAt: firstFire(rule, body.fireNow),
       expiresAt: expiryOf(rule),
+      sandboxPosture: await this.posture.forNew(),
     };
   }
 
   async create(body: ScheduleBody, ctx: CallContext): Promise<Schedule> {
     const ownerId = ownerOf(ctx);
-    return toSchedule(await this.repo.create(randomUUID(), ownerId, await this.definition(body, ctx)));
+    return this.view(await this.repo.create(randomUUID(), ownerId, await this.definition(body, ctx)));
   }
 
   async update(id: string, body: ScheduleBody, ctx: CallContext): Promise<Schedule> {
     const ownerId = ownerOf(ctx);
     await this.repo.get(ownerId, id);
-    return toSchedule(await this.repo.update(ownerId, id, await this.definition(body, ctx)));
+    return this.view(await this.repo.update(ownerId, id, await this.definition(body, ctx)));
   }
 
   async list(ctx: CallContext): Promise<{ items: Schedule[] }> {
-    return { items: (await this.repo.list(ownerOf(ctx))).map(toSchedule) };
+    return { items: await Promise.all((await this.repo.list(ownerOf(ctx))).map((r) => this.view(r))) };
   }
 
   async get(id: string, ctx: CallContext): Promise<Schedule> {
-    return toSchedule(await this.repo.get(ownerOf(ctx), id));
+    return this.view(await this.repo.get(ownerOf(ctx), id));
   }
 
   async delete(id: string, ctx: CallContext): Promise<Schedule> {

@@ -20,6 +20,7 @@ import { CLOCK, type Clock } from '../clock';
 import { TasksService } from '../tasks/tasks.service';
 import { TaskTransitions } from '../tasks/task-transitions';
 import { TriggerMetrics } from '../triggers/trigger-metrics';
+import { TriggerPosture } from '../triggers/trigger-posture';
 import { checkUnattendedInputs, UnattendedCheck } from '../triggers/unattended-check';
 
 /** A retry of an event id whose first delivery is still being submitted waits this long at most. */
@@ -51,7 +52,7 @@ function unauthenticated(why: string): AppError {
   return new AppError('unauthenticated', why);
 }
 
-export function toTrigger(row: TriggerRow): Trigger {
+export function toTrigger(row: TriggerRow, heldReason: string | null = null): Trigger {
   return {
     id: row.id,
     ownerId: row.ownerId,
@@ -61,6 +62,8 @@ export function toTrigger(row: TriggerRow): Trigger {
     permissionMode: row.permissionMode,
     requireSignature: row.requireSignature,
     url: `/api/workflow-hooks/${row.id}`,
+    sandboxPosture: row.sandboxPosture,
+    heldReason,
     createdAt: row.createdAt.toISOString(),
     rotatedAt: row.rotatedAt?.toISOString() ?? null,
   };
@@ -81,9 +84,15 @@ export class WebhooksService implements OnModuleInit {
     private readonly tasks: TasksService,
     private readonly transitions: TaskTransitions,
     private readonly metrics: TriggerMetrics,
+    private readonly posture: TriggerPosture,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /** The trigger as shown, with why deliveries are refused now if the sandbox posture holds it. */
+  private async view(row: TriggerRow): Promise<Trigger> {
+    return toTrigger(row, await this.posture.heldReason(row.sandboxPosture, `webhook trigger ${row.id}`));
+  }
 
   onModuleInit(): void {
     // The audit follows the task a delivery submitted.
@@ -111,8 +120,9 @@ export class WebhooksService implements OnModuleInit {
       permissionMode: body.permissionMode,
       requireSignature: body.requireSignature,
       secretDigest: sha256(secret),
+      sandboxPosture: await this.posture.forNew(),
     });
-    return { ...toTrigger(row), secret };
+    return { ...(await this.view(row)), secret };
   }
 
   async rotate(id: string, ctx: CallContext): Promise<{ secret: string }> {
@@ -122,7 +132,8 @@ export class WebhooksService implements OnModuleInit {
   }
 
   async list(ctx: CallContext): Promise<{ items: Trigger[] }> {
-    return { items: (await this.repo.list(requireOwner(ctx, 'webhook triggers'))).map(toTrigger) };
+    const rows = await this.repo.list(requireOwner(ctx, 'webhook triggers'));
+    return { items: await Promise.all(rows.map((r) => this.view(r))) };
   }
 
   async delete(id: string, ctx: CallContext): Promise<Trigger> {
@@ -143,6 +154,7 @@ export class WebhooksService implements OnModuleInit {
     if (t.requireSignature) this.checkSignature(req.signature);
     if (t.status !== 'active')
       throw new AppError('conflict', `webhook trigger ${t.id} is disabled: its workflow was deleted`);
+    await this.posture.assertNotHeld(t.sandboxPosture, `webhook trigger ${t.id}`);
     if (!t.inputSchema)
       throw new AppError(
         'conflict',

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { PluginServerStatus } from '@switchyard/contracts';
-import type { AppConfig } from '@switchyard/server-config';
+import { pluginDataDir, type AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
 import type { PluginRow } from '@switchyard/server-db-tools';
 import { APP_CONFIG } from '@switchyard/server-runtime';
@@ -12,11 +11,6 @@ import { PluginSandbox, type ExtraBind } from './plugin-sandbox';
 
 /** The default server of a plugin: the one the catalog lists and calls go to. */
 export const DEFAULT_KEY = 'default';
-
-/** Where a plugin's private data lives: kept across restarts and upgrades, removed on uninstall. */
-export function pluginDataDir(config: AppConfig, id: string): string {
-  return join(config.plugins.dir, 'data', id);
-}
 
 /** The admin's settings of a plugin (secrets decrypted), as its server's SWITCHYARD_PLUGIN_CONFIG. */
 export function openSettings(box: SecretBox, row: PluginRow): Record<string, string> {

@@ -14,7 +14,7 @@ import {
   type PluginServerStatus,
   type PluginSettingsBody,
 } from '@switchyard/contracts';
-import type { AppConfig } from '@switchyard/server-config';
+import { pluginDataDir, type AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
 import { PluginRepository, type PluginRow } from '@switchyard/server-db-tools';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -23,7 +23,7 @@ import { BuiltinRegistry } from '../tools/builtin-registry';
 import { loadBundle } from './bundle-loader';
 import { PluginCache } from './plugin-cache';
 import { PluginSandbox } from './plugin-sandbox';
-import { openSettings, pluginDataDir, PluginServers } from './plugin-servers';
+import { openSettings, PluginServers } from './plugin-servers';
 import { PluginToolsService } from './plugin-tools.service';
 
 const STALE_SCRATCH_MS = 60 * 60_000;

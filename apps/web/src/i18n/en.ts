@@ -658,6 +658,7 @@ export const en = {
   'chat.usage.one': '{tokens} tokens · 1 tool call · {time}',
   'chat.notFound': 'This chat does not exist (or is not yours).',
   'error.code.budget_exceeded': 'A limit was reached',
+  'error.code.sandbox_weakened': 'Isolation is weakened',
   ...flowEditorEn,
   ...assistantEn,
 } as const;

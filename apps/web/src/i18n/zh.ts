@@ -644,6 +644,7 @@ export const zh: Record<MessageKey, string> = {
   'chat.usage.one': '{tokens} 个令牌 · 1 次工具调用 · {time}',
   'chat.notFound': '此对话不存在（或不属于你）。',
   'error.code.budget_exceeded': '已达到上限',
+  'error.code.sandbox_weakened': '沙箱已减弱',
   ...flowEditorZh,
   ...assistantZh,
 };

@@ -143,6 +143,10 @@ export const EnvSchema = z.object({
     .refine((v) => isAbsolute(v), 'must be an absolute path')
     .optional(),
   PLUGIN_SANDBOX: z.enum(['bwrap', 'none']).default('bwrap'),
+  MARKET_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
   LLM_PROVIDER: z.enum(['openai', 'anthropic', 'ollama']).optional(),
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_MODEL: z.string().min(1).max(200).optional(),
@@ -302,6 +306,8 @@ export interface AppConfig {
     /** bwrap: servers run inside bubblewrap when the host can; none: as plain children (unsandboxed). */
     readonly sandbox: 'bwrap' | 'none';
   };
+  /** The MCP market (tool registry): file sources must lie under this directory. */
+  readonly market: { readonly dir: string };
   /** Agent runs (executor). */
   readonly runs: {
     /** How long a replica holds a run without renewing; renewed every third of it. */
@@ -449,6 +455,7 @@ export function loadConfig(
       dir: resolve(e.PLUGINS_DIR ?? join(workspaceDir, 'plugins')),
       sandbox: e.PLUGIN_SANDBOX,
     },
+    market: { dir: resolve(e.MARKET_DIR ?? join(process.cwd(), 'market')) },
     runs: {
       leaseMs: e.RUN_LEASE_MS,
       sweepMs: e.RUN_SWEEP_MS,
@@ -482,6 +489,16 @@ export function loadConfig(
       tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     },
   };
+}
+
+/**
+ * A plugin's private, writable data directory (SWITCHYARD_PLUGIN_DATA of its server and its hooks):
+ * `<PLUGINS_DIR>/data/<id>`, outside every bundle directory so it survives upgrades; removed on
+ * uninstall. The id is checked here, so no caller can turn it into a path out of the data area.
+ */
+export function pluginDataDir(config: Pick<AppConfig, 'plugins'>, id: string): string {
+  if (!/^[a-z][a-z0-9-]{1,62}[a-z0-9]$/.test(id)) throw new Error(`not a plugin id: ${id}`);
+  return join(config.plugins.dir, 'data', id);
 }
 
 /** `path` is `dir` or lies under it. */

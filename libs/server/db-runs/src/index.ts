@@ -4,3 +4,4 @@ export * from './runs.repository';
 export * from './run-events.repository';
 export * from './permissions.repository';
 export * from './chat.repository';
+export * from './plugin-hooks.repository';

@@ -7,6 +7,7 @@ import {
   type RunEventType,
   type RunStatus,
   type RunSummary,
+  type SandboxPosture,
   type StepApprovalRequested,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
@@ -33,6 +34,8 @@ export interface NewRun {
   readonly workflowId?: string | null;
   /** The agent driving the run. */
   readonly agentId?: number | null;
+  /** The plugin sandbox posture it is created under (null: not known). */
+  readonly sandboxPosture?: SandboxPosture | null;
   /** The replica that will drive it, holding the lease for `leaseMs`. */
   readonly replica: string;
   readonly leaseMs: number;
@@ -70,6 +73,7 @@ export interface RunRow extends RunSummary {
   readonly ownerReplica: string | null;
   readonly leaseUntil: string | null;
   readonly agentId: number | null;
+  readonly sandboxPosture: SandboxPosture | null;
   /** As last written (see RunUpdate.usage); null before the first write of it. */
   readonly usage: BudgetUsage | null;
 }
@@ -95,6 +99,7 @@ interface RunDbRow {
   owner_replica: string | null;
   lease_until: Date | null;
   agent_id: number | null;
+  sandbox_posture: SandboxPosture | null;
   usage: BudgetUsage | null;
   created_at: Date;
   updated_at: Date;
@@ -102,7 +107,7 @@ interface RunDbRow {
 }
 
 const RUN_COLUMNS =
-  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, agent_id, usage, created_at, updated_at, finished_at';
+  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, agent_id, sandbox_posture, usage, created_at, updated_at, finished_at';
 
 function iso(d: Date | null): string | null {
   return d ? new Date(d).toISOString() : null;
@@ -128,6 +133,7 @@ function toRun(r: RunDbRow): RunRow {
     ownerReplica: r.owner_replica,
     leaseUntil: iso(r.lease_until),
     agentId: r.agent_id,
+    sandboxPosture: r.sandbox_posture,
     usage: r.usage,
   };
 }
@@ -163,9 +169,9 @@ export class RunsRepository {
       'run_create',
       `WITH r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id)
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture)
          VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int)
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17)
          RETURNING id
        )
        INSERT INTO run_event (run_id, seq, type, data)
@@ -189,6 +195,7 @@ export class RunsRepository {
         encodeEvents(events),
         run.workflowId ?? null,
         run.agentId ?? null,
+        run.sandboxPosture ?? null,
       ],
     );
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);

@@ -5,6 +5,7 @@ import {
   PermissionMode,
   Recurrence,
   ScheduleStatus,
+  type SandboxPosture,
   type TaskPriority,
 } from '@switchyard/contracts';
 import type { Prisma, PrismaClient } from '@prisma/client';
@@ -29,6 +30,8 @@ export interface ScheduleRow {
   readonly lastTaskId: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The plugin sandbox posture it was created under (null: not known). */
+  readonly sandboxPosture: SandboxPosture | null;
 }
 
 /** What a create or an update stores; the counts are the schedule's own. */
@@ -41,6 +44,8 @@ export interface ScheduleDefinition {
   readonly anchorAt: Date;
   readonly nextFireAt: Date | null;
   readonly expiresAt: Date | null;
+  /** The current plugin sandbox posture; an update keeps a recorded one. */
+  readonly sandboxPosture: SandboxPosture | null;
 }
 
 /** How one due schedule moves on when its occurrence is claimed (computed by the calendar). */
@@ -91,10 +96,12 @@ interface ScheduleDbRow {
   last_task_id: string | null;
   created_at: Date;
   updated_at: Date;
+  sandbox_posture: SandboxPosture | null;
 }
 
 const COLUMNS = `id, owner_id, workflow_id, status, inputs, permission_mode, time_zone, recurrence, anchor_at,
-  next_fire_at, expires_at, trigger_count, missed_fires, last_error, last_fired_at, last_task_id, created_at, updated_at`;
+  next_fire_at, expires_at, trigger_count, missed_fires, last_error, last_fired_at, last_task_id, created_at, updated_at,
+  sandbox_posture`;
 
 function toRow(r: ScheduleDbRow): ScheduleRow {
   return {
@@ -116,6 +123,7 @@ function toRow(r: ScheduleDbRow): ScheduleRow {
     lastTaskId: r.last_task_id,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    sandboxPosture: r.sandbox_posture,
   };
 }
 
@@ -134,7 +142,7 @@ function query<T>(db: Sql, text: string, ...values: unknown[]): Promise<T[]> {
  * occurrence is committed before its task exists, and the task row is written by the statement that
  * settles the claim, so an occurrence submits at most one task whatever crashes or races.
  */
-/** $3–$10 of the insert and the update, in their order. */
+/** $3–$11 of the insert and the update, in their order. */
 function definitionParams(def: ScheduleDefinition): unknown[] {
   return [
     def.workflowId,
@@ -145,6 +153,7 @@ function definitionParams(def: ScheduleDefinition): unknown[] {
     def.anchorAt,
     def.nextFireAt,
     def.expiresAt,
+    def.sandboxPosture,
   ];
 }
 
@@ -159,8 +168,8 @@ export class SchedulesRepository {
       const [row] = await query<ScheduleDbRow>(
         tx,
         `INSERT INTO workflow_schedule (id, owner_id, workflow_id, inputs, permission_mode, time_zone, recurrence,
-           anchor_at, next_fire_at, expires_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7::jsonb, $8, $9, $10)
+           anchor_at, next_fire_at, expires_at, sandbox_posture)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7::jsonb, $8, $9, $10, $11)
          RETURNING ${COLUMNS}`,
         id,
         ownerId,
@@ -178,6 +187,7 @@ export class SchedulesRepository {
         tx,
         `UPDATE workflow_schedule SET workflow_id = $3::uuid, inputs = $4::jsonb, permission_mode = $5, time_zone = $6,
            recurrence = $7::jsonb, anchor_at = $8, next_fire_at = $9, expires_at = $10, status = 'active',
+           sandbox_posture = COALESCE(sandbox_posture, $11),
            last_error = NULL, updated_at = now()
          WHERE id = $1::uuid AND owner_id = $2::uuid
          RETURNING ${COLUMNS}`,
@@ -250,15 +260,20 @@ export class SchedulesRepository {
     limit: number,
     plan: (row: ScheduleRow, now: Date) => ClaimPlan,
     newId: () => string,
+    opts: { readonly holdSandboxed?: boolean } = {},
   ): Promise<ScheduleClaim[]> {
     return this.prisma.$transaction(async (tx) => {
+      // Held: schedules created sandboxed, while plugins run unsandboxed. They stay due (their
+      // next_fire_at in the past) and fire once, coalesced, when the sandbox is back.
       const due = await query<ScheduleDbRow>(
         tx,
         `SELECT ${COLUMNS} FROM workflow_schedule
          WHERE status = 'active' AND next_fire_at <= $1
+           AND ($3::boolean = false OR sandbox_posture IS DISTINCT FROM 'sandboxed')
          ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
         now,
         limit,
+        opts.holdSandboxed ?? false,
       );
       if (!due.length) return [];
       const claims: ScheduleClaim[] = [];

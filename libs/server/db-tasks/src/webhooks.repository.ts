@@ -5,6 +5,7 @@ import {
   KEPT_DELIVERIES_PER_TRIGGER,
   PermissionMode,
   type Delivery,
+  type SandboxPosture,
   type TaskPriority,
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
@@ -21,6 +22,8 @@ export interface TriggerRow {
   readonly secretDigest: string;
   readonly createdAt: Date;
   readonly rotatedAt: Date | null;
+  /** The plugin sandbox posture it was created under (null: not known). */
+  readonly sandboxPosture: SandboxPosture | null;
 }
 
 /** A trigger as a delivery needs it: with the input schema of its workflow's published version. */
@@ -40,6 +43,7 @@ interface TriggerDbRow {
   secret_digest: string;
   created_at: Date;
   rotated_at: Date | null;
+  sandbox_posture: SandboxPosture | null;
   input_schema?: Record<string, unknown> | null;
 }
 
@@ -55,7 +59,7 @@ interface DeliveryDbRow {
 }
 
 const COLUMNS = `id, owner_id, workflow_id, status, inputs, permission_mode, require_signature, secret_digest,
-  created_at, rotated_at`;
+  created_at, rotated_at, sandbox_posture`;
 const T_COLUMNS = COLUMNS.split(',')
   .map((c) => `t.${c.trim()}`)
   .join(', ');
@@ -73,6 +77,7 @@ function toTrigger(r: TriggerDbRow): TriggerRow {
     secretDigest: r.secret_digest.trim(),
     createdAt: new Date(r.created_at),
     rotatedAt: r.rotated_at && new Date(r.rotated_at),
+    sandboxPosture: r.sandbox_posture,
   };
 }
 
@@ -127,10 +132,12 @@ export class WebhooksRepository {
     permissionMode: PermissionMode;
     requireSignature: boolean;
     secretDigest: string;
+    sandboxPosture: SandboxPosture | null;
   }): Promise<TriggerRow> {
     const [row] = await this.query<TriggerDbRow>(
-      `INSERT INTO webhook_trigger (id, owner_id, workflow_id, inputs, permission_mode, require_signature, secret_digest)
-       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7) RETURNING ${COLUMNS}`,
+      `INSERT INTO webhook_trigger (id, owner_id, workflow_id, inputs, permission_mode, require_signature, secret_digest,
+         sandbox_posture)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
       t.id,
       t.ownerId,
       t.workflowId,
@@ -138,6 +145,7 @@ export class WebhooksRepository {
       t.permissionMode,
       t.requireSignature,
       t.secretDigest,
+      t.sandboxPosture,
     );
     return toTrigger(row as TriggerDbRow);
   }

@@ -3,3 +3,4 @@ export * from './mcp-tool.repository';
 export * from './agent.repository';
 export * from './agent-sql';
 export * from './plugin.repository';
+export * from './market-source.repository';
