@@ -9,6 +9,7 @@ import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
 import { MemoryController } from './settings/memory.controller';
+import { FilesController } from './files/files.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
 import { SchedulesController } from './triggers/schedules.controller';
@@ -42,6 +43,7 @@ import { ToolsController } from './tools/tools.controller';
     SettingsController,
     MemoryController,
     WorkflowsController,
+    FilesController,
     TasksController,
     SchedulesController,
     WebhooksController,

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
-import { AgentRepository, McpToolRepository } from '@switchyard/server-db-tools';
+import { AgentRepository, FilesRepository, McpToolRepository } from '@switchyard/server-db-tools';
+import { FilesHandler } from './files/files.handler';
+import { FilesService } from './files/files.service';
 import { AgentsHandler } from './agents/agents.handler';
 import { AgentsUseCases } from './agents/agents.usecases';
 import { ToolSetService } from './agents/tool-set.service';
@@ -52,10 +54,12 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler, AgentsHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, FilesHandler],
   providers: [
     McpToolRepository,
     AgentRepository,
+    FilesRepository,
+    FilesService,
     ToolSetService,
     AgentsUseCases,
     {

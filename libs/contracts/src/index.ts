@@ -23,3 +23,4 @@ export * from './flow-assistant';
 export * from './memory';
 export * from './chat';
 export * from './plugins';
+export * from './files';

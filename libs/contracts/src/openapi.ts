@@ -72,7 +72,9 @@ export function buildOpenApi(
           [r.produces ?? 'application/json']:
             r.produces === 'text/event-stream'
               ? eventStreamOf(r.response)
-              : { schema: schemaOf(r.response, 'output') },
+              : r.produces === 'application/octet-stream'
+                ? { schema: { type: 'string', contentMediaType: 'application/octet-stream' } }
+                : { schema: schemaOf(r.response, 'output') },
         },
       },
     };
@@ -115,6 +117,12 @@ export function buildOpenApi(
         'permission' in r.auth ? r.auth.permission : { anyOf: r.auth.anyOf };
     }
     if (r.queryToken) operation['security'] = [{ token: [] }, { bearer: [] }, { queryToken: [] }];
+    if (r.consumes) {
+      operation['requestBody'] = {
+        required: true,
+        content: { [r.consumes]: { schema: { type: 'string', contentMediaType: r.consumes } } },
+      };
+    }
     if (r.body) {
       operation['requestBody'] = {
         required: true,

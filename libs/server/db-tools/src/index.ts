@@ -2,3 +2,4 @@
 export * from './mcp-tool.repository';
 export * from './agent.repository';
 export * from './agent-sql';
+export * from './files.repository';
