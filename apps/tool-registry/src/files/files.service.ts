@@ -238,7 +238,12 @@ export class FilesService {
     } catch (err) {
       if (err instanceof AppError && err.code === 'forbidden')
         throw new AppError('validation_failed', `file grant "${g.name}": ${err.message}`, {
-          details: { grant: g.name, reason: 'path_outside_workspace', ...err.details },
+          details: {
+            ...err.details,
+            grant: g.name,
+            reason: 'path_outside_workspace',
+            why: err.details?.['reason'],
+          },
           issues: [{ path: `files.${g.name}.nativePath`, message: err.message }],
         });
       throw err;
