@@ -15,14 +15,21 @@ import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http
 
 const UPLOAD_PATH = '/api/files';
 
+/** The upload's own Content-Type, put aside by `installUploadBodyBypass`. */
+const UPLOAD_TYPE = Symbol('upload content type');
+type UploadRequest = Request & { [UPLOAD_TYPE]?: string };
+
 /**
- * Uploads are streamed by their handler, never parsed: marking the request as read keeps the JSON
- * body parser (which would take an `application/json` upload) off it.
+ * Uploads are streamed by their handler, never parsed: the JSON body parser (body-parser 2 decides
+ * by content type alone) would swallow an `application/json` upload, so the type is put aside and
+ * the request shown to the parsers as opaque bytes.
  */
 export function installUploadBodyBypass(app: NestExpressApplication): void {
-  app.use(UPLOAD_PATH, (req: Request, _res: Response, next: NextFunction) => {
-    if (req.method === 'POST' && (req.path === '/' || req.path === ''))
-      (req as { _body?: boolean })._body = true;
+  app.use(UPLOAD_PATH, (req: UploadRequest, _res: Response, next: NextFunction) => {
+    if (req.method === 'POST' && (req.path === '/' || req.path === '')) {
+      req[UPLOAD_TYPE] = req.headers['content-type'] ?? '';
+      req.headers['content-type'] = 'application/octet-stream';
+    }
     next();
   });
 }
@@ -80,7 +87,8 @@ export class FilesController {
       }
       throw new AppError('validation_failed', 'the upload was interrupted', { cause: err });
     }
-    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().slice(0, 255) ?? '';
+    const declaredType = (req as UploadRequest)[UPLOAD_TYPE] ?? req.headers['content-type'] ?? '';
+    const type = declaredType.split(';')[0]?.trim().slice(0, 255) ?? '';
     try {
       return await this.bus.call(
         Rpc.registry.fileAdopt,
