@@ -77,9 +77,10 @@ describe('registry files', () => {
     for (const d of [ws, filesDir, outside]) rmSync(d, { recursive: true, force: true });
   });
 
-  const err = (p: Promise<unknown>) =>
+  type Refusal = { code: string; message: string; details?: Record<string, unknown> };
+  const err = (p: Promise<unknown>): Promise<Refusal> =>
     p.then(
-      () => ({ code: 'none', message: '' }),
+      (): Refusal => ({ code: 'none', message: '' }),
       (e: { code: string; message: string; details?: Record<string, unknown> }) => e,
     );
 
