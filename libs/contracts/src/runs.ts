@@ -5,7 +5,7 @@ import { PageQuery, pageOf } from './identity';
 import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
 import { InjectedMemory } from './memory';
 import { ToolDescriptor } from './tools';
-import { LegacyRunFiles, RunFilesInput } from './files';
+import { FileGrantKind, LegacyRunFiles, RunFilesInput } from './files';
 
 /**
  * How much the run may do without asking. `ask` (default): every non-read tool call waits for step
@@ -270,6 +270,11 @@ export const DraftPlanRequest = z.object({
   goal: z.string().min(1).max(20_000),
   model: ModelSettings.optional(),
   files: RunFiles.optional(),
+  /** The run's file grants: the model passes one as `@file:<name>` in an argument. */
+  grants: z
+    .array(z.object({ name: z.string(), kind: FileGrantKind, directory: z.boolean(), writable: z.boolean() }))
+    .max(50)
+    .optional(),
   inputNames: z.array(z.string()).optional(),
   /** Only these tools may be planned with (the executor's view of the caller's catalog). */
   tools: z.array(ToolDescriptor),

@@ -166,6 +166,7 @@ export class RunDriver {
       config: init.config,
       inputs: init.inputs,
       files: init.files,
+      ...(init.grants?.length ? { grants: init.grants } : {}),
       tools: this.tools,
       bus: init.bus,
       writer: init.writer,
