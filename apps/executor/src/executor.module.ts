@@ -31,6 +31,7 @@ import { BullTaskJobs, TASK_JOBS } from './tasks/task-jobs';
 import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
+import { InputOptionsUseCase } from './workflows/input-options.usecase';
 
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
@@ -59,6 +60,7 @@ import { WorkflowsHandler } from './workflows/workflows.handler';
     DeriveRun,
     RunQueries,
     WorkflowRuns,
+    InputOptionsUseCase,
     TaskWorker,
     { provide: TASK_JOBS, useClass: BullTaskJobs },
     { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },

@@ -10,6 +10,7 @@ import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
 import { StreamFastPath } from './runs/stream-fast-path';
 import { installHookBodyParser } from './triggers/hook-intake';
+import { installUploadBodyBypass } from './files/files.controller';
 import { webClient } from './web/web-client';
 
 export function gatewayOptions(config: AppConfig = loadConfig('gateway')): BootstrapOptions {
@@ -17,7 +18,10 @@ export function gatewayOptions(config: AppConfig = loadConfig('gateway')): Boots
     config,
     modules: [GatewayModule],
     uses: { postgres: true, redis: true },
-    beforeBodyParser: installHookBodyParser,
+    beforeBodyParser: (app) => {
+      installHookBodyParser(app);
+      installUploadBodyBypass(app);
+    },
     configureHttp: (app) => {
       app.set('trust proxy', 'loopback, linklocal, uniquelocal');
       // The admin web client at / (GET/HEAD outside /api, /mcp and the probes). Public by design and

@@ -9,6 +9,7 @@ import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
 import { SettingsController } from './settings/settings.controller';
 import { MemoryController } from './settings/memory.controller';
+import { FilesController } from './files/files.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { TasksController } from './tasks/tasks.controller';
 import { SchedulesController } from './triggers/schedules.controller';
@@ -46,6 +47,7 @@ import { PluginHooksController } from './plugins/plugin-hooks.controller';
     SettingsController,
     MemoryController,
     WorkflowsController,
+    FilesController,
     TasksController,
     SchedulesController,
     WebhooksController,

@@ -3,10 +3,13 @@ import type { AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
 import {
   AgentRepository,
+  FilesRepository,
   MarketSourceRepository,
   McpToolRepository,
   PluginRepository,
 } from '@switchyard/server-db-tools';
+import { FilesHandler } from './files/files.handler';
+import { FilesService } from './files/files.service';
 import { MarketHandler } from './market/market.handler';
 import { MarketService } from './market/market.service';
 import { AgentsHandler } from './agents/agents.handler';
@@ -65,12 +68,14 @@ export const BUILTIN_TOOLS = [
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, PluginsHandler, MarketHandler],
+  controllers: [ToolsHandler, RecordsHandler, AgentsHandler, PluginsHandler, MarketHandler, FilesHandler],
   providers: [
     McpToolRepository,
     AgentRepository,
     MarketSourceRepository,
     MarketService,
+    FilesRepository,
+    FilesService,
     ToolSetService,
     AgentsUseCases,
     {

@@ -94,6 +94,15 @@ import {
   StartRunBody,
 } from './runs';
 import {
+  FileIdParam,
+  FileListQuery,
+  FilePage,
+  InputOptions,
+  InputOptionsParam,
+  StoredFile,
+  UploadQuery,
+} from './files';
+import {
   Agent,
   AgentIdParam,
   AgentListQuery,
@@ -174,9 +183,9 @@ export interface RouteDef {
     | { readonly anyOf: readonly Permission[] }
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
-  readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream';
-  /** A raw request body the handler reads itself (streamed, with its own size limit) instead of JSON. */
-  readonly consumes?: 'application/gzip';
+  readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream' | 'application/octet-stream';
+  /** A raw request body the handler reads itself (streamed, with its own size limit) instead of JSON: a plugin bundle or an upload. */
+  readonly consumes?: 'application/gzip' | 'application/octet-stream';
   /** The SSE streams are the only routes that also accept `?token=` (EventSource cannot set headers). */
   readonly queryToken?: boolean;
   readonly params?: z.ZodObject;
@@ -676,6 +685,71 @@ export const Routes = {
     response: Workflow,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
+  }),
+  workflowInputOptions: route({
+    method: 'GET',
+    path: '/api/workflows/{id}/inputs/{input}/options',
+    summary:
+      'The choices of an input with `x-switchyard-enum`: its list tool called for you (a read call, through the permission gate), as {value, label} items',
+    tag: 'workflows',
+    auth: { permission: 'agent:run:start' },
+    params: InputOptionsParam,
+    response: InputOptions,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'tool_failed', 'unavailable'],
+  }),
+  fileUpload: route({
+    method: 'POST',
+    path: '/api/files',
+    summary:
+      'Upload a file: the raw bytes as the body (any Content-Type, kept as the file type), its name in ?name=; over FILE_UPLOAD_LIMIT_BYTES is 413',
+    tag: 'files',
+    auth: { permission: 'agent:run:start' },
+    consumes: 'application/octet-stream',
+    query: UploadQuery,
+    response: StoredFile,
+    status: 201,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'payload_too_large', 'unavailable'],
+  }),
+  fileList: route({
+    method: 'GET',
+    path: '/api/files',
+    summary: 'Your uploaded files, newest first',
+    tag: 'files',
+    auth: { permission: 'agent:run:list' },
+    query: FileListQuery,
+    response: FilePage,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  fileGet: route({
+    method: 'GET',
+    path: '/api/files/{id}',
+    summary: "One of your files' metadata (another owner's file is 404)",
+    tag: 'files',
+    auth: { permission: 'agent:run:list' },
+    params: FileIdParam,
+    response: StoredFile,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  fileContent: route({
+    method: 'GET',
+    path: '/api/files/{id}/content',
+    summary: 'Download one of your files (as an attachment, with its stored type)',
+    tag: 'files',
+    auth: { permission: 'agent:run:list' },
+    produces: 'application/octet-stream',
+    params: FileIdParam,
+    response: z.string().describe('the bytes'),
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  fileDelete: route({
+    method: 'DELETE',
+    path: '/api/files/{id}',
+    summary: 'Delete one of your files (runs granted it keep their copies)',
+    tag: 'files',
+    auth: { permission: 'agent:run:start' },
+    params: FileIdParam,
+    response: StoredFile,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
   }),
   workflowRun: route({
     method: 'POST',

@@ -25,3 +25,4 @@ export * from './chat';
 export * from './plugins';
 export * from './plugin-trust';
 export * from './market';
+export * from './files';

@@ -72,7 +72,9 @@ export function buildOpenApi(
           [r.produces ?? 'application/json']:
             r.produces === 'text/event-stream'
               ? eventStreamOf(r.response)
-              : { schema: schemaOf(r.response, 'output') },
+              : r.produces === 'application/octet-stream'
+                ? { schema: { type: 'string', contentMediaType: 'application/octet-stream' } }
+                : { schema: schemaOf(r.response, 'output') },
         },
       },
     };

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
+import {
+  AdoptUpload,
+  FileIdParam,
+  FileListQuery,
+  FilePage,
+  GrantFilesRequest,
+  GrantFilesResult,
+  InputOptions,
+  InputOptionsParam,
+  StoredFile,
+} from './files';
 import { Agent, AgentPage, AgentRpc, ToolSet, ToolSetRequest } from './agents';
 import {
   CreateMcpToolBody,
@@ -222,6 +233,13 @@ export const Rpc = {
     marketEntries: rpc('registry.market.entries', MarketEntriesQuery, MarketEntryList),
     marketEntry: rpc('registry.market.entry', MarketEntryParam, MarketEntryDetail),
     marketImport: rpc('registry.market.import', MarketImportBody, MarketImported),
+    /** A staged upload becomes one of the caller's files (the gateway staged the bytes under FILES_DIR). */
+    fileAdopt: rpc('registry.files.adopt', AdoptUpload, StoredFile),
+    fileList: rpc('registry.files.list', FileListQuery, FilePage),
+    fileGet: rpc('registry.files.get', FileIdParam, StoredFile),
+    fileDelete: rpc('registry.files.delete', FileIdParam, StoredFile),
+    /** Materialises a run's file grants (refs copied, native paths checked, shared dirs made). */
+    fileGrant: rpc('registry.files.grant', GrantFilesRequest, GrantFilesResult),
   },
   executor: {
     start: rpc('executor.runs.start', StartRunBody, StartedRun),
@@ -290,6 +308,8 @@ export const Rpc = {
     ),
     /** The caller's published workflows as tool descriptors (`run_workflow_<id>`), for the catalog. */
     tools: rpc('planner.workflows.tools', z.object({}), z.object({ tools: z.array(ToolDescriptor) })),
+    /** The choices of an `x-switchyard-enum` input, from its list tool (executor). */
+    inputOptions: rpc('executor.workflows.inputOptions', InputOptionsParam, InputOptions),
     /** Binds inputs and starts a normal run of the workflow (executor). */
     run: rpc('executor.workflows.run', WorkflowIdParam.extend({ body: RunWorkflowBody }), StartedRun),
     /** Runs the published version to the end as one tool call and answers its result (executor). */

@@ -6,6 +6,7 @@ import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
 import { Budget, BudgetLimit, BudgetUsage, RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
 import { ToolEffect } from './tools';
+import { RunFileGrantView } from './files';
 
 /**
  * The run event catalog: every event a run writes to its audit log (and the SSE stream relays), one
@@ -329,5 +330,9 @@ export const RunDetail = RunSummary.extend({
   usage: BudgetUsage.describe(
     'spent so far: tool calls counted from the log; tokens and working wall time as of the last pause or end',
   ),
+  files: z
+    .array(RunFileGrantView)
+    .optional()
+    .describe("the run's file grants: names and kinds (host paths to admins only)"),
 });
 export type RunDetail = z.infer<typeof RunDetail>;

@@ -5,6 +5,7 @@ import { PageQuery, pageOf } from './identity';
 import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
 import { InjectedMemory } from './memory';
 import { ToolDescriptor } from './tools';
+import { FileGrantKind, LegacyRunFiles, RunFilesInput } from './files';
 
 /**
  * How much the run may do without asking. `ask` (default): every non-read tool call waits for step
@@ -116,7 +117,7 @@ export const RunConfig = z
 export type RunConfig = z.infer<typeof RunConfig>;
 
 /** Workspace-relative paths the run is about; shown to the planner and bound as `inputs.files`. */
-export const RunFiles = z.array(z.string().min(1).max(1_000)).max(50);
+export const RunFiles = LegacyRunFiles;
 
 export const RunInputs = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), z.unknown());
 
@@ -129,7 +130,9 @@ export const StartRunBody = z
       .optional()
       .describe('an AgentPlan to run as is (validated before any tool runs); omit to let the model plan'),
     inputs: RunInputs.default({}).describe('values for {{inputs.<name>}} references'),
-    files: RunFiles.optional(),
+    files: RunFilesInput.optional().describe(
+      'workspace paths the goal is about (strings), or file grants: {name, refs} | {name, nativePath} | {name, createSharedDirectory: true}, bound as @file:<name> (docs/files.md)',
+    ),
     agentId: z
       .number()
       .int()
@@ -267,6 +270,11 @@ export const DraftPlanRequest = z.object({
   goal: z.string().min(1).max(20_000),
   model: ModelSettings.optional(),
   files: RunFiles.optional(),
+  /** The run's file grants: the model passes one as `@file:<name>` in an argument. */
+  grants: z
+    .array(z.object({ name: z.string(), kind: FileGrantKind, directory: z.boolean(), writable: z.boolean() }))
+    .max(50)
+    .optional(),
   inputNames: z.array(z.string()).optional(),
   /** Only these tools may be planned with (the executor's view of the caller's catalog). */
   tools: z.array(ToolDescriptor),

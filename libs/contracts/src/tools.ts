@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InvocationFile } from './files';
 
 /** What a tool does to the world: decides approval defaults and whether retries are safe. */
 export const ToolEffect = z.enum(['read', 'write', 'external']);
@@ -24,6 +25,12 @@ export const ToolDescriptor = z.object({
     .optional()
     .describe(
       'JSON Schema of the value a successful call stands for in {{node.<id>.result}} references (with `examples` where the tool can give them); absent: unknown',
+    ),
+  fileAccess: z
+    .enum(['sandbox', 'host'])
+    .optional()
+    .describe(
+      "a plugin tool that may see the run's file grants (manifest permissions.files and an admin's grant): in its sandbox, or on the host when plugins run unsandboxed; absent: only built-ins see grants",
     ),
 });
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
@@ -67,6 +74,13 @@ export const InvokeToolRequest = z.object({
     .optional(),
   /** For workflow tools: the permission mode of the calling run (its nested run cannot ask anyone). */
   permissionMode: z.enum(['ask', 'approve-for-me', 'full-access']).optional(),
+  /** The run making the call (its file grants live under the run's files directory). */
+  runId: z.string().uuid().optional(),
+  /**
+   * Set by the executor only, for plugin tools eligible for file grants: the run's grants to bind
+   * into the plugin's sandbox. Ignored for other tools; each hostPath is checked by the registry.
+   */
+  files: z.array(InvocationFile).max(50).optional(),
 });
 export type InvokeToolRequest = z.infer<typeof InvokeToolRequest>;
 

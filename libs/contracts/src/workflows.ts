@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 import { AgentPlan, PlanIssue, RetryPolicy } from './plan';
 import { PluginId } from './plugins';
-import { Budget, PermissionMode, RunFiles, RunStatus } from './runs';
+import { Budget, PermissionMode, RunStatus } from './runs';
+import { RunFilesInput } from './files';
 
 /** Tools that run a published workflow are named `run_workflow_<workflow id>`. */
 export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
@@ -203,7 +204,9 @@ export const RunWorkflowBody = z
       .boolean()
       .default(true)
       .describe('pause for approval of the plan first (false: the person starting the run approves it)'),
-    files: RunFiles.optional(),
+    files: RunFilesInput.optional().describe(
+      'workspace paths (strings) or file grants (docs/files.md); switchyard-file and shared-directory inputs are filled from them',
+    ),
     version: z
       .number()
       .int()

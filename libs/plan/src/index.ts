@@ -6,3 +6,4 @@ export * from './inputs';
 export * from './refusal';
 export * from './result-value';
 export * from './flow-assistant';
+export * from './file-inputs';

@@ -17,7 +17,7 @@ import { BudgetMeter } from './engine/budget';
 import { foldExecutions, reusableSteps, spentOf, type ReusableStep } from './executions';
 import { ownerOf, visibleTo } from './run-access';
 import { RunLauncher, toolsOf, type RunAgent, type RunOrigin } from './run-launcher';
-import { parsePlan } from './run-queries';
+import { grantsOf, parsePlan } from './run-queries';
 import { RunPosture } from './sandbox-posture';
 
 /** Runs from earlier runs: resume (same run), fork and rewind (a new run of the same plan). */
@@ -71,6 +71,7 @@ export class DeriveRun {
         config,
         inputs: run.inputs,
         files: run.files,
+        grants: grantsOf(run),
         tools,
         reusable,
         spent,
@@ -154,6 +155,12 @@ export class DeriveRun {
         config,
         inputs: run.inputs,
         files: run.files,
+        // A derived run gets copies of the source's grants (a shared directory with what the
+        // source wrote into it): the steps it takes over find their files, and nothing it does
+        // changes the source run's.
+        ...(grantsOf(run).length
+          ? { grantRequests: grantsOf(run).map((g) => g.request), copyGrantsFrom: run.id }
+          : {}),
         plan: checked.plan,
         tools,
         sourceRunId: run.id,

@@ -6,6 +6,7 @@ import {
   type BudgetUsage,
   type PermissionDecision,
   type PlanStep,
+  type ResolvedGrant,
   type RunCompleted,
   type RunControlReply,
   type RunFailed,
@@ -38,6 +39,8 @@ export interface DriverSettings {
 }
 
 export interface DriverInit extends RunBasics {
+  /** The run's file grants: `@file:<name>` in a step's arguments binds to one of these. */
+  readonly grants?: readonly ResolvedGrant[];
   readonly logger: Logger;
   readonly settings: DriverSettings;
   /** Refreshes the catalog (an edited plan is validated against the current one). */
@@ -109,6 +112,7 @@ export class RunDriver {
       ctx: init.ctx,
       config: init.config,
       inputs: init.inputs,
+      grants: init.grants ?? [],
       writer: init.writer,
       bus: init.bus,
       logger: init.logger,
@@ -162,6 +166,7 @@ export class RunDriver {
       config: init.config,
       inputs: init.inputs,
       files: init.files,
+      ...(init.grants?.length ? { grants: init.grants } : {}),
       tools: this.tools,
       bus: init.bus,
       writer: init.writer,

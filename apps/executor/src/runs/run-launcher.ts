@@ -5,6 +5,8 @@ import {
   RunEventBody,
   type AgentPlan,
   type BudgetUsage,
+  type FileGrantRequest,
+  type ResolvedGrant,
   type ModelSettings,
   type RunConfig,
   type RunCreated,
@@ -51,6 +53,12 @@ export interface Launch {
   readonly config: RunConfig;
   readonly inputs: Record<string, unknown>;
   readonly files: readonly string[];
+  /** File grants to materialise for the new run (registry.files.grant) before its row is written. */
+  readonly grantRequests?: readonly FileGrantRequest[];
+  /** Fork, rewind: the grants' contents are copied from this run's. */
+  readonly copyGrantsFrom?: string;
+  /** An existing run's grants, as materialised (resume). */
+  readonly grants?: readonly ResolvedGrant[];
   readonly plan?: AgentPlan;
   readonly tools: ReadonlyMap<string, ToolDescriptor>;
   readonly sourceRunId?: string;
@@ -135,6 +143,22 @@ export class RunLauncher {
   /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = randomUUID();
+    // Materialised before the row exists: a refused grant (another owner's file, a path outside the
+    // workspace) refuses the start; a failure after this leaves an empty run directory behind.
+    const grants = l.grantRequests?.length
+      ? (
+          await this.bus.call(
+            Rpc.registry.fileGrant,
+            {
+              runId,
+              grants: [...l.grantRequests],
+              ...(l.copyGrantsFrom ? { copyFrom: l.copyGrantsFrom } : {}),
+            },
+            { ctx },
+          )
+        ).grants
+      : [];
+    l = { ...l, grants };
     const writer = this.writerFor(runId, ownerOf(ctx), 'planning');
     const driver = this.driver(runId, l, ctx, writer, 'planning');
     // The gate's rules and hooks, loaded now so the steps decide without a round trip; and the
@@ -167,6 +191,7 @@ export class RunLauncher {
           config: l.config,
           inputs: l.inputs,
           files: l.files,
+          fileGrants: grants,
           plan: l.plan ?? null,
           sourceRunId: l.sourceRunId ?? null,
           batchId: l.batchId ?? null,
@@ -245,6 +270,7 @@ export class RunLauncher {
         config: l.config,
         inputs: l.inputs,
         files: l.files,
+        grants: l.grants ?? [],
         tools: l.tools,
         writer,
         bus: this.bus,

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import {
   AgentPlan,
+  grantView,
   INBOX_LIMIT,
+  ResolvedGrant,
   RunConfig,
   STEP_RUN_EVENTS,
   type Inbox,
@@ -76,8 +79,15 @@ export class RunQueries {
       sandboxPosture: run.sandboxPosture,
       budget: (budget.success && budget.data) || null,
       usage: spentOf(run.usage, stepEvents),
+      files: grantsOf(run).map((g) => grantView(g, ctx.role === 'admin')),
     };
   }
+}
+
+/** The grants kept on a run's row (written by this service; rows from before grants have none). */
+export function grantsOf(run: Pick<RunRow, 'fileGrants'>): ResolvedGrant[] {
+  const parsed = z.array(ResolvedGrant).safeParse(run.fileGrants ?? []);
+  return parsed.success ? parsed.data : [];
 }
 
 /** A run's stored plan, or null when it has none (or one this version cannot read). */

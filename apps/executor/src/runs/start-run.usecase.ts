@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
+  isGrantList,
   Rpc,
   RunConfig,
   type AgentPlan,
   type BatchBody,
+  type FileGrantRequest,
   type PlanIssue,
   type StartRunBody,
   type ToolDescriptor,
@@ -31,6 +33,8 @@ export interface WorkflowLaunch {
   readonly inputNames: readonly string[];
   readonly inputs: Record<string, unknown>;
   readonly files?: readonly string[];
+  /** File grants for the run (the caller's, and the shared directories of auto inputs). */
+  readonly grants?: readonly FileGrantRequest[];
   readonly config: Partial<RunConfig>;
   readonly source: Omit<RunOrigin, 'source'>;
   readonly beforeWork?: BeforeWork;
@@ -105,6 +109,7 @@ export class StartRun {
         config,
         inputs,
         files: def.files ?? [],
+        ...(def.grants?.length ? { grantRequests: def.grants } : {}),
         tools,
         plan: checked.plan,
         created: { source: 'workflow', ...def.source },
@@ -140,7 +145,10 @@ export class StartRun {
       ...(model && Object.keys(model).length ? { model } : {}),
       capabilityMode: readOnly ? 'read-only' : body.config.capabilityMode,
     };
-    const inputs: Record<string, unknown> = { ...body.inputs, ...(body.files ? { files: body.files } : {}) };
+    // Grants are bound as `@file:<name>`; only the old list of paths is also the input `files`.
+    const grants = isGrantList(body.files) ? body.files : undefined;
+    const paths = grants ? undefined : (body.files as string[] | undefined);
+    const inputs: Record<string, unknown> = { ...body.inputs, ...(paths ? { files: paths } : {}) };
     let plan: AgentPlan | undefined;
     if (body.workflow !== undefined) {
       // Checked against the whole catalog, then held to the agent's set: a step outside it is
@@ -160,7 +168,8 @@ export class StartRun {
       goal: body.goal || plan?.goal || '',
       config,
       inputs,
-      files: body.files ?? [],
+      files: paths ?? [],
+      ...(grants ? { grantRequests: grants } : {}),
       tools,
       ...(plan ? { plan } : {}),
       ...(batchId ? { batchId } : {}),

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import {
   AppError,
   describeIssues,
+  isGrantList,
   Events,
   Rpc,
   type RpcRequest,
@@ -9,7 +10,7 @@ import {
   type RunWorkflowBody,
   type ToolResult,
 } from '@switchyard/contracts';
-import { checkInputs, inputNamesOf } from '@switchyard/plan';
+import { bindFileInputs, checkInputs, inputNamesOf } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
 import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -60,7 +61,10 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
 
   async run(id: string, body: RunWorkflowBody, ctx: CallContext): Promise<{ runId: string }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id, version: body.version ?? 'draft' }, { ctx });
-    const issues = checkInputs(def.inputSchema, body.inputs);
+    const given = isGrantList(body.files) ? body.files : [];
+    const paths = isGrantList(body.files) ? undefined : (body.files as string[] | undefined);
+    const bound = bindFileInputs(def.inputSchema, body.inputs, given);
+    const issues = [...bound.issues, ...checkInputs(def.inputSchema, bound.inputs)];
     if (issues.length)
       throw new AppError(
         'validation_failed',
@@ -72,8 +76,9 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         goal: def.name,
         plan: def.plan,
         inputNames: inputNamesOf(def.inputSchema),
-        inputs: body.inputs,
-        ...(body.files ? { files: body.files } : {}),
+        inputs: bound.inputs,
+        ...(paths ? { files: paths } : {}),
+        ...(bound.grants.length ? { grants: bound.grants } : {}),
         config: {
           permissionMode: body.permissionMode,
           planApproval: body.planApproval,
@@ -99,7 +104,9 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     beforeWork?: BeforeWork,
   ): Promise<{ driver: RunDriver; name: string }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
-    const issues = checkInputs(def.inputSchema, inputs);
+    // Unattended: shared directories are made as always; a picker file cannot be given here.
+    const bound = bindFileInputs(def.inputSchema, inputs, []);
+    const issues = [...bound.issues, ...checkInputs(def.inputSchema, bound.inputs)];
     if (issues.length)
       throw new AppError(
         'validation_failed',
@@ -113,7 +120,8 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         goal: def.name,
         plan: def.plan,
         inputNames: inputNamesOf(def.inputSchema),
-        inputs,
+        inputs: bound.inputs,
+        ...(bound.grants.length ? { grants: bound.grants } : {}),
         config: { permissionMode, planApproval: false, unattended: true },
         source: { workflowId, version: def.version, ...source },
         ...(beforeWork ? { beforeWork } : {}),

@@ -2,6 +2,7 @@ import { Controller, Inject, Req } from '@nestjs/common';
 import {
   Routes,
   Rpc,
+  type InputOptions,
   type StartedRun,
   type Workflow,
   type WorkflowPage,
@@ -39,6 +40,14 @@ export class WorkflowsController {
     @Req() req: GatewayRequest,
   ): Promise<Workflow> {
     return this.bus.call(Rpc.workflows.instantiate, { id: input.params.id, body: input.body }, asCaller(req));
+  }
+
+  @Endpoint(Routes.workflowInputOptions)
+  inputOptions(
+    @In() input: Input<typeof Routes.workflowInputOptions>,
+    @Req() req: GatewayRequest,
+  ): Promise<InputOptions> {
+    return this.bus.call(Rpc.workflows.inputOptions, input.params, asCaller(req));
   }
 
   @Endpoint(Routes.workflowGet)

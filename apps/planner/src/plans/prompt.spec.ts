@@ -93,6 +93,20 @@ describe('planner prompt', () => {
     expect(unbound).toContain('do not use {{inputs.…}} references');
   });
 
+  it("names the run's file grants and how to pass them, never a path", () => {
+    const text = userPrompt({
+      goal: 'Split the workbook',
+      grants: [
+        { name: 'book', kind: 'refs', directory: false, writable: false },
+        { name: 'out', kind: 'shared', directory: true, writable: true },
+      ],
+    });
+    expect(text).toContain('write "@file:<name>" in an argument');
+    expect(text).toContain('- book: a file, uploaded, read-only');
+    expect(text).toContain('- out: a folder, a shared folder for this run, writable');
+    expect(userPrompt({ goal: 'g' })).not.toContain('@file:');
+  });
+
   it('asks for a corrected complete plan, quoting every issue', () => {
     const text = correctionPrompt([
       { path: '$.steps[0].tool', code: 'unknown_tool', message: 'no tool named nope in the catalog' },

@@ -100,8 +100,20 @@ export function withAgentPrompt(system: string, agentPrompt: string | undefined)
 }
 
 /** The goal, with the files and the input names of the run when it has them. */
-export function userPrompt(req: Pick<DraftPlanRequest, 'goal' | 'files' | 'inputNames'>): string {
+export function userPrompt(req: Pick<DraftPlanRequest, 'goal' | 'files' | 'inputNames' | 'grants'>): string {
   const parts = [`Goal:\n${req.goal.trim()}`];
+  if (req.grants?.length) {
+    const kinds = { refs: 'uploaded', native: 'from the workspace', shared: 'a shared folder for this run' };
+    parts.push(
+      'Files granted to the run: write "@file:<name>" in an argument to pass its path (also inside text, e.g. "@file:out/report.csv"):\n' +
+        req.grants
+          .map(
+            (g) =>
+              `- ${g.name}: ${g.directory ? 'a folder' : 'a file'}, ${kinds[g.kind]}${g.writable ? ', writable' : ', read-only'}`,
+          )
+          .join('\n'),
+    );
+  }
   if (req.files?.length) {
     const bound = !req.inputNames || req.inputNames.includes('files');
     parts.push(

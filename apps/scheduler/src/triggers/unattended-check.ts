@@ -8,7 +8,7 @@ import {
   type PlanStep,
   type ResolvedWorkflow,
 } from '@switchyard/contracts';
-import { checkInputs } from '@switchyard/plan';
+import { bindFileInputs, checkInputs, fileInputsOf } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
@@ -34,21 +34,32 @@ export function pickerFileInputs(schema: Record<string, unknown>): string[] {
     .map(([name]) => name);
 }
 
-/** Refuses bindings of picker-file inputs, then checks the inputs against the schema's basics. */
+/**
+ * Refuses bindings of picker-file inputs, then checks the inputs against the schema's basics.
+ * Shared-directory inputs are fine unattended: each run makes its own directory and fills them (a
+ * value bound to one is refused: the run decides it).
+ */
 export function checkUnattendedInputs(
   schema: Record<string, unknown>,
   inputs: Record<string, unknown>,
   opts: { complete: boolean },
 ): void {
   const files = new Set(pickerFileInputs(schema));
+  const shared = new Set(fileInputsOf(schema).sharedDirectories);
   const issues: FieldIssue[] = Object.keys(inputs)
-    .filter((k) => files.has(k))
-    .map((k) => ({
-      path: `inputs.${k}`,
-      message:
-        'a picked file cannot be bound to an unattended run (its grant ends with the session); pass a stable identifier instead',
-    }));
-  issues.push(...checkInputs(schema, inputs).filter((i) => opts.complete || i.message !== 'required'));
+    .filter((k) => shared.has(k))
+    .map((k) => ({ path: `inputs.${k}`, message: 'filled by each run (a shared directory): leave it out' }));
+  issues.push(
+    ...Object.keys(inputs)
+      .filter((k) => files.has(k))
+      .map((k) => ({
+        path: `inputs.${k}`,
+        message:
+          'a picked file cannot be bound to an unattended run (its grant ends with the session); pass a stable identifier instead',
+      })),
+  );
+  const filled = bindFileInputs(schema, inputs, []).inputs;
+  issues.push(...checkInputs(schema, filled).filter((i) => opts.complete || i.message !== 'required'));
   if (issues.length)
     throw new AppError(
       'validation_failed',

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { Problem, type FieldIssue, type RouteDef } from '@switchyard/contracts';
+import { Problem, Routes, type FieldIssue, type RouteDef, type StoredFile } from '@switchyard/contracts';
 
 /** What the server said when it refused a request: its stable code, its sentence, and field paths. */
 export class ApiError extends Error {
@@ -30,6 +30,8 @@ export type RouteInput<R extends RouteDef> = (R['params'] extends z.ZodType
   (R['body'] extends z.ZodType ? { body?: unknown } : { body?: undefined }) & {
     signal?: AbortSignal;
     headers?: Record<string, string>;
+    /** The raw body of an upload route (`consumes`), sent with its own type. */
+    upload?: Blob;
   };
 export type RouteOutput<R extends RouteDef> = z.output<R['response']>;
 
@@ -110,6 +112,9 @@ export async function request<R extends RouteDef>(
   if (input.body !== undefined) {
     headers['content-type'] = 'application/json';
     init.body = JSON.stringify(input.body);
+  } else if (input.upload !== undefined) {
+    headers['content-type'] = input.upload.type || 'application/octet-stream';
+    init.body = input.upload;
   }
   let res: Response;
   try {
@@ -141,4 +146,14 @@ export async function call<R extends RouteDef>(
   if (def.produces === 'text/csv') return (await res.text()) as RouteOutput<R>;
   if (res.status === 204) return undefined as RouteOutput<R>;
   return (await res.json()) as RouteOutput<R>;
+}
+
+/** Uploads one file to the caller's files (`POST /api/files`): its bytes as the body, its name in the query. */
+export async function uploadFile(file: File, signal?: AbortSignal): Promise<StoredFile> {
+  const res = await request(Routes.fileUpload, {
+    query: { name: file.name },
+    upload: file,
+    ...(signal ? { signal } : {}),
+  });
+  return (await res.json()) as StoredFile;
 }

@@ -1,13 +1,14 @@
 import { useId, useMemo, useState, type FormEvent } from 'react';
-import { useMutation } from '@tanstack/react-query';
-import { Routes, type PermissionMode } from '@switchyard/contracts';
-import { call } from '../api/client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { Routes, type PermissionMode, type StoredFile } from '@switchyard/contracts';
+import { ApiError, call, uploadFile } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { PermissionModeSelect } from '../runs/PermissionModeSelect';
 import { ErrorNote, FieldErrors } from '../ui/bits';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
 import {
+  fileGrantsOf,
   initialValues,
   inputFieldsOf,
   readInputs,
@@ -38,6 +39,8 @@ export function RunFlowDialog({
   const fields = useMemo(() => inputFieldsOf(workflow.inputSchema), [workflow.inputSchema]);
   const [raw, setRaw] = useState<RawValues>(() => initialValues(workflow.inputSchema, fields));
   const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
+  /** The uploaded file of each upload field (its id is the field's value). */
+  const [uploaded, setUploaded] = useState<Record<string, StoredFile>>({});
   const [permissionMode, setPermissionMode] = useState<PermissionMode>('ask');
   // Starting a flow whose every step is on the canvas approves its plan, unless the person asks to see it first.
   const [reviewPlan, setReviewPlan] = useState(false);
@@ -55,6 +58,7 @@ export function RunFlowDialog({
         params: { id: workflow.id },
         body: {
           inputs,
+          ...(fileGrantsOf(fields, raw).length ? { files: fileGrantsOf(fields, raw) } : {}),
           permissionMode,
           planApproval: reviewPlan,
           ...(version !== undefined ? { version } : {}),
@@ -102,10 +106,21 @@ export function RunFlowDialog({
               <InputControl
                 field={f}
                 id={id}
+                workflowId={workflow.id}
                 value={raw[f.name]}
+                file={uploaded[f.name]}
                 invalid={shown.length > 0 || invalidAt(start.error, serverPath)}
                 describedBy={f.description ? `${id}-desc` : undefined}
                 onChange={(v) => set(f.name, v)}
+                onUploaded={(file) => {
+                  setUploaded((old) => {
+                    const next = { ...old };
+                    if (file) next[f.name] = file;
+                    else delete next[f.name];
+                    return next;
+                  });
+                  set(f.name, file?.id ?? '');
+                }}
               />
               {f.description ? (
                 <div className="hint" id={`${id}-desc`}>
@@ -157,17 +172,23 @@ export function RunFlowDialog({
 function InputControl({
   field: f,
   id,
+  workflowId,
   value,
+  file,
   invalid,
   describedBy,
   onChange,
+  onUploaded,
 }: {
   field: InputField;
   id: string;
+  workflowId: string;
   value: string | boolean | undefined;
+  file: StoredFile | undefined;
   invalid: boolean;
   describedBy: string | undefined;
   onChange: (value: string | boolean) => void;
+  onUploaded: (file: StoredFile | undefined) => void;
 }) {
   const { t } = useI18n();
   // The mark is drawn by CSS (`label.required::after`): the field's name stays exactly its label.
@@ -191,12 +212,31 @@ function InputControl({
       </label>
     );
   const text = typeof value === 'string' ? value : '';
+  if (f.kind === 'directory')
+    return (
+      <>
+        <span className="label">{f.label}</span>
+        <p className="hint" data-testid={`auto-${f.name}`}>
+          {t('flows.run.sharedDirectory')}
+        </p>
+      </>
+    );
   return (
     <>
       <label htmlFor={id} className={labelClass} title={f.required ? t('flows.run.requiredMark') : undefined}>
         {f.label}
       </label>
-      {f.kind === 'enum' ? (
+      {f.kind === 'upload' ? (
+        <FilePicker id={id} common={common} file={file} onUploaded={onUploaded} />
+      ) : f.kind === 'choice' ? (
+        <ChoiceSelect
+          common={common}
+          workflowId={workflowId}
+          input={f.name}
+          value={text}
+          onChange={onChange}
+        />
+      ) : f.kind === 'enum' ? (
         <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
           <option value="">{t('flows.run.choose')}</option>
           {(f.options ?? []).map((o, i) => (
@@ -225,6 +265,102 @@ function InputControl({
         />
       )}
     </>
+  );
+}
+
+/** Uploads the picked file at once (POST /api/files); the field's value is then the file's id. */
+function FilePicker({
+  id,
+  common,
+  file,
+  onUploaded,
+}: {
+  id: string;
+  common: Record<string, unknown>;
+  file: StoredFile | undefined;
+  onUploaded: (file: StoredFile | undefined) => void;
+}) {
+  const { t } = useI18n();
+  const send = useMutation({
+    mutationFn: (f: File) => uploadFile(f),
+    onSuccess: (stored) => onUploaded(stored),
+  });
+  return (
+    <div className="file-picker">
+      <input
+        {...common}
+        id={id}
+        type="file"
+        disabled={send.isPending}
+        onChange={(e) => {
+          const picked = e.target.files?.[0];
+          if (picked) send.mutate(picked);
+          else onUploaded(undefined);
+        }}
+      />
+      {send.isPending ? (
+        <span className="hint" role="status">
+          {t('flows.run.uploading')}
+        </span>
+      ) : file ? (
+        <span className="hint" data-testid="uploaded-file">
+          {t('flows.run.uploaded', { name: file.name, size: file.size })}
+        </span>
+      ) : null}
+      {send.error ? <ErrorNote error={send.error} /> : null}
+    </div>
+  );
+}
+
+/** A dropdown its list tool fills (GET /api/workflows/{id}/inputs/{input}/options): loading, empty, error. */
+function ChoiceSelect({
+  common,
+  workflowId,
+  input,
+  value,
+  onChange,
+}: {
+  common: Record<string, unknown>;
+  workflowId: string;
+  input: string;
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  const { t } = useI18n();
+  const options = useQuery({
+    queryKey: ['workflow-input-options', workflowId, input],
+    queryFn: ({ signal }) => call(Routes.workflowInputOptions, { params: { id: workflowId, input }, signal }),
+    // A refusal (not a read tool, unknown input) will not change by asking again.
+    retry: (n, err) => !(err instanceof ApiError && err.status < 500) && n < 2,
+  });
+  if (options.isPending)
+    return (
+      <select {...common} disabled value="">
+        <option value="">{t('flows.run.optionsLoading')}</option>
+      </select>
+    );
+  if (options.isError)
+    return (
+      <div className="choice-error">
+        <select {...common} disabled value="">
+          <option value="">{t('flows.run.optionsFailed')}</option>
+        </select>
+        <ErrorNote error={options.error} />
+        <button type="button" onClick={() => void options.refetch()}>
+          {t('flows.run.optionsRetry')}
+        </button>
+      </div>
+    );
+  const items = options.data.items;
+  return (
+    <select {...common} value={value} onChange={(e) => onChange(e.target.value)} disabled={!items.length}>
+      <option value="">{items.length ? t('flows.run.choose') : t('flows.run.optionsEmpty')}</option>
+      {items.map((o, i) => (
+        <option key={i} value={JSON.stringify(o.value)}>
+          {o.label}
+        </option>
+      ))}
+    </select>
   );
 }
 

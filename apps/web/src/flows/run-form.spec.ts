@@ -1,4 +1,4 @@
-import { initialValues, inputFieldsOf, readInputs } from './run-form';
+import { fileGrantsOf, initialValues, inputFieldsOf, readInputs } from './run-form';
 
 /** The run form's model: which widget each input gets, its first value, and what it reads back as. */
 
@@ -75,4 +75,46 @@ test('a number field: blank is not given, text is refused, a decimal for an inte
     { name: 'n', kind: 'server', message: 'expected integer, got number' },
   ]);
   expect(readInputs(s, fields, { n: '7' }).inputs).toEqual({ n: 7 });
+});
+
+describe('file inputs and live choices', () => {
+  const files = {
+    type: 'object',
+    required: ['book', 'out', 'account'],
+    properties: {
+      book: { type: 'string', format: 'switchyard-file', title: 'Workbook' },
+      out: { type: 'string', 'x-switchyard-auto': 'shared-directory' },
+      account: { type: 'string', 'x-switchyard-enum': { tool: 'email_accounts_list', valueField: 'id' } },
+      path: { type: 'string', format: 'file' },
+    },
+  };
+
+  test('an upload picker, an automatic folder, a live dropdown; a plain file path stays a text field', () => {
+    expect(inputFieldsOf(files).map((f) => [f.name, f.kind])).toEqual([
+      ['book', 'upload'],
+      ['out', 'directory'],
+      ['account', 'choice'],
+      ['path', 'file'],
+    ]);
+    expect(inputFieldsOf(files)[2]?.source).toEqual({ tool: 'email_accounts_list', valueField: 'id' });
+  });
+
+  test('the folder needs nothing; the upload and the choice are required until given', () => {
+    const fields = inputFieldsOf(files);
+    const empty = readInputs(files, fields, initialValues(files, fields));
+    expect(empty.inputs).toEqual({ out: '@file:out' });
+    expect(empty.issues.filter((i) => i.kind === 'required').map((i) => i.name)).toEqual(['book', 'account']);
+    expect(fileGrantsOf(fields, initialValues(files, fields))).toEqual([]);
+  });
+
+  test('an uploaded file becomes a grant of its input and the input its @file: placeholder; a choice keeps its value type', () => {
+    const fields = inputFieldsOf(files);
+    const raw = { ...initialValues(files, fields), book: 'f1', account: JSON.stringify(7) };
+    const read = readInputs(files, fields, raw);
+    expect(read.issues).toEqual([
+      { name: 'account', kind: 'server', message: 'expected string, got number' },
+    ]);
+    expect(read.inputs).toEqual({ book: '@file:book', out: '@file:out', account: 7 });
+    expect(fileGrantsOf(fields, raw)).toEqual([{ name: 'book', refs: ['f1'] }]);
+  });
 });

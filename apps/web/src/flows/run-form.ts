@@ -1,9 +1,20 @@
-import type { FieldIssue } from '@switchyard/contracts';
-import { checkInputs } from '@switchyard/plan';
+import {
+  PICKER_FILE_FORMAT,
+  type FieldIssue,
+  type FileGrantRequest,
+  type InputEnumSource,
+} from '@switchyard/contracts';
+import { checkInputs, fileInputsOf, filePlaceholder } from '@switchyard/plan';
 import { portTypeOf } from './types';
 
-/** How one workflow input is typed in the run dialog. */
-export type InputFieldKind = 'text' | 'number' | 'boolean' | 'enum' | 'list' | 'object' | 'file';
+/**
+ * How one workflow input is typed in the run dialog. `file`: a workspace path typed in; `upload`
+ * (`format: "switchyard-file"`): a file uploaded here and granted to the run; `directory`
+ * (`x-switchyard-auto: shared-directory`): made by the run, nothing to fill; `choice`
+ * (`x-switchyard-enum`): a dropdown its list tool fills.
+ */
+export type InputFieldKind =
+  'text' | 'number' | 'boolean' | 'enum' | 'list' | 'object' | 'file' | 'upload' | 'directory' | 'choice';
 
 export interface InputField {
   readonly name: string;
@@ -16,6 +27,8 @@ export interface InputField {
   readonly options?: readonly unknown[];
   /** The schema's example, as text for the placeholder. */
   readonly placeholder?: string;
+  /** A `choice`'s list tool. */
+  readonly source?: InputEnumSource;
 }
 
 /** What the person typed: text for every field, a boolean for a checkbox. */
@@ -49,6 +62,8 @@ function kindOf(schema: Record<string, unknown>): InputFieldKind {
 /** The fields of the run form, in the schema's order. */
 export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
   const properties = isRecord(schema['properties']) ? schema['properties'] : {};
+  const special = fileInputsOf(schema);
+  const shared = new Set(special.sharedDirectories);
   const required = new Set(
     Array.isArray(schema['required']) ? schema['required'].filter((r) => typeof r === 'string') : [],
   );
@@ -56,7 +71,14 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
     const prop = isRecord(raw) ? raw : {};
     const example = Array.isArray(prop['examples']) ? prop['examples'][0] : prop['example'];
     const title = typeof prop['title'] === 'string' && prop['title'].trim() ? prop['title'] : name;
-    const kind = kindOf(prop);
+    const source = special.enums.get(name);
+    const kind: InputFieldKind = shared.has(name)
+      ? 'directory'
+      : prop['format'] === PICKER_FILE_FORMAT
+        ? 'upload'
+        : source
+          ? 'choice'
+          : kindOf(prop);
     return {
       name,
       label: title,
@@ -66,6 +88,7 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
         ? { description: prop['description'] }
         : {}),
       ...(kind === 'enum' ? { options: prop['enum'] as unknown[] } : {}),
+      ...(kind === 'choice' && source ? { source } : {}),
       ...(example !== undefined ? { placeholder: asText(example) } : {}),
     };
   });
@@ -79,6 +102,8 @@ export function initialValues(schema: Record<string, unknown>, fields: readonly 
     const prop = properties[f.name];
     const given = isRecord(prop) ? prop['default'] : undefined;
     if (f.kind === 'boolean') values[f.name] = given === true;
+    else if (f.kind === 'upload' || f.kind === 'directory') values[f.name] = '';
+    else if (f.kind === 'choice') values[f.name] = given === undefined ? '' : JSON.stringify(given);
     else if (f.kind === 'enum') {
       const i =
         given === undefined
@@ -121,6 +146,16 @@ export function readInputs(
       continue;
     }
     const text = value ?? '';
+    // The run fills these (a granted upload, its own directory): the server takes the placeholder.
+    if (f.kind === 'directory' || (f.kind === 'upload' && text !== '')) {
+      inputs[f.name] = filePlaceholder(f.name);
+      continue;
+    }
+    if (f.kind === 'upload') continue;
+    if (f.kind === 'choice') {
+      if (text !== '') inputs[f.name] = JSON.parse(text) as unknown;
+      continue;
+    }
     if (f.kind === 'enum') {
       if (text !== '') inputs[f.name] = f.options?.[Number(text)];
       continue;
@@ -153,4 +188,15 @@ export function readInputs(
 
 function fieldOf(issue: FieldIssue): string {
   return issue.path.replace(/^inputs\./, '').split('.')[0] ?? issue.path;
+}
+
+/**
+ * The file grants the form stands for: each `upload` field with an uploaded file (its value is the
+ * file's id) is a grant of that file under the input's name. Shared directories the server adds.
+ */
+export function fileGrantsOf(fields: readonly InputField[], raw: RawValues): FileGrantRequest[] {
+  return fields.flatMap((f) => {
+    const id = raw[f.name];
+    return f.kind === 'upload' && typeof id === 'string' && id !== '' ? [{ name: f.name, refs: [id] }] : [];
+  });
 }

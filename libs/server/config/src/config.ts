@@ -112,6 +112,17 @@ export const EnvSchema = z.object({
     .string()
     .refine((v) => isAbsolute(v), 'must be an absolute path')
     .optional(),
+  FILES_DIR: z
+    .string()
+    .refine((v) => isAbsolute(v), 'must be an absolute path')
+    .optional(),
+  FILE_UPLOAD_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10 * 1024 * 1024 * 1024)
+    .default(25 * 1024 * 1024),
+  FILE_QUOTA_BYTES: z.coerce.number().int().min(0).default(0),
   COMMAND_ALLOWLIST: z
     .string()
     .regex(
@@ -308,6 +319,15 @@ export interface AppConfig {
   };
   /** The MCP market (tool registry): file sources must lie under this directory. */
   readonly market: { readonly dir: string };
+  /** Uploaded files (`/api/files`): staged by the gateway, owned by the tool registry. */
+  readonly files: {
+    /** Root of the bytes: `blobs/<ownerId>/<fileId>` and `incoming/` (shared by gateway and registry). */
+    readonly dir: string;
+    /** One upload beyond this is 413. */
+    readonly uploadLimitBytes: number;
+    /** All of one owner's files together; 0: no quota. */
+    readonly quotaBytes: number;
+  };
   /** Agent runs (executor). */
   readonly runs: {
     /** How long a replica holds a run without renewing; renewed every third of it. */
@@ -456,6 +476,11 @@ export function loadConfig(
       sandbox: e.PLUGIN_SANDBOX,
     },
     market: { dir: resolve(e.MARKET_DIR ?? join(process.cwd(), 'market')) },
+    files: {
+      dir: resolve(e.FILES_DIR ?? join(process.cwd(), 'files')),
+      uploadLimitBytes: e.FILE_UPLOAD_LIMIT_BYTES,
+      quotaBytes: e.FILE_QUOTA_BYTES,
+    },
     runs: {
       leaseMs: e.RUN_LEASE_MS,
       sweepMs: e.RUN_SWEEP_MS,
@@ -543,3 +568,13 @@ export const DEFAULT_SERVICE_PORTS = DEFAULT_PORTS;
 
 /** Nest injection token for AppConfig. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** Where an upload's bytes live: `<FILES_DIR>/blobs/<ownerId>/<fileId>` (ids are uuids, checked by the callers). */
+export function fileBlobPath(filesDir: string, ownerId: string, fileId: string): string {
+  return join(filesDir, 'blobs', ownerId, fileId);
+}
+
+/** Where the gateway stages an upload before the registry adopts it. */
+export function stagedUploadPath(filesDir: string, stagedId: string): string {
+  return join(filesDir, 'incoming', stagedId);
+}

@@ -27,6 +27,8 @@ export interface NewRun {
   readonly config: Record<string, unknown>;
   readonly inputs: Record<string, unknown>;
   readonly files: readonly string[];
+  /** The run's materialised file grants (ResolvedGrant[]). */
+  readonly fileGrants?: readonly unknown[];
   readonly plan: unknown;
   readonly sourceRunId?: string | null;
   readonly batchId?: string | null;
@@ -69,6 +71,7 @@ export interface RunRow extends RunSummary {
   readonly config: Record<string, unknown>;
   readonly inputs: Record<string, unknown>;
   readonly files: string[];
+  readonly fileGrants: unknown[];
   readonly plan: unknown;
   readonly ownerReplica: string | null;
   readonly leaseUntil: string | null;
@@ -91,6 +94,7 @@ interface RunDbRow {
   config: Record<string, unknown>;
   inputs: Record<string, unknown>;
   files: string[];
+  file_grants: unknown[];
   plan: unknown;
   summary: string | null;
   error: string | null;
@@ -107,7 +111,7 @@ interface RunDbRow {
 }
 
 const RUN_COLUMNS =
-  'id, owner_id, status, goal, config, inputs, files, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, agent_id, sandbox_posture, usage, created_at, updated_at, finished_at';
+  'id, owner_id, status, goal, config, inputs, files, file_grants, plan, summary, error, source_run_id, batch_id, owner_replica, lease_until, agent_id, sandbox_posture, usage, created_at, updated_at, finished_at';
 
 function iso(d: Date | null): string | null {
   return d ? new Date(d).toISOString() : null;
@@ -129,6 +133,7 @@ function toRun(r: RunDbRow): RunRow {
     config: r.config ?? {},
     inputs: r.inputs ?? {},
     files: r.files ?? [],
+    fileGrants: r.file_grants ?? [],
     plan: r.plan,
     ownerReplica: r.owner_replica,
     leaseUntil: iso(r.lease_until),
@@ -169,9 +174,9 @@ export class RunsRepository {
       'run_create',
       `WITH r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture)
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants)
          VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17)
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17, $18::jsonb)
          RETURNING id
        )
        INSERT INTO run_event (run_id, seq, type, data)
@@ -196,6 +201,7 @@ export class RunsRepository {
         run.workflowId ?? null,
         run.agentId ?? null,
         run.sandboxPosture ?? null,
+        JSON.stringify(run.fileGrants ?? []),
       ],
     );
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);

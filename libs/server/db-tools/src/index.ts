@@ -4,3 +4,4 @@ export * from './agent.repository';
 export * from './agent-sql';
 export * from './plugin.repository';
 export * from './market-source.repository';
+export * from './files.repository';

@@ -4,6 +4,7 @@ import {
   Rpc,
   type AgentPlan,
   type RunConfig,
+  type ResolvedGrant,
   type RunFailed,
   type ToolDescriptor,
 } from '@switchyard/contracts';
@@ -21,6 +22,8 @@ export interface RunBasics {
   readonly config: RunConfig;
   readonly inputs: Record<string, unknown>;
   readonly files: readonly string[];
+  /** The run's file grants (told to the planner by name and kind, never by path). */
+  readonly grants?: readonly ResolvedGrant[];
   readonly tools: ReadonlyMap<string, ToolDescriptor>;
   readonly bus: BusPort;
   readonly writer: RunWriter;
@@ -83,6 +86,16 @@ export async function draftPlan(req: DraftRequest): Promise<Draft> {
         inputNames: Object.keys(req.inputs),
         ...(config.model ? { model: config.model } : {}),
         ...(req.files.length ? { files: [...req.files] } : {}),
+        ...(req.grants?.length
+          ? {
+              grants: req.grants.map((g) => ({
+                name: g.name,
+                kind: g.kind,
+                directory: g.directory,
+                writable: g.writable,
+              })),
+            }
+          : {}),
         ...(req.agentPrompt ? { agentPrompt: req.agentPrompt } : {}),
         ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
       },

@@ -1,6 +1,11 @@
 import {
   AppError,
+  boundPathOf,
   Rpc,
+  sandboxMountOf,
+  type FileAccess,
+  type InvocationFile,
+  type ResolvedGrant,
   type ErrorCode,
   type PermissionDecision,
   type PlanStep,
@@ -8,7 +13,13 @@ import {
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
-import { ReferenceError, resolveArguments, retrySafe } from '@switchyard/plan';
+import {
+  bindFilePlaceholders,
+  fileNamesIn,
+  ReferenceError,
+  resolveArguments,
+  retrySafe,
+} from '@switchyard/plan';
 import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -42,6 +53,8 @@ export interface StepHost {
   readonly ctx: CallContext;
   readonly config: RunConfig;
   readonly inputs: Record<string, unknown>;
+  /** The run's file grants (see `bindFiles`). */
+  readonly grants: readonly ResolvedGrant[];
   readonly writer: RunWriter;
   readonly bus: BusPort;
   readonly logger: Logger;
@@ -94,6 +107,68 @@ type CallOutcome =
       readonly durationMs: number;
       readonly sandboxed?: boolean;
     };
+
+/**
+ * How a tool sees the run's file grants: built-ins through the owner's workspace (where the grants
+ * are materialised), plugins eligible for files (manifest `permissions.files` and an admin's grant,
+ * told by the catalog's `fileAccess`) in their sandbox or, unsandboxed, on the host. Others: not at all.
+ */
+export function fileAccessOf(tool: ToolDescriptor): FileAccess | undefined {
+  if (tool.source === 'builtin') return 'workspace';
+  return tool.fileAccess;
+}
+
+/** A step's arguments as the tool gets them, and the grants its invocation carries. */
+export interface BoundCall {
+  readonly args: Record<string, unknown>;
+  readonly files?: InvocationFile[];
+}
+
+/**
+ * Binds `@file:<name>` placeholders for this tool. A tool that cannot see grants is refused
+ * (`file_not_granted`) rather than handed a path it cannot open, and so is a name the run was not
+ * granted. Eligible plugins get every grant of the run with the call (granted live, as the sandbox
+ * binds them), whether or not this step names one.
+ */
+export function bindFiles(
+  tool: ToolDescriptor,
+  args: Record<string, unknown>,
+  grants: readonly ResolvedGrant[],
+): BoundCall {
+  const access = fileAccessOf(tool);
+  const names = fileNamesIn(args);
+  const byName = new Map(grants.map((g) => [g.name, g]));
+  if (names.size && !access)
+    throw new StepError(
+      'forbidden',
+      `file_not_granted: ${tool.name} cannot see the run's files (only built-in tools and plugins an admin granted files to can); it was given ${[...names].map((n) => `@file:${n}`).join(', ')}`,
+    );
+  const missing = [...names].filter((n) => !byName.has(n));
+  if (missing.length)
+    throw new StepError(
+      'forbidden',
+      `file_not_granted: this run has no file grant named ${missing.map((n) => JSON.stringify(n)).join(', ')}` +
+        (grants.length
+          ? ` (it has ${grants.map((g) => JSON.stringify(g.name)).join(', ')})`
+          : ' (it has none)'),
+    );
+  const bound = names.size
+    ? (bindFilePlaceholders(args, (n) =>
+        boundPathOf(byName.get(n) as ResolvedGrant, access as FileAccess),
+      ) as Record<string, unknown>)
+    : args;
+  if ((access === 'sandbox' || access === 'host') && grants.length)
+    return {
+      args: bound,
+      files: grants.map((g) => ({
+        name: g.name,
+        hostPath: g.hostPath,
+        sandboxPath: sandboxMountOf(g),
+        writable: g.writable,
+      })),
+    };
+  return { args: bound };
+}
 
 const sandboxFlag = (sandboxed: boolean | undefined) => (sandboxed === undefined ? {} : { sandboxed });
 
@@ -162,6 +237,8 @@ export class StepRunner {
         if (err instanceof ReferenceError) throw new StepError('validation_failed', err.message);
         throw err;
       }
+      // The gate and the log see the placeholders; only the tool gets the paths it can open.
+      const call = bindFiles(tool, args, host.grants);
       const verdict = host.gate(step, tool, args);
       const decision = verdict instanceof Promise ? await verdict : verdict;
       this.throwIfCancelled();
@@ -171,18 +248,18 @@ export class StepRunner {
       const attempts = step.retry && retrySafe(tool) ? step.retry.attempts : 1;
       for (;;) {
         attempt++;
-        const call = await this.invoke(step, tool, args, attempt, decision);
-        if (call.ok) return this.completed(step, tool, args, attempt, call);
-        const retryable = mayRetry(tool, call.code);
+        const outcome = await this.invoke(step, tool, args, call, attempt, decision);
+        if (outcome.ok) return this.completed(step, tool, args, attempt, outcome);
+        const retryable = mayRetry(tool, outcome.code);
         if (attempt >= attempts || host.signal.aborted || !retryable)
-          throw new StepError(call.code, call.error, retryable, undefined, call.sandboxed);
+          throw new StepError(outcome.code, outcome.error, retryable, undefined, outcome.sandboxed);
         const delayMs = (step.retry?.backoffMs ?? 1_000) * 2 ** (attempt - 1);
         await host.writer.emit('step_retry', {
           stepId: step.id,
           tool: step.tool,
           attempt,
-          code: call.code,
-          error: call.error,
+          code: outcome.code,
+          error: outcome.error,
           delayMs,
         });
         await sleep(delayMs, host.signal);
@@ -287,6 +364,7 @@ export class StepRunner {
     step: PlanStep,
     tool: ToolDescriptor,
     args: Record<string, unknown>,
+    call: BoundCall,
     attempt: number,
     decision: PermissionDecision,
   ): Promise<CallOutcome> {
@@ -322,8 +400,10 @@ export class StepRunner {
           Rpc.registry.invoke,
           {
             tool: step.tool,
-            arguments: args,
+            arguments: call.args,
             invocationId,
+            runId: host.runId,
+            ...(call.files ? { files: call.files } : {}),
             timeoutMs,
             // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
             ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
