@@ -377,6 +377,7 @@ export const en = {
   'tools.source.builtin': 'built-in',
   'tools.source.mcp': 'MCP',
   'tools.source.workflow': 'workflow',
+  'tools.source.plugin': 'plugin',
   'tools.catalogSearch': 'Search tools by name or description',
   'tools.sourceFilter': 'Source',
   'tools.allSources': 'All sources',

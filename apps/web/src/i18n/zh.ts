@@ -369,6 +369,7 @@ export const zh: Record<MessageKey, string> = {
   'tools.source.builtin': '内置',
   'tools.source.mcp': 'MCP',
   'tools.source.workflow': '工作流',
+  'tools.source.plugin': '插件',
   'tools.catalogSearch': '按名称或描述搜索工具',
   'tools.sourceFilter': '来源',
   'tools.allSources': '全部来源',

@@ -28,6 +28,7 @@ function detail(status: RunStatus, bodies: RunEventBody[], eventsTruncated = fal
     agentId: null,
     budget: null,
     usage: { tokens: 0, toolCalls: 0, wallMs: 0 },
+    sandboxPosture: null,
   };
 }
 
