@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { mkdir } from 'node:fs/promises';
 import type { PluginServerStatus } from '@switchyard/contracts';
 import { pluginDataDir, type AppConfig } from '@switchyard/server-config';
@@ -25,9 +25,13 @@ export function openSettings(box: SecretBox, row: PluginRow): Record<string, str
  * A plugin's row version is part of the key's version, so an upgrade, a grant or new settings
  * start a new process on next use.
  */
+/** A keyed server (one run's) stops after this long without a call: its run ended or waits on a person. */
+export const KEYED_IDLE_MS = 60_000;
+
 @Injectable()
-export class PluginServers {
+export class PluginServers implements OnModuleDestroy {
   private readonly errors = new Map<string, string>();
+  private readonly idle = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly pool: McpClientPool,
@@ -78,6 +82,31 @@ export class PluginServers {
   /** The default server if it runs on this replica; nothing is started. */
   running(id: string): Promise<McpConnection | undefined> {
     return this.pool.current(this.poolKey(id, DEFAULT_KEY));
+  }
+
+  /** A call to a keyed server starts: it must not be stopped for idleness meanwhile. */
+  busy(id: string, key: string): void {
+    const k = this.poolKey(id, key);
+    clearTimeout(this.idle.get(k));
+    this.idle.delete(k);
+  }
+
+  /** A call to a keyed server ended: stop it once it has been idle for KEYED_IDLE_MS. */
+  idleAfterCall(id: string, key: string, idleMs = KEYED_IDLE_MS): void {
+    if (key === DEFAULT_KEY) return;
+    const k = this.poolKey(id, key);
+    clearTimeout(this.idle.get(k));
+    const timer = setTimeout(() => {
+      this.idle.delete(k);
+      void this.release(id, key);
+    }, idleMs);
+    timer.unref();
+    this.idle.set(k, timer);
+  }
+
+  onModuleDestroy(): void {
+    for (const timer of this.idle.values()) clearTimeout(timer);
+    this.idle.clear();
   }
 
   /** Stops one keyed server of a plugin (e.g. when the run it served ends). */

@@ -1,17 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolDescriptor, ToolResult } from '@switchyard/contracts';
+import type { SandboxPosture, ToolDescriptor, ToolResult } from '@switchyard/contracts';
 import type { PluginRow } from '@switchyard/server-db-tools';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { McpConnection } from '../mcp/mcp-connection';
 import { CATALOG_WAIT_MS, McpToolsService, withoutDialect } from '../mcp/mcp-tools.service';
 import { PluginCache } from './plugin-cache';
-import type { ExtraBind } from './plugin-sandbox';
+import { PluginSandbox, type ExtraBind } from './plugin-sandbox';
 import { PluginServers } from './plugin-servers';
 
 /** A tool's catalog entry: the server's schema and text, the manifest's metadata and flow node. */
-export function pluginDescriptors(plugin: PluginRow, conn: McpConnection): ToolDescriptor[] {
+export function pluginDescriptors(
+  plugin: PluginRow,
+  conn: McpConnection,
+  posture: SandboxPosture = 'sandboxed',
+): ToolDescriptor[] {
   const nodes = new Map(plugin.manifest.flowNodes.map((n) => [n.tool, n]));
+  // Eligible for run file grants: the manifest asks and an admin granted it. Where the server sees
+  // them follows the posture: mounted in its sandbox, or their host paths when it runs unsandboxed.
+  const fileAccess =
+    plugin.manifest.permissions.files && plugin.filesGranted
+      ? posture === 'sandboxed'
+        ? ('sandbox' as const)
+        : ('host' as const)
+      : undefined;
   return conn.tools
     .filter((t) => Object.hasOwn(plugin.manifest.tools, t.name))
     .map((t): ToolDescriptor => {
@@ -32,6 +44,7 @@ export function pluginDescriptors(plugin: PluginRow, conn: McpConnection): ToolD
         source: 'plugin',
         ...(meta?.requiresApproval ? { requiresApproval: true } : {}),
         ...(outputSchema ? { outputSchema } : {}),
+        ...(fileAccess ? { fileAccess } : {}),
       };
     });
 }
@@ -43,6 +56,7 @@ export class PluginToolsService {
     private readonly cache: PluginCache,
     private readonly servers: PluginServers,
     private readonly mcp: McpToolsService,
+    private readonly sandbox: PluginSandbox,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -63,7 +77,7 @@ export class PluginToolsService {
     const lists = await Promise.all(
       (await this.cache.enabled()).map(async (plugin) => {
         const conn = await this.live(plugin);
-        return conn ? pluginDescriptors(plugin, conn) : [];
+        return conn ? pluginDescriptors(plugin, conn, this.sandbox.status().posture) : [];
       }),
     );
     return lists.flat();
@@ -82,17 +96,22 @@ export class PluginToolsService {
     const plugin = await this.cache.owning(tool);
     if (!plugin) return undefined;
     return async (signal, timeoutMs) => {
-      const conn = await this.servers.connection(plugin, launch ?? {});
-      return this.mcp.call(conn, {
-        name: tool,
-        tool,
-        args,
-        signal,
-        timeoutMs,
-        validatorKey: `plugin:${plugin.id}:${plugin.updatedAt}:${tool}`,
-        server: `plugin ${plugin.id}'s server`,
-        onExit: () => (launch ? this.servers.release(plugin.id, launch.key) : this.servers.stop(plugin.id)),
-      });
+      if (launch) this.servers.busy(plugin.id, launch.key);
+      try {
+        const conn = await this.servers.connection(plugin, launch ?? {});
+        return await this.mcp.call(conn, {
+          name: tool,
+          tool,
+          args,
+          signal,
+          timeoutMs,
+          validatorKey: `plugin:${plugin.id}:${plugin.updatedAt}:${tool}`,
+          server: `plugin ${plugin.id}'s server`,
+          onExit: () => (launch ? this.servers.release(plugin.id, launch.key) : this.servers.stop(plugin.id)),
+        });
+      } finally {
+        if (launch) this.servers.idleAfterCall(plugin.id, launch.key);
+      }
     };
   }
 }

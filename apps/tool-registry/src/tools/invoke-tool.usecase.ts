@@ -17,6 +17,7 @@ import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
 import { WorkflowTools } from './workflow-tools';
+import { FilesService } from '../files/files.service';
 import { PluginToolsService } from '../plugins/plugin-tools.service';
 
 /** Cuts text content so the whole result stays within `limit` bytes. */
@@ -64,6 +65,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     private readonly workflows: WorkflowTools,
     private readonly memory: MemoryGate,
     private readonly plugins: PluginToolsService,
+    private readonly files: FilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -129,7 +131,14 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     const tool = this.builtins.get(req.tool);
     if (!tool) {
       // Plugin tools have bare names that no built-in takes (refused at install).
-      const plugin = await this.plugins.runner(req.tool, req.arguments);
+      // A call carrying the run's file grants goes to a server of that run's own, with the grants
+      // bound into its sandbox (checked here again: only this run's files or the caller's view).
+      const binds = await this.files.pluginBinds(req.runId, req.files, caller);
+      const plugin = await this.plugins.runner(
+        req.tool,
+        req.arguments,
+        binds.length ? { key: `run:${req.runId}`, binds } : undefined,
+      );
       if (plugin) return plugin;
       throw new AppError('not_found', `no tool named ${req.tool} in the catalog`);
     }
