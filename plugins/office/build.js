@@ -15,10 +15,22 @@ const OUTFILE = join(__dirname, 'dist', 'server.cjs');
  */
 function buildOfficeServer(outfile = OUTFILE) {
   const cli = join(require.resolve('rolldown/package.json'), '..', 'bin', 'cli.mjs');
-  const args = [cli, ENTRY, '--file', outfile, '--format', 'cjs', '--platform', 'node', '--log-level', 'warn'];
+  const args = [
+    cli,
+    ENTRY,
+    '--file',
+    outfile,
+    '--format',
+    'cjs',
+    '--platform',
+    'node',
+    '--log-level',
+    'warn',
+  ];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { maxBuffer: 10 * 1024 * 1024 }, (err, _out, stderr) => {
-      if (err) reject(new Error(`bundling the office server failed: ${String(stderr).trim() || err.message}`));
+      if (err)
+        reject(new Error(`bundling the office server failed: ${String(stderr).trim() || err.message}`));
       else resolve(outfile);
     });
   });

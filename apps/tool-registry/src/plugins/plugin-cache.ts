@@ -44,6 +44,10 @@ export class PluginCache implements OnModuleInit, OnModuleDestroy {
     this.cached = undefined;
     await this.servers.stop(event.id);
     this.bus.emit(Events.pluginChanged, { ...event, origin: this.origin });
+    // A trusted plugin's hooks run only while it is installed and enabled: every executor reloads
+    // the global hooks now rather than when its permissions cache expires.
+    if (event.reason !== 'grants' && event.reason !== 'settings')
+      this.bus.emit(Events.permissionsChanged, { scope: 'global' }); // GLOBAL_SCOPE of the executor's rules
   }
 
   async enabled(): Promise<PluginRow[]> {

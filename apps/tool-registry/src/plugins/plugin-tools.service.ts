@@ -6,6 +6,7 @@ import { LOGGER } from '@switchyard/server-runtime';
 import type { McpConnection } from '../mcp/mcp-connection';
 import { CATALOG_WAIT_MS, McpToolsService, withoutDialect } from '../mcp/mcp-tools.service';
 import { PluginCache } from './plugin-cache';
+import { pluginFileAccess } from '../files/plugin-files';
 import { PluginSandbox, type ExtraBind } from './plugin-sandbox';
 import { PluginServers } from './plugin-servers';
 
@@ -16,14 +17,7 @@ export function pluginDescriptors(
   posture: SandboxPosture = 'sandboxed',
 ): ToolDescriptor[] {
   const nodes = new Map(plugin.manifest.flowNodes.map((n) => [n.tool, n]));
-  // Eligible for run file grants: the manifest asks and an admin granted it. Where the server sees
-  // them follows the posture: mounted in its sandbox, or their host paths when it runs unsandboxed.
-  const fileAccess =
-    plugin.manifest.permissions.files && plugin.filesGranted
-      ? posture === 'sandboxed'
-        ? ('sandbox' as const)
-        : ('host' as const)
-      : undefined;
+  const fileAccess = pluginFileAccess(plugin, posture);
   return conn.tools
     .filter((t) => Object.hasOwn(plugin.manifest.tools, t.name))
     .map((t): ToolDescriptor => {
