@@ -12,10 +12,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { PLUGIN_HOOKS_MAX_BYTES, type PluginHooksEntry } from '@switchyard/contracts';
+import { PLUGIN_HOOKS_MAX_BYTES, PluginManifest, type PluginHooksEntry } from '@switchyard/contracts';
 import {
   api,
+  buildFixturePlugin,
   createTestDatabase,
+  fixtureManifest,
   openStream,
   Stack,
   stepFrames,
@@ -45,9 +47,14 @@ describe('plugin hooks and trust end to end', () => {
     api(stack.gatewayUrl, method, path, { token, ...(body !== undefined ? { body } : {}) });
   const wait = (id: string) => ({ id, tool: 'wait', arguments: { ms: 0, value: id } });
 
-  /** A bundle on disk with `hooks/hooks.json` (text as given), installed as an enabled plugin row. */
+  /**
+   * A real bundle on disk (the fixture server, naming none of its tools, so plugins never collide)
+   * with `hooks/hooks.json` (text as given), installed as an enabled plugin row.
+   */
   const install = async (id: string, hooks: unknown, opts: { enabled?: boolean } = {}): Promise<string> => {
     const dir = join(base, 'bundles', id);
+    const manifest = PluginManifest.parse(fixtureManifest({ id, tools: {}, flowNodes: [] }));
+    await buildFixturePlugin(dir, join(base, 'cache'), manifest);
     mkdirSync(join(dir, 'hooks'), { recursive: true });
     writeFileSync(
       join(dir, 'hooks', 'hooks.json'),
@@ -55,8 +62,8 @@ describe('plugin hooks and trust end to end', () => {
     );
     await pg.query(
       `INSERT INTO plugin (id, version, name, manifest, install_dir, enabled, updated_at)
-       VALUES ($1, '1.0.0', $2, '{}'::jsonb, $3, $4, now())`,
-      [id, `Plugin ${id}`, dir, opts.enabled ?? true],
+       VALUES ($1, '1.0.0', $2, $3::jsonb, $4, $5, now())`,
+      [id, `Plugin ${id}`, JSON.stringify(manifest), dir, opts.enabled ?? true],
     );
     return dir;
   };

@@ -274,10 +274,12 @@ describe('web console (browser)', () => {
     const runId = await startRun({
       goal: 'a long sequence',
       workflow: { steps },
-      config: { planApproval: false, permissionMode: 'full-access' },
+      // Held at the plan until the page is live, so a slow page load cannot miss the whole run.
+      config: { planApproval: true, permissionMode: 'full-access' },
     });
     const page = await signedIn(alice, `/runs/${runId}`);
     await page.locator('[data-testid="stream-state"]', { hasText: 'Live' }).waitFor();
+    await page.getByTestId('plan-gate').getByRole('button', { name: 'Approve', exact: true }).click();
     await page.locator('.event-log li[data-type="step_complete"]').first().waitFor();
     expect(network.drop()).toBeGreaterThan(0); // the stream (and anything else open) is cut mid-run
     await page.getByTestId('run-result').waitFor();

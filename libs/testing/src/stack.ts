@@ -31,6 +31,9 @@ export interface ServiceProcess {
   output(): string;
 }
 
+/** How long a service may take to answer /readyz before its start counts as failed. */
+const READY_TIMEOUT_MS = 120_000;
+
 /** The five services as separate OS processes, built from dist/ (npm test builds first). */
 export class Stack {
   readonly services = new Map<ServiceName, ServiceProcess>();
@@ -42,7 +45,14 @@ export class Stack {
     only: readonly ServiceName[] = SERVICE_NAMES,
   ): Promise<Stack> {
     const stack = new Stack(env);
-    await Promise.all(only.map((s) => stack.startService(s)));
+    const started = await Promise.allSettled(only.map((s) => stack.startService(s)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // Nobody will hold this stack to stop it: the services that did start would run on (and load
+      // the machine for every later suite) if they were not stopped here.
+      await stack.stop();
+      throw failed.reason;
+    }
     return stack;
   }
 
@@ -90,7 +100,9 @@ export class Stack {
         const res = await fetch(`${proc.url}/readyz`).catch(() => undefined);
         return res?.status === 200;
       },
-      30_000,
+      // Only a guard against a service that never comes up: on a loaded machine start-up (and the
+      // migrations of a fresh database) can take far longer than on a quiet one.
+      READY_TIMEOUT_MS,
       100,
     ).catch((err: Error) => {
       throw new Error(`${name} did not become ready: ${err.message}\n${out.slice(-2000)}`);

@@ -65,10 +65,14 @@ export class PluginRepository {
     return (await this.prisma.plugin.findMany({ orderBy: { id: 'asc' } })).map(toRow);
   }
 
+  /**
+   * Enabled plugins whose stored manifest still reads as one: a row that does not (written around
+   * the installer, or by a version whose schema this one no longer takes) stays out of the catalog
+   * instead of failing every caller's catalog.
+   */
   async enabled(): Promise<PluginRow[]> {
-    return (await this.prisma.plugin.findMany({ where: { enabled: true }, orderBy: { id: 'asc' } })).map(
-      toRow,
-    );
+    const rows = await this.prisma.plugin.findMany({ where: { enabled: true }, orderBy: { id: 'asc' } });
+    return rows.filter((p) => PluginManifest.safeParse(p.manifest).success).map(toRow);
   }
 
   async find(id: string): Promise<PluginRow | undefined> {
