@@ -375,6 +375,87 @@ describe('flow builder (browser)', () => {
     await screenshot(page, 'flow-run-pinned');
   });
 
+  it('runs with a picked file, a shared folder and a dropdown its list tool fills; narrow and in Chinese too', async () => {
+    const id = await create({
+      name: 'report',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          book: { type: 'string', title: 'Workbook', format: 'switchyard-file' },
+          out: { type: 'string', title: 'Output folder', 'x-switchyard-auto': 'shared-directory' },
+          account: {
+            type: 'string',
+            title: 'Account',
+            'x-switchyard-enum': {
+              tool: 'wait',
+              arguments: {
+                ms: 0,
+                value: [
+                  { id: 'a1', email: 'alice@example.com' },
+                  { id: 'a2', email: 'bob@example.com' },
+                ],
+              },
+              valueField: 'id',
+              labelField: 'email',
+            },
+          },
+        },
+        required: ['book', 'account'],
+      },
+      graph: {
+        nodes: [
+          START,
+          {
+            id: 'read',
+            type: 'tool',
+            position: { x: 300, y: 0 },
+            data: { tool: 'read_file', arguments: { filePath: '{{inputs.book}}' } },
+          },
+          waitNode('pick', 600, 0, '{{inputs.account}}'),
+        ],
+        edges: [
+          { source: 'start', target: 'read' },
+          { source: 'read', target: 'pick' },
+        ],
+      },
+    });
+    const page = await openFlow(`/flows/${id}`);
+    await page.getByRole('button', { name: /Run/ }).click();
+    const dialog = page.getByRole('dialog');
+    // The dropdown is filled by its list tool; the shared folder needs nothing.
+    await dialog
+      .getByLabel(/Account/)
+      .locator('option', { hasText: 'bob@example.com' })
+      .waitFor({ state: 'attached' });
+    await dialog.getByText("A fresh folder is made for this run's output; nothing to fill in.").waitFor();
+    await dialog.getByLabel(/Workbook/).setInputFiles({
+      name: 'q3.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('north,12\nsouth,7\n'),
+    });
+    await dialog.getByTestId('uploaded-file').filter({ hasText: 'q3.txt' }).waitFor();
+    await dialog.getByLabel(/Account/).selectOption({ label: 'bob@example.com' });
+    await screenshot(page, 'flow-run-files');
+    await dialog.getByRole('button', { name: 'Start' }).click();
+    await card(page, 'pick').locator('.flow-node[data-status="completed"]').waitFor();
+    // The step read the uploaded bytes through its grant; the dropdown sent the value, not the label.
+    await page.locator('.flow-dock li[data-step-id="read"]').getByText('north,12').first().waitFor();
+    await page.locator('.flow-dock li[data-step-id="pick"]').getByText('a2').first().waitFor();
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: '中文' }).click();
+    await page.getByRole('button', { name: /运行/ }).first().click();
+    await page
+      .getByRole('dialog')
+      .locator('select option', { hasText: 'alice@example.com' })
+      .first()
+      .waitFor({
+        state: 'attached',
+      });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await screenshot(page, 'flow-run-files-narrow-zh');
+  });
+
   it('copies a subgraph into another flow and lays out a 64-step plan saved without positions', async () => {
     const from = await create({
       name: 'source',
