@@ -1,3 +1,2 @@
 /** Bundles src/server.ts into one self-contained CommonJS file (default: dist/server.cjs); its path. */
 export function buildOfficeServer(outfile?: string): Promise<string>;
-export const OFFICE_SERVER_BUNDLE: string;

@@ -36,7 +36,7 @@ function buildOfficeServer(outfile = OUTFILE) {
   });
 }
 
-module.exports = { buildOfficeServer, OFFICE_SERVER_BUNDLE: OUTFILE };
+module.exports = { buildOfficeServer };
 
 if (require.main === module) {
   buildOfficeServer().catch((err) => {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG } from '@switchyard/server-runtime';
+import { APP_CONFIG, POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
 import {
   ChatRepository,
   PermissionsRepository,
@@ -14,7 +14,7 @@ import { ChatSessions } from './chat/chat-sessions.usecase';
 import { SendChatMessage } from './chat/send-chat-message.usecase';
 import { HOOK_RUNNER, hookRunnerFor } from './permissions/hook-runner';
 import { HooksService, PLUGIN_HOOK_SOURCE } from './permissions/hooks.service';
-import { POSTURE_SOURCE, RegistryPosture, RunPosture } from './runs/sandbox-posture';
+import { RunPosture } from './runs/sandbox-posture';
 import { PluginHooksHandler } from './plugin-hooks/plugin-hooks.handler';
 import { PluginHooksService } from './plugin-hooks/plugin-hooks.service';
 import { PermissionSettingsService } from './permissions/permission-settings.service';

@@ -1,5 +1,6 @@
 import { Module, type Type } from '@nestjs/common';
 import { SchedulesRepository, TasksRepository, WebhooksRepository } from '@switchyard/server-db-tasks';
+import { POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
 import { CLOCK, systemClock, type Clock } from './clock';
 import { ScheduleFirer } from './schedules/schedule-firer';
 import { SchedulesHandler } from './schedules/schedules.handler';
@@ -11,7 +12,7 @@ import { TasksHandler } from './tasks/tasks.handler';
 import { TasksService } from './tasks/tasks.service';
 import { TriggerMetrics } from './triggers/trigger-metrics';
 import { UnattendedCheck } from './triggers/unattended-check';
-import { RegistryTriggerPosture, TRIGGER_POSTURE_SOURCE, TriggerPosture } from './triggers/trigger-posture';
+import { TriggerPosture } from './triggers/trigger-posture';
 import { WebhooksHandler } from './webhooks/webhooks.handler';
 import { WebhooksService } from './webhooks/webhooks.service';
 
@@ -33,8 +34,8 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
       TasksService,
       TriggerMetrics,
       UnattendedCheck,
-      RegistryTriggerPosture,
-      { provide: TRIGGER_POSTURE_SOURCE, useExisting: RegistryTriggerPosture },
+      RegistryPosture,
+      { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
       TriggerPosture,
       SchedulesService,
       ScheduleFirer,

@@ -136,7 +136,7 @@ import {
   PluginSettingsBody,
   PLUGIN_UPLOAD_LIMIT_BYTES,
 } from './plugins';
-import { PluginHooksEntry, PluginHooksIdParam, PluginHooksList } from './plugin-trust';
+import { PluginHooksEntry, PluginHooksList } from './plugin-trust';
 import {
   MarketEntriesQuery,
   MarketEntryDetail,
@@ -1447,7 +1447,7 @@ export const Routes = {
       'Trust binds the file as it is now: a changed file runs nothing until trusted again. A file with problems cannot be trusted (400, each problem by path)',
     tag: 'plugins',
     auth: { permission: 'plugin:hook:trust' },
-    params: PluginHooksIdParam,
+    params: PluginIdParam,
     response: PluginHooksEntry,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
@@ -1458,7 +1458,7 @@ export const Routes = {
     summary: "Stop running a plugin's hooks, from the next call on",
     tag: 'plugins',
     auth: { permission: 'plugin:hook:trust' },
-    params: PluginHooksIdParam,
+    params: PluginIdParam,
     response: PluginHooksEntry,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],

@@ -66,8 +66,6 @@ export type PluginHooksEntry = z.infer<typeof PluginHooksEntry>;
 export const PluginHooksList = z.object({ items: z.array(PluginHooksEntry) });
 export type PluginHooksList = z.infer<typeof PluginHooksList>;
 
-export const PluginHooksIdParam = z.object({ id: PluginId });
-
 /** `registry.plugins.posture`: how the tool registry runs plugin servers right now. */
 export type PluginPosture = PluginSandboxStatus;
 

@@ -136,7 +136,7 @@ import {
   TriggerList,
 } from './triggers';
 
-import { PluginHooksEntry, PluginHooksIdParam, PluginHooksList } from './plugin-trust';
+import { PluginHooksEntry, PluginHooksList } from './plugin-trust';
 import {
   MarketEntriesQuery,
   MarketEntryDetail,
@@ -272,8 +272,8 @@ export const Rpc = {
     hookDelete: rpc('executor.hooks.delete', HookIdParam, Hook),
     /** Plugins that ship hooks, their trust, and trusting them (admin). */
     pluginHookList: rpc('executor.plugin-hooks.list', Empty, PluginHooksList),
-    pluginHookTrust: rpc('executor.plugin-hooks.trust', PluginHooksIdParam, PluginHooksEntry),
-    pluginHookUntrust: rpc('executor.plugin-hooks.untrust', PluginHooksIdParam, PluginHooksEntry),
+    pluginHookTrust: rpc('executor.plugin-hooks.trust', PluginIdParam, PluginHooksEntry),
+    pluginHookUntrust: rpc('executor.plugin-hooks.untrust', PluginIdParam, PluginHooksEntry),
   },
   workflows: {
     create: rpc('planner.workflows.create', CreateWorkflowBody, Workflow),

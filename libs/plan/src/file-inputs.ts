@@ -2,13 +2,13 @@ import { InputEnumSource, PICKER_FILE_FORMAT, type FileGrantRequest } from '@swi
 
 /** `@file:<name>`: a grant name ends where identifier characters end. */
 const PLACEHOLDER = /@file:([A-Za-z_][A-Za-z0-9_-]{0,63})/g;
-export const FILE_PLACEHOLDER_PREFIX = '@file:';
+const FILE_PLACEHOLDER_PREFIX = '@file:';
 
 /** `"x-switchyard-auto": "shared-directory"` makes an input a fresh per-run directory. */
-export const AUTO_KEYWORD = 'x-switchyard-auto';
-export const SHARED_DIRECTORY = 'shared-directory';
+const AUTO_KEYWORD = 'x-switchyard-auto';
+const SHARED_DIRECTORY = 'shared-directory';
 /** `"x-switchyard-enum": {tool, valueField?, labelField?}` feeds an input's dropdown from a list tool. */
-export const ENUM_KEYWORD = 'x-switchyard-enum';
+const ENUM_KEYWORD = 'x-switchyard-enum';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

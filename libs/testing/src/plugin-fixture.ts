@@ -17,7 +17,7 @@ const bundled = new Map<string, Promise<string>>();
  * The fixture server as one self-contained CommonJS file (the MCP SDK and zod inside), bundled once
  * per process with rolldown (Vite's bundler): a sandboxed server sees only its bundle.
  */
-export function fixtureServerCode(cacheDir: string): Promise<string> {
+function fixtureServerCode(cacheDir: string): Promise<string> {
   const known = bundled.get(cacheDir);
   if (known) return known;
   const made = (async () => {

@@ -83,11 +83,25 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
   async load(ownerId: string): Promise<OwnerHooks> {
     const [hooks, plugins] = await Promise.all([
       this.repo.hooks(ownerId, { enabledOnly: true }),
-      this.plugins?.active() ?? [],
+      this.pluginHooks(),
     ]);
     const parsed = [...hooks.map((hook) => ({ hook, matcher: parseMatcher(hook.matcher) })), ...plugins];
     this.cache.set(ownerId, parsed);
     return parsed;
+  }
+
+  /**
+   * Trusted plugins' hooks: the same for every owner, so read (files, digests) once per cache period
+   * rather than once per owner. Kept under GLOBAL_SCOPE (never an owner id): a global change, which
+   * trust, untrust and every plugin change announce, drops it with everything else.
+   */
+  private async pluginHooks(): Promise<OwnerHooks> {
+    if (!this.plugins) return [];
+    const known = this.cache.fresh(GLOBAL_SCOPE);
+    if (known) return known;
+    const active = await this.plugins.active();
+    this.cache.set(GLOBAL_SCOPE, active);
+    return active;
   }
 
   /** The hooks for `event` whose matcher matches the call (an empty matcher matches every call). */

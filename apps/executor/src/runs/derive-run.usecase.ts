@@ -149,6 +149,7 @@ export class DeriveRun {
       readOnly: config.capabilityMode === 'read-only',
     });
     if (!checked.ok) throw planRefusal('the plan is no longer valid', checked.issues);
+    const sourceGrants = grantsOf(run);
     const driver = await this.launcher.launch(
       {
         goal: run.goal,
@@ -158,8 +159,8 @@ export class DeriveRun {
         // A derived run gets copies of the source's grants (a shared directory with what the
         // source wrote into it): the steps it takes over find their files, and nothing it does
         // changes the source run's.
-        ...(grantsOf(run).length
-          ? { grantRequests: grantsOf(run).map((g) => g.request), copyGrantsFrom: run.id }
+        ...(sourceGrants.length
+          ? { grantRequests: sourceGrants.map((g) => g.request), copyGrantsFrom: run.id }
           : {}),
         plan: checked.plan,
         tools,

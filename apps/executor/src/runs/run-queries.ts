@@ -84,9 +84,11 @@ export class RunQueries {
   }
 }
 
+const ResolvedGrants = z.array(ResolvedGrant);
+
 /** The grants kept on a run's row (written by this service; rows from before grants have none). */
 export function grantsOf(run: Pick<RunRow, 'fileGrants'>): ResolvedGrant[] {
-  const parsed = z.array(ResolvedGrant).safeParse(run.fileGrants ?? []);
+  const parsed = ResolvedGrants.safeParse(run.fileGrants ?? []);
   return parsed.success ? parsed.data : [];
 }
 

@@ -1,33 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
-  Rpc,
   sandboxWeakenedMessage,
   type PluginPosture,
   type SandboxPosture,
 } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
-import { BUS, LOGGER } from '@switchyard/server-runtime';
+import { LOGGER, POSTURE_SOURCE, type PostureSource } from '@switchyard/server-runtime';
 
 /** How long a posture read for a new run is reused (derived runs always ask afresh). */
 const POSTURE_TTL_MS = 1_000;
-
-/** Where the current plugin sandbox posture comes from (the tool registry; a fake in unit tests). */
-export interface PostureSource {
-  current(): Promise<PluginPosture>;
-}
-export const POSTURE_SOURCE = Symbol('POSTURE_SOURCE');
-
-/** Asks the tool registry (`registry.plugins.posture`). */
-@Injectable()
-export class RegistryPosture implements PostureSource {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  current(): Promise<PluginPosture> {
-    return this.bus.call(Rpc.registry.pluginPosture, {});
-  }
-}
 
 /**
  * The plugin sandbox posture runs are created under and checked against. A new run records the

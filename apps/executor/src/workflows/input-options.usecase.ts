@@ -11,9 +11,10 @@ import type { Bus } from '@switchyard/server-bus';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
+import { resultText } from '../runs/step-result';
 
 /** Most choices a dropdown gets; a list tool answering more is cut. */
-export const MAX_INPUT_OPTIONS = 500;
+const MAX_INPUT_OPTIONS = 500;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,7 +39,7 @@ function pick(item: unknown, field: string | undefined, fallbacks: readonly stri
 }
 
 /** `{value, label}` per item; items without a value are left out. */
-export function optionsOf(value: unknown, source: InputEnumSource): InputOptions {
+function optionsOf(value: unknown, source: InputEnumSource): InputOptions {
   const items: InputOptions['items'] = [];
   for (const item of itemsOf(value).slice(0, MAX_INPUT_OPTIONS)) {
     const v = pick(item, source.valueField, ['value', 'id', 'name', 'email']);
@@ -96,12 +97,7 @@ export class InputOptionsUseCase {
         details: { decision },
       });
     const result = await this.bus.call(Rpc.registry.invoke, { tool: tool.name, arguments: args }, { ctx });
-    if (result.isError) {
-      const text = result.content
-        .map((c) => (c.type === 'text' ? c.text : JSON.stringify(c.json)))
-        .join('\n');
-      throw new AppError('tool_failed', `${tool.name} failed: ${text.slice(0, 500)}`);
-    }
+    if (result.isError) throw new AppError('tool_failed', `${tool.name} failed: ${resultText(result, 500)}`);
     return optionsOf(resultValue(result), source);
   }
 }

@@ -15,7 +15,7 @@ import {
   type PluginList,
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
-import type { AppConfig } from '@switchyard/server-config';
+import { pluginIncomingDir, type AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
 
@@ -72,7 +72,7 @@ export class PluginsController {
       req.resume();
       throw tooLarge();
     }
-    const incoming = join(this.config.plugins.dir, 'incoming');
+    const incoming = pluginIncomingDir(this.config);
     await mkdir(incoming, { recursive: true });
     const file = join(incoming, `upload-${randomUUID()}.tgz`);
     let received = 0;

@@ -1,32 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
-  Rpc,
   sandboxWeakenedMessage,
   type PluginPosture,
   type SandboxPosture,
 } from '@switchyard/contracts';
-import type { Bus } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
-import { BUS, LOGGER } from '@switchyard/server-runtime';
+import { LOGGER, POSTURE_SOURCE, type PostureSource } from '@switchyard/server-runtime';
 
 /** How long the scheduler reuses a posture it learned (ticks run every 200 ms). */
 const POSTURE_TTL_MS = 1_000;
-
-/** Where the plugin sandbox posture comes from: the tool registry (a fake in unit tests). */
-export interface TriggerPostureSource {
-  current(): Promise<PluginPosture>;
-}
-export const TRIGGER_POSTURE_SOURCE = Symbol('TRIGGER_POSTURE_SOURCE');
-
-@Injectable()
-export class RegistryTriggerPosture implements TriggerPostureSource {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  current(): Promise<PluginPosture> {
-    return this.bus.call(Rpc.registry.pluginPosture, {});
-  }
-}
 
 /**
  * Schedules and webhook triggers record the plugin sandbox posture they are created under; one
@@ -40,7 +23,7 @@ export class TriggerPosture {
   private asking: Promise<PluginPosture | undefined> | undefined;
 
   constructor(
-    @Inject(TRIGGER_POSTURE_SOURCE) private readonly source: TriggerPostureSource,
+    @Inject(POSTURE_SOURCE) private readonly source: PostureSource,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

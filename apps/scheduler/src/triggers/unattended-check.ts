@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
-  PICKER_FILE_FORMAT,
   PermissionMode,
   Rpc,
   type FieldIssue,
@@ -22,18 +21,6 @@ interface Refusal {
   readonly reason: string;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Inputs whose schema marks them as files picked in a session (grants that expire with it). */
-export function pickerFileInputs(schema: Record<string, unknown>): string[] {
-  const props = isRecord(schema['properties']) ? schema['properties'] : {};
-  return Object.entries(props)
-    .filter(([, p]) => isRecord(p) && p['format'] === PICKER_FILE_FORMAT)
-    .map(([name]) => name);
-}
-
 /**
  * Refuses bindings of picker-file inputs, then checks the inputs against the schema's basics.
  * Shared-directory inputs are fine unattended: each run makes its own directory and fills them (a
@@ -44,8 +31,9 @@ export function checkUnattendedInputs(
   inputs: Record<string, unknown>,
   opts: { complete: boolean },
 ): void {
-  const files = new Set(pickerFileInputs(schema));
-  const shared = new Set(fileInputsOf(schema).sharedDirectories);
+  const special = fileInputsOf(schema);
+  const files = new Set(special.pickers);
+  const shared = new Set(special.sharedDirectories);
   const issues: FieldIssue[] = Object.keys(inputs)
     .filter((k) => shared.has(k))
     .map((k) => ({ path: `inputs.${k}`, message: 'filled by each run (a shared directory): leave it out' }));

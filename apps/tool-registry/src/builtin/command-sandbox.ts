@@ -6,7 +6,7 @@ import { APP_CONFIG, HealthService, LOGGER } from '@switchyard/server-runtime';
 import { BwrapArgs, probeBwrap, visibleInSandbox, type SandboxStatus } from '../sandbox/bwrap';
 import type { WorkspaceView } from './workspace.guard';
 
-export { findProgram, type SandboxStatus } from '../sandbox/bwrap';
+export { findProgram } from '../sandbox/bwrap';
 
 export const HOW_TO_ENABLE =
   'An admin can enable it: install bubblewrap (Debian: apt-get install bubblewrap), make sure the host ' +

@@ -52,7 +52,8 @@ function refuse(path: string, why: string): AppError {
   });
 }
 
-function inside(root: string, candidate: string): boolean {
+/** `candidate` is `root` or lies under it (both absolute and normalised: real paths). */
+export function inside(root: string, candidate: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, cp, lstat, mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
@@ -21,20 +21,10 @@ import { fileBlobPath, stagedUploadPath, type AppConfig } from '@switchyard/serv
 import { FilesRepository } from '@switchyard/server-db-tools';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
-import { WorkspaceGuard, type WorkspaceView } from '../builtin/workspace.guard';
-
-/** A bind the plugin sandbox launcher is asked for: the host path shown at the sandbox path. */
-export interface FileBind {
-  readonly hostPath: string;
-  readonly sandboxPath: string;
-  readonly writable: boolean;
-}
+import { inside, WorkspaceGuard, type WorkspaceView } from '../builtin/workspace.guard';
+import type { ExtraBind } from '../plugins/plugin-sandbox';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function inside(root: string, candidate: string): boolean {
-  return candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep);
-}
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -277,13 +267,13 @@ export class FilesService {
     runId: string | undefined,
     files: readonly InvocationFile[] | undefined,
     caller: CallContext,
-  ): Promise<FileBind[]> {
+  ): Promise<ExtraBind[]> {
     if (!files?.length) return [];
     if (!runId) throw new AppError('forbidden', 'file grants come with the run they belong to');
     const view = await this.guard.view(caller);
     const runDir = this.runDir(view, runId);
     const runReal = await realpath(runDir).catch(() => runDir);
-    const binds: FileBind[] = [];
+    const binds: ExtraBind[] = [];
     const names = new Set<string>();
     for (const f of files) {
       if (names.has(f.name)) throw new AppError('forbidden', `file grant "${f.name}" is given twice`);

@@ -4,7 +4,6 @@ import * as tar from 'tar';
 import {
   AppError,
   describeIssues,
-  PLUGIN_HOOKS_FILE,
   PLUGIN_MANIFEST_FILE,
   PLUGIN_MAX_ENTRIES,
   PLUGIN_UNPACKED_LIMIT_BYTES,
@@ -22,8 +21,6 @@ export interface LoadedBundle {
   /** The root is a scratch copy of ours (an unpacked .tgz) that may be moved into place. */
   readonly scratch: boolean;
   readonly manifest: PluginManifest;
-  /** The bundle ships hooks/hooks.json (never run until trusted; the hooks feature reads it). */
-  readonly hooks: boolean;
   /** Removes the scratch copy, if any. Safe to call twice. */
   cleanup(): Promise<void>;
 }
@@ -218,8 +215,7 @@ export async function loadBundle(
     const root = await realpath(source);
     await vetFolder(root, limits);
     const manifest = await readManifest(root);
-    const hooks = (await stat(join(root, PLUGIN_HOOKS_FILE)).catch(() => undefined))?.isFile() === true;
-    return { root, scratch: false, manifest, hooks, cleanup: async () => undefined };
+    return { root, scratch: false, manifest, cleanup: async () => undefined };
   }
   if (!st.isFile()) refuse('invalid plugin bundle', [{ path: '', message: 'neither a folder nor a .tgz' }]);
   if (st.size > limits.archiveBytes)
@@ -242,8 +238,7 @@ export async function loadBundle(
     )
       root = join(dest, top[0] as string);
     const manifest = await readManifest(root);
-    const hooks = (await stat(join(root, PLUGIN_HOOKS_FILE)).catch(() => undefined))?.isFile() === true;
-    return { root: resolve(root), scratch: true, manifest, hooks, cleanup };
+    return { root: resolve(root), scratch: true, manifest, cleanup };
   } catch (err) {
     await cleanup();
     throw err;

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import {
   AppError,
   PLUGIN_HOOKS_FILE,
+  describeIssues,
   type DeletedPlugin,
   type FieldIssue,
   type Plugin,
@@ -14,7 +15,7 @@ import {
   type PluginServerStatus,
   type PluginSettingsBody,
 } from '@switchyard/contracts';
-import { pluginDataDir, type AppConfig } from '@switchyard/server-config';
+import { pluginDataDir, pluginIncomingDir, type AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
 import { PluginRepository, type PluginRow } from '@switchyard/server-db-tools';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -71,7 +72,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   get incomingDir(): string {
-    return join(this.config.plugins.dir, 'incoming');
+    return pluginIncomingDir(this.config);
   }
 
   posture(): PluginSandboxStatus {
@@ -204,7 +205,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
     if (issues.length)
       throw new AppError(
         'validation_failed',
-        `cannot grant what the plugin does not ask for: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        `cannot grant what the plugin does not ask for: ${describeIssues(issues)}`,
         { issues },
       );
     const updated = await this.plugins.update(id, {

@@ -14,7 +14,7 @@ export type SandboxStatus =
   { readonly available: true; readonly bin: string } | { readonly available: false; readonly reason: string };
 
 /** Host directories a sandboxed program may see, read-only: programs and their libraries. */
-export const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** Files under /etc that programs need to start; nothing with secrets or host identity. */
 const ETC_FILES = [
   '/etc/alternatives',

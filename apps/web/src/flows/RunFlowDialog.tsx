@@ -53,17 +53,19 @@ export function RunFlowDialog({
     .filter((i) => i.kind === 'required')
     .map((i) => fields.find((f) => f.name === i.name)?.label ?? i.name);
   const start = useMutation({
-    mutationFn: () =>
-      call(Routes.workflowRun, {
+    mutationFn: () => {
+      const files = fileGrantsOf(fields, raw);
+      return call(Routes.workflowRun, {
         params: { id: workflow.id },
         body: {
           inputs,
-          ...(fileGrantsOf(fields, raw).length ? { files: fileGrantsOf(fields, raw) } : {}),
+          ...(files.length ? { files } : {}),
           permissionMode,
           planApproval: reviewPlan,
           ...(version !== undefined ? { version } : {}),
         },
-      }),
+      });
+    },
     onSuccess: (r) => onStarted(r.runId),
   });
   const blocked = issues.length > 0;

@@ -1,9 +1,4 @@
-import {
-  PICKER_FILE_FORMAT,
-  type FieldIssue,
-  type FileGrantRequest,
-  type InputEnumSource,
-} from '@switchyard/contracts';
+import { type FieldIssue, type FileGrantRequest, type InputEnumSource } from '@switchyard/contracts';
 import { checkInputs, fileInputsOf, filePlaceholder } from '@switchyard/plan';
 import { portTypeOf } from './types';
 
@@ -64,6 +59,7 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
   const properties = isRecord(schema['properties']) ? schema['properties'] : {};
   const special = fileInputsOf(schema);
   const shared = new Set(special.sharedDirectories);
+  const pickers = new Set(special.pickers);
   const required = new Set(
     Array.isArray(schema['required']) ? schema['required'].filter((r) => typeof r === 'string') : [],
   );
@@ -74,7 +70,7 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
     const source = special.enums.get(name);
     const kind: InputFieldKind = shared.has(name)
       ? 'directory'
-      : prop['format'] === PICKER_FILE_FORMAT
+      : pickers.has(name)
         ? 'upload'
         : source
           ? 'choice'

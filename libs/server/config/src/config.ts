@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { parse as parseDotEnv } from 'dotenv';
 import { z } from 'zod';
-import { ServiceName } from '@switchyard/contracts';
+import { PluginId, ServiceName } from '@switchyard/contracts';
 
 /**
  * Where the gateway serves Prometheus metrics: its HTTP port is the public API, so /metrics lives on
@@ -522,8 +522,13 @@ export function loadConfig(
  * uninstall. The id is checked here, so no caller can turn it into a path out of the data area.
  */
 export function pluginDataDir(config: Pick<AppConfig, 'plugins'>, id: string): string {
-  if (!/^[a-z][a-z0-9-]{1,62}[a-z0-9]$/.test(id)) throw new Error(`not a plugin id: ${id}`);
+  if (!PluginId.safeParse(id).success) throw new Error(`not a plugin id: ${id}`);
   return join(config.plugins.dir, 'data', id);
+}
+
+/** Where uploaded bundles are staged and unpacked: the gateway writes there, the registry reads. */
+export function pluginIncomingDir(config: Pick<AppConfig, 'plugins'>): string {
+  return join(config.plugins.dir, 'incoming');
 }
 
 /** `path` is `dir` or lies under it. */

@@ -37,14 +37,14 @@ export interface PluginWrite {
   settingsEnc?: string | null;
 }
 
-function toRow(p: Plugin): PluginRow {
+function toRow(p: Plugin, manifest: PluginManifest = PluginManifest.parse(p.manifest)): PluginRow {
   return {
     id: p.id,
     version: p.version,
     name: p.name,
     description: p.description,
     // Stored only after validation; parsing again fills defaults a later version of the schema added.
-    manifest: PluginManifest.parse(p.manifest),
+    manifest,
     installDir: p.installDir,
     enabled: p.enabled,
     networkGranted: p.networkGranted,
@@ -62,7 +62,7 @@ export class PluginRepository {
   constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async all(): Promise<PluginRow[]> {
-    return (await this.prisma.plugin.findMany({ orderBy: { id: 'asc' } })).map(toRow);
+    return (await this.prisma.plugin.findMany({ orderBy: { id: 'asc' } })).map((p) => toRow(p));
   }
 
   /**
@@ -72,7 +72,10 @@ export class PluginRepository {
    */
   async enabled(): Promise<PluginRow[]> {
     const rows = await this.prisma.plugin.findMany({ where: { enabled: true }, orderBy: { id: 'asc' } });
-    return rows.filter((p) => PluginManifest.safeParse(p.manifest).success).map(toRow);
+    return rows.flatMap((p) => {
+      const manifest = PluginManifest.safeParse(p.manifest);
+      return manifest.success ? [toRow(p, manifest.data)] : [];
+    });
   }
 
   async find(id: string): Promise<PluginRow | undefined> {

@@ -6,3 +6,4 @@ export * from './rpc';
 export * from './service-kit.module';
 export * from './bootstrap';
 export * from './address-policy';
+export * from './plugin-posture';

@@ -113,7 +113,7 @@ type CallOutcome =
  * are materialised), plugins eligible for files (manifest `permissions.files` and an admin's grant,
  * told by the catalog's `fileAccess`) in their sandbox or, unsandboxed, on the host. Others: not at all.
  */
-export function fileAccessOf(tool: ToolDescriptor): FileAccess | undefined {
+function fileAccessOf(tool: ToolDescriptor): FileAccess | undefined {
   if (tool.source === 'builtin') return 'workspace';
   return tool.fileAccess;
 }
