@@ -137,7 +137,7 @@ test('lists entries with what they import as, reports a malformed one by path, a
   expect(within(table).getByText('Weather')).toBeTruthy();
   expect(within(table).getByText('REMOTE')).toBeTruthy();
   expect(within(table).getByText('LOCAL')).toBeTruthy();
-  expect(screen.getByText('1 entries or sources could not be read')).toBeTruthy();
+  expect(screen.getByText('Entries or sources that could not be read: 1')).toBeTruthy();
   expect(screen.getByText('servers[2].server.version')).toBeTruthy();
   fireEvent.change(screen.getByLabelText('Search name, title or description'), {
     target: { value: 'notes' },

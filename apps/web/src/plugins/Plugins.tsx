@@ -6,6 +6,7 @@ import {
   type Plugin,
   type PluginGrants,
   type PluginHooksEntry,
+  type PluginList,
   type PluginSandboxStatus,
 } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
@@ -212,6 +213,12 @@ function PluginCard({
     onSuccess: () => void refresh(),
   });
   const nodes = new Map(p.flowNodes.map((n) => [n.tool, n]));
+  // In the palette's order (the manifest's flow nodes, a pipeline's order), then by name.
+  const rank = (name: string) => {
+    const i = p.flowNodes.findIndex((n) => n.tool === name);
+    return i < 0 ? p.flowNodes.length : i;
+  };
+  const tools = [...p.tools].sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
   return (
     <li className="card plugin-card" data-plugin-id={p.id} aria-labelledby={headingId}>
       <div className="plugin-head">
@@ -275,7 +282,7 @@ function PluginCard({
             </tr>
           </thead>
           <tbody>
-            {p.tools.map((tool) => (
+            {tools.map((tool) => (
               <tr key={tool.name} data-tool={tool.name}>
                 <td>
                   <code>{tool.name}</code>
@@ -311,10 +318,20 @@ function PluginCard({
 function Grants({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () => Promise<unknown> }) {
   const { t } = useI18n();
   const id = useId();
+  const queries = useQueryClient();
   const grant = useMutation({
     mutationFn: (body: Partial<PluginGrants>) => call(Routes.pluginGrants, { params: { id: p.id }, body }),
-    onSuccess: () => void onChanged(),
+    // The answer is the plugin as stored: shown at once, so a box never flips back while the list reloads.
+    onSuccess: (stored) => {
+      queries.setQueryData(pluginsKey, (old: PluginList | undefined) =>
+        old ? { ...old, items: old.items.map((x) => (x.id === stored.id ? stored : x)) } : old,
+      );
+      void onChanged();
+    },
   });
+  /** What the box shows: the change being sent, else what is stored. */
+  const shown = (k: keyof PluginGrants) =>
+    grant.isPending ? (grant.variables[k] ?? p.grants[k]) : p.grants[k];
   const kinds = ['network', 'files'] as const;
   return (
     <details className="plugin-section">
@@ -328,7 +345,7 @@ function Grants({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () => Pro
                 <input
                   id={`${id}-${k}`}
                   type="checkbox"
-                  checked={p.grants[k]}
+                  checked={shown(k)}
                   disabled={grant.isPending}
                   onChange={(e) => grant.mutate({ [k]: e.target.checked })}
                 />
