@@ -55,7 +55,9 @@ ENV SERVICE=${SERVICE}
 
 # Files stay owned by root and read-only for the process; the tool workspace is the one place the
 # built-in file tools and execute_command may write (mount a volume there to keep it).
-RUN mkdir -p /workspace && chown node:node /workspace
+# /shared holds uploads, installed plugins and market files (FILES_DIR, PLUGINS_DIR, MARKET_DIR in
+# docker-compose.yml and k8s/): a named volume mounted there starts out owned by node.
+RUN mkdir -p /workspace /shared && chown node:node /workspace /shared
 ENV WORKSPACE_DIR=/workspace
 USER node
 EXPOSE 3000

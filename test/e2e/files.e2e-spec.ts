@@ -376,5 +376,32 @@ describe('files end to end', () => {
         404,
       );
     });
+
+    it('reads the list tool from the version being run: a published one by ?version=, refused when unknown', async () => {
+      const wf = await call('GET', `/api/workflows/${workflowId}`, alice);
+      const published = await call('POST', `/api/workflows/${workflowId}/publish`, alice, {
+        revision: wf.json['revision'],
+      });
+      expect(published.status).toBe(200);
+      const version = published.json['publishedVersion'] as number;
+      const options = await call(
+        'GET',
+        `/api/workflows/${workflowId}/inputs/account/options?version=${version}`,
+        alice,
+      );
+      expect([options.status, (options.json['items'] as unknown[]).length]).toEqual([200, 2]);
+      const unknown = await call(
+        'GET',
+        `/api/workflows/${workflowId}/inputs/account/options?version=${version + 5}`,
+        alice,
+      );
+      expect(unknown.status).toBe(404);
+      const bad = await call(
+        'GET',
+        `/api/workflows/${workflowId}/inputs/account/options?version=latest`,
+        alice,
+      );
+      expect([bad.status, bad.json['code']]).toEqual([400, 'validation_failed']);
+    });
   });
 });

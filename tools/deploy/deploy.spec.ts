@@ -23,6 +23,7 @@ import {
 import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { Secret, type ISecret } from 'kubernetes-models/v1/Secret';
 import { Service, type IService } from 'kubernetes-models/v1/Service';
@@ -161,6 +162,7 @@ const MODELS: Record<string, (data: never) => Validating> = {
   'v1/Namespace': (d) => new Namespace(d),
   'v1/ConfigMap': (d) => new ConfigMap(d),
   'v1/Secret': (d) => new Secret(d),
+  'v1/PersistentVolumeClaim': (d) => new PersistentVolumeClaim(d),
   'v1/Service': (d) => new Service(d),
   'apps/v1/Deployment': (d) => new Deployment(d),
   'batch/v1/Job': (d) => new Job(d),
@@ -674,6 +676,14 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('puts FILES_DIR and PLUGINS_DIR on one volume the gateway, the executor and the tool registry all mount', () => {
+    const env = dict(dict(services['gateway'], 'gateway')['environment'], 'environment');
+    for (const key of ['FILES_DIR', 'PLUGINS_DIR', 'MARKET_DIR'])
+      expect(String(env[key])).toMatch(/^\/shared\//);
+    for (const name of ['gateway', 'executor', 'tool-registry'])
+      expect((service(name)['volumes'] as unknown[] | undefined) ?? []).toContain('shared:/shared');
+  });
+
   it('migrates once Postgres is healthy, with the same image and the migrate CLI', () => {
     const m = service('migrate');
     expect(dict(m['build'], 'build')['context']).toBe('.');
@@ -909,6 +919,23 @@ describe('k8s/base', () => {
       for (const p of s?.spec?.ports ?? []) expect(httpPort(p.targetPort ?? p.port)).toBe(CONTAINER_PORT);
       if (name === 'gateway') expect(s?.spec?.ports?.map((p) => p.port)).toEqual([80]);
     });
+  });
+
+  it('mounts one shared claim at /shared where FILES_DIR and PLUGINS_DIR point, in the three pods that use them', () => {
+    const data = (configMaps[0]?.data ?? {}) as StringMap;
+    for (const key of ['FILES_DIR', 'PLUGINS_DIR', 'MARKET_DIR']) expect(data[key]).toMatch(/^\/shared\//);
+    const claims = byKind<K8sObject>(objects, 'PersistentVolumeClaim');
+    expect(claims.map((c) => c.metadata.name)).toEqual(['switchyard-shared']);
+    for (const name of ['gateway', 'executor', 'tool-registry']) {
+      const pod = deployment(name)?.spec?.template.spec;
+      const volume = (pod?.volumes ?? []).find(
+        (v) => v.persistentVolumeClaim?.claimName === 'switchyard-shared',
+      );
+      expect(volume).toBeDefined();
+      const mounts = pod?.containers[0]?.volumeMounts ?? [];
+      expect(mounts).toContainEqual(expect.objectContaining({ name: volume?.name, mountPath: '/shared' }));
+      expect(pod?.securityContext?.fsGroup).toBe(1000);
+    }
   });
 
   it('autoscales the gateway and the executor on CPU, leaving their replica count to the HPA', () => {

@@ -229,6 +229,22 @@ export const InputOptionsParam = z.object({
 });
 export type InputOptionsParam = z.infer<typeof InputOptionsParam>;
 
+export const InputOptionsQuery = z
+  .object({
+    version: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('the published version whose input schema names the list tool; default: the draft'),
+  })
+  .strict();
+export type InputOptionsQuery = z.infer<typeof InputOptionsQuery>;
+
+/** What the executor is asked for a dropdown's choices: the input, and which version's schema. */
+export const InputOptionsRequest = InputOptionsParam.extend(InputOptionsQuery.shape);
+export type InputOptionsRequest = z.infer<typeof InputOptionsRequest>;
+
 export const InputOptions = z.object({
   items: z.array(z.object({ value: z.unknown(), label: z.string() })),
 });

@@ -99,6 +99,7 @@ import {
   FilePage,
   InputOptions,
   InputOptionsParam,
+  InputOptionsQuery,
   StoredFile,
   UploadQuery,
 } from './files';
@@ -694,6 +695,7 @@ export const Routes = {
     tag: 'workflows',
     auth: { permission: 'agent:run:start' },
     params: InputOptionsParam,
+    query: InputOptionsQuery,
     response: InputOptions,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'tool_failed', 'unavailable'],
   }),

@@ -9,7 +9,7 @@ import {
   GrantFilesRequest,
   GrantFilesResult,
   InputOptions,
-  InputOptionsParam,
+  InputOptionsRequest,
   StoredFile,
 } from './files';
 import { Agent, AgentPage, AgentRpc, ToolSet, ToolSetRequest } from './agents';
@@ -309,7 +309,7 @@ export const Rpc = {
     /** The caller's published workflows as tool descriptors (`run_workflow_<id>`), for the catalog. */
     tools: rpc('planner.workflows.tools', z.object({}), z.object({ tools: z.array(ToolDescriptor) })),
     /** The choices of an `x-switchyard-enum` input, from its list tool (executor). */
-    inputOptions: rpc('executor.workflows.inputOptions', InputOptionsParam, InputOptions),
+    inputOptions: rpc('executor.workflows.inputOptions', InputOptionsRequest, InputOptions),
     /** Binds inputs and starts a normal run of the workflow (executor). */
     run: rpc('executor.workflows.run', WorkflowIdParam.extend({ body: RunWorkflowBody }), StartedRun),
     /** Runs the published version to the end as one tool call and answers its result (executor). */

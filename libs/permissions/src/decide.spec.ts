@@ -1,5 +1,5 @@
 import { capabilityRefusal, decideToolCall, type HookVerdict, type ToolCallRequest } from './decide';
-import type { ToolCall, ToolEffect } from './matchers';
+import { toolCallOf, type ToolCall, type ToolEffect } from './matchers';
 import { parseRules, type Rule, type RuleLists } from './rules';
 
 type Config = ToolCallRequest['config'];
@@ -144,6 +144,17 @@ describe('decideToolCall', () => {
           .decision,
       ).toBe('deny');
       expect(decide(gated('read'), { rules: { deny: ['Tool(confirm_send)'] } }).decision).toBe('deny');
+    });
+
+    it('is carried from the catalog descriptor by toolCallOf, so no gate can drop it', () => {
+      const descriptor = { name: 'confirm_send', effect: 'read' as const, requiresApproval: true };
+      expect(toolCallOf(descriptor, { id: 'c1' })).toEqual({ ...gated('read'), arguments: { id: 'c1' } });
+      expect(
+        decide(toolCallOf(descriptor, {}), {
+          config: { permissionMode: 'ask', capabilityMode: 'read-only', unattended: true },
+        }).decision,
+      ).toBe('deny');
+      expect(toolCallOf({ name: 'read_file', effect: 'read' }, {})).not.toHaveProperty('requiresApproval');
     });
 
     it('leaves tools without it alone', () => {

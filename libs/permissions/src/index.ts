@@ -17,6 +17,7 @@ export {
   COMMAND_TOOL,
   WEB_FETCH_TOOL,
   parseMatcher,
+  toolCallOf,
   type Matcher,
   type ParsedMatcher,
   type ToolCall,

@@ -36,6 +36,26 @@ export interface ToolCall {
   requiresApproval?: boolean;
 }
 
+/**
+ * The call a gate judges, from the catalog's descriptor of the tool and the arguments: every gate
+ * builds it here so a tool's own `requiresApproval` is never dropped on the way.
+ */
+export function toolCallOf(
+  tool: {
+    readonly name: string;
+    readonly effect: ToolEffect;
+    readonly requiresApproval?: boolean | undefined;
+  },
+  args: Record<string, unknown>,
+): ToolCall {
+  return {
+    tool: tool.name,
+    effect: tool.effect,
+    arguments: args,
+    ...(tool.requiresApproval === true ? { requiresApproval: true } : {}),
+  };
+}
+
 /** The tool whose `command` argument Command rules judge. */
 export const COMMAND_TOOL = 'execute_command';
 /** The tool whose `url` argument WebFetch rules judge. */

@@ -15,7 +15,7 @@ const bundled = new Map<string, Promise<string>>();
 
 /**
  * The fixture server as one self-contained CommonJS file (the MCP SDK and zod inside), bundled once
- * per process with rolldown (Vite's bundler): a sandboxed server sees only its bundle.
+ * per process by tools/bundle-cjs.js (rolldown): a sandboxed server sees only its bundle.
  */
 function fixtureServerCode(cacheDir: string): Promise<string> {
   const known = bundled.get(cacheDir);
@@ -23,20 +23,10 @@ function fixtureServerCode(cacheDir: string): Promise<string> {
   const made = (async () => {
     await mkdir(cacheDir, { recursive: true });
     const out = join(cacheDir, 'fixture-server.cjs');
-    await run(
-      process.execPath,
-      [
-        join(ROOT, 'node_modules', 'rolldown', 'bin', 'cli.mjs'),
-        SERVER_SOURCE,
-        '--file',
-        out,
-        '--format',
-        'cjs',
-        '--platform',
-        'node',
-      ],
-      { cwd: ROOT, maxBuffer: 10 * 1024 * 1024 },
-    );
+    await run(process.execPath, [join(ROOT, 'tools', 'bundle-cjs.js'), SERVER_SOURCE, out], {
+      cwd: ROOT,
+      maxBuffer: 10 * 1024 * 1024,
+    });
     return out;
   })();
   bundled.set(cacheDir, made);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolError } from './errors';
 import type { CellValue } from './schemas';
@@ -9,7 +9,13 @@ import type { CellValue } from './schemas';
  * copies of the attachments: what confirm_send sends is exactly what was staged and shown for
  * approval, even if the shared folder changes in between. Every state change is written to a temp
  * file, flushed and renamed over the old one, so a crash leaves the old state or the new, never half.
+ *
+ * Retention: a batch nobody confirmed within UNSENT_TTL_MS is removed (the approval never came); a
+ * fully sent batch gives up its attachment copies at once and keeps its record (what a repeated
+ * confirm_send answers "already sent" from) for RECORD_TTL_MS, as does any other batch.
  */
+export const UNSENT_TTL_MS = 7 * 24 * 60 * 60_000;
+export const RECORD_TTL_MS = 30 * 24 * 60 * 60_000;
 
 export type MessageState = 'pending' | 'sending' | 'sent' | 'failed';
 
@@ -90,16 +96,41 @@ export class BatchStore {
     return JSON.parse(text) as StoredBatch;
   }
 
+  /** Removes a batch's attachment copies (its record stays). */
+  async dropAttachments(id: string): Promise<void> {
+    await rm(this.attachmentsDir(id), { recursive: true, force: true });
+  }
+
+  /** Applies the retention above; answers the ids removed. Unreadable files are left alone. */
+  async prune(now: Date): Promise<string[]> {
+    const removed: string[] = [];
+    for (const id of await this.ids()) {
+      const batch = await this.load(id).catch(() => undefined);
+      if (!batch) continue;
+      const age = now.getTime() - Date.parse(batch.createdAt);
+      const unsent = batch.messages.every((m) => m.state === 'pending');
+      if (age > RECORD_TTL_MS || (unsent && age > UNSENT_TTL_MS)) {
+        await this.dropAttachments(id);
+        await rm(join(this.dir, `${id}.json`), { force: true });
+        removed.push(id);
+      }
+    }
+    return removed;
+  }
+
+  private async ids(): Promise<string[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    return names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -'.json'.length))
+      .filter((id) => ID.test(id))
+      .sort();
+  }
+
   /** A batch with this content that nothing has been sent from yet (staging the same thing again). */
   async findUnsent(contentHash: string): Promise<StoredBatch | undefined> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return undefined;
-    }
-    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-      const batch = await this.load(name.slice(0, -'.json'.length)).catch(() => undefined);
+    for (const id of await this.ids()) {
+      const batch = await this.load(id).catch(() => undefined);
       if (batch?.contentHash === contentHash && batch.messages.every((m) => m.state === 'pending'))
         return batch;
     }

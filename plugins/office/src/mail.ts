@@ -61,6 +61,7 @@ export async function stageBatch(
   const account = accountOf(settings, input.account);
   const group = groupOf(settings, input.group);
   passwordOf(settings, account);
+  await store.prune(now);
   checkTemplate(input.subject, 'subject');
   checkTemplate(input.body, 'body');
 
@@ -254,6 +255,8 @@ export function confirmSend(
       } finally {
         transport.close();
       }
+      // Nothing will be read from the copies again once every message is out.
+      if (batch.messages.every((m) => m.state === 'sent')) await store.dropAttachments(batch.id);
     }
 
     const messages = batch.messages.map((m) => ({

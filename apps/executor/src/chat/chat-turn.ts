@@ -18,7 +18,7 @@ import {
   type ToolResult,
 } from '@switchyard/contracts';
 import { checkInputs } from '@switchyard/plan';
-import type { ToolCall } from '@switchyard/permissions';
+import { toolCallOf, type ToolCall } from '@switchyard/permissions';
 import type { BusPort } from '@switchyard/server-bus';
 import type { ChatRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
@@ -358,17 +358,7 @@ export class ChatTurn {
     const shown = { callId: req.callId, tool: name, arguments: req.arguments };
     // The gate decides before anything is written, so the call's row and its event go out once.
     const verdict = tool
-      ? init.gate(
-          {
-            tool: tool.name,
-            effect: tool.effect,
-            arguments: req.arguments,
-            ...(tool.requiresApproval ? { requiresApproval: true } : {}),
-          },
-          req.callId,
-          tool,
-          this.mode,
-        )
+      ? init.gate(toolCallOf(tool, req.arguments), req.callId, tool, this.mode)
       : undefined;
     const decision = verdict instanceof Promise ? await verdict : verdict;
     this.throwIfStopped();

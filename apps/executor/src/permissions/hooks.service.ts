@@ -17,13 +17,18 @@ import { announceChange, OwnerCache } from './owner-cache';
 
 /**
  * An owner's enabled hooks (their own, the global ones and trusted plugins' hooks), with matchers
- * parsed once. A plugin hook matches if any of `anyOf` does (none: every call).
+ * parsed once. A hook matches a call if any of its matchers does; one without matchers matches every
+ * call (an owner's hook has at most one, a plugin's hook may list several).
  */
 export type OwnerHooks = ReadonlyArray<{
   readonly hook: RunnableHook;
-  readonly matcher: ParsedMatcher;
-  readonly anyOf?: readonly ParsedMatcher[];
+  readonly matchers: readonly ParsedMatcher[];
 }>;
+
+/** An owner's hook's matcher text as the matchers of OwnerHooks: empty text matches every call. */
+function matchersOf(text: string): ParsedMatcher[] {
+  return text.trim() ? [parseMatcher(text)] : [];
+}
 
 /** The hooks of trusted, enabled plugins (global: they join every owner's). */
 export interface PluginHookSource {
@@ -85,7 +90,7 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
       this.repo.hooks(ownerId, { enabledOnly: true }),
       this.pluginHooks(),
     ]);
-    const parsed = [...hooks.map((hook) => ({ hook, matcher: parseMatcher(hook.matcher) })), ...plugins];
+    const parsed = [...hooks.map((hook) => ({ hook, matchers: matchersOf(hook.matcher) })), ...plugins];
     this.cache.set(ownerId, parsed);
     return parsed;
   }
@@ -107,12 +112,10 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
   /** The hooks for `event` whose matcher matches the call (an empty matcher matches every call). */
   matching(hooks: OwnerHooks, event: HookEvent, call?: ToolCall): RunnableHook[] {
     return hooks
-      .filter(({ hook, matcher, anyOf }) => {
+      .filter(({ hook, matchers }) => {
         if (hook.event !== event) return false;
-        if (!call) return true;
-        if (anyOf) return anyOf.length === 0 || anyOf.some((m) => m.ok && matchesCall(m.matcher, call));
-        if (!hook.matcher.trim()) return true;
-        return matcher.ok && matchesCall(matcher.matcher, call);
+        if (!call || matchers.length === 0) return true;
+        return matchers.some((m) => m.ok && matchesCall(m.matcher, call));
       })
       .map(({ hook }) => hook);
   }

@@ -16,6 +16,7 @@ import { BUS, Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime'
 import { HooksService } from './hooks.service';
 import { PermissionSettingsService } from './permission-settings.service';
 import { PermissionsService } from './permissions.service';
+import { toolCallOf } from '@switchyard/permissions';
 
 /** `executor.permissions.*` and `executor.hooks.*`: the caller's rules and hooks, and the dry run. */
 @Controller()
@@ -59,12 +60,7 @@ export class PermissionsHandler {
     await this.permissions.warm(ownerId);
     return this.permissions.decide({
       ownerId,
-      call: {
-        tool: tool.name,
-        effect: tool.effect,
-        arguments: body.arguments,
-        ...(tool.requiresApproval ? { requiresApproval: true } : {}),
-      },
+      call: toolCallOf(tool, body.arguments),
       step: { id: 'evaluate' },
       config: {
         permissionMode: body.permissionMode ?? 'ask',

@@ -15,11 +15,13 @@ import { parseMatcher } from '@switchyard/permissions';
 import { pluginDataDir, type AppConfig } from '@switchyard/server-config';
 import type { BusPort } from '@switchyard/server-bus';
 import { GLOBAL_SCOPE, PluginHooksRepository, type PluginHookRow } from '@switchyard/server-db-runs';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireAdmin, type CallContext, type Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import type { RunnableHook } from '../permissions/hook-runner';
 import type { OwnerHooks, PluginHookSource } from '../permissions/hooks.service';
 import { announceChange } from '../permissions/owner-cache';
+
+const ADMIN_ONLY = "only admins may see or trust plugins' hooks: they run on the executor host";
 
 /** A bundle's hooks file as read now: its digest, and its hooks with problems by path. */
 interface HooksFile {
@@ -32,14 +34,6 @@ interface HooksFile {
 function within(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || !(rel.startsWith('..') || isAbsolute(rel));
-}
-
-function requireAdmin(ctx: CallContext): void {
-  if (ctx.role !== 'admin')
-    throw new AppError(
-      'forbidden',
-      "only admins may see or trust plugins' hooks: they run on the executor host",
-    );
 }
 
 /**
@@ -88,7 +82,7 @@ export class PluginHooksService implements PluginHookSource {
   }
 
   async list(ctx: CallContext): Promise<PluginHooksEntry[]> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     const entries: PluginHooksEntry[] = [];
     for (const row of await this.repo.all()) {
       const file = await this.read(row).catch(() => undefined);
@@ -98,7 +92,7 @@ export class PluginHooksService implements PluginHookSource {
   }
 
   async trust(id: string, ctx: CallContext): Promise<PluginHooksEntry> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     const row = await this.repo.get(id);
     const file = await this.read(row);
     if (!file)
@@ -124,7 +118,7 @@ export class PluginHooksService implements PluginHookSource {
   }
 
   async untrust(id: string, ctx: CallContext): Promise<PluginHooksEntry> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     await this.repo.get(id);
     const saved = await this.repo.setTrust(id, null, new Date());
     this.logger.info({ plugin: id, by: ctx.ownerId }, 'plugin hooks untrusted');
@@ -152,8 +146,7 @@ export class PluginHooksService implements PluginHookSource {
       updatedAt: row.hooksTrustedAt?.toISOString() ?? '',
       plugin: { id: row.id, root: row.installDir, data, cwd: h.dir },
     };
-    const anyOf = h.matchers.map((m) => parseMatcher(m));
-    return { hook, matcher: anyOf[0] ?? parseMatcher('Tool(*)'), anyOf };
+    return { hook, matchers: h.matchers.map((m) => parseMatcher(m)) };
   }
 
   private entry(row: PluginHookRow, file: HooksFile): PluginHooksEntry {

@@ -26,6 +26,7 @@ import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
 import { ownerFeedOf } from './owner-feed';
 import { RunPosture } from './sandbox-posture';
+import { toolCallOf } from '@switchyard/permissions';
 
 /** Where a run comes from, as its run_created event says. */
 export type RunOrigin = Omit<RunCreated, 'goal' | 'config'>;
@@ -289,12 +290,7 @@ export class RunLauncher {
             ownerId,
             runId,
             step,
-            call: {
-              tool: tool.name,
-              effect: tool.effect,
-              arguments: args,
-              ...(tool.requiresApproval ? { requiresApproval: true } : {}),
-            },
+            call: toolCallOf(tool, args),
             config: l.config,
           }),
         observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),

@@ -4,7 +4,7 @@ import {
   Rpc,
   type InputEnumSource,
   type InputOptions,
-  type InputOptionsParam,
+  type InputOptionsRequest,
 } from '@switchyard/contracts';
 import { fileInputsOf, resultValue } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
@@ -12,6 +12,7 @@ import { requireOwner, type CallContext } from '@switchyard/server-observability
 import { BUS } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
 import { resultText } from '../runs/step-result';
+import { toolCallOf } from '@switchyard/permissions';
 
 /** Most choices a dropdown gets; a list tool answering more is cut. */
 const MAX_INPUT_OPTIONS = 500;
@@ -62,9 +63,13 @@ export class InputOptionsUseCase {
     private readonly permissions: PermissionsService,
   ) {}
 
-  async options(req: InputOptionsParam, ctx: CallContext): Promise<InputOptions> {
+  async options(req: InputOptionsRequest, ctx: CallContext): Promise<InputOptions> {
     const ownerId = requireOwner(ctx, 'workflow inputs');
-    const def = await this.bus.call(Rpc.workflows.resolve, { id: req.id, version: 'draft' }, { ctx });
+    const def = await this.bus.call(
+      Rpc.workflows.resolve,
+      { id: req.id, version: req.version ?? 'draft' },
+      { ctx },
+    );
     const source = fileInputsOf(def.inputSchema).enums.get(req.input);
     if (!source)
       throw new AppError(
@@ -83,7 +88,7 @@ export class InputOptionsUseCase {
     await this.permissions.warm(ownerId);
     const decision = await this.permissions.decide({
       ownerId,
-      call: { tool: tool.name, effect: tool.effect, arguments: args },
+      call: toolCallOf(tool, args),
       step: { id: `options:${req.input}` },
       config: {
         permissionMode: 'ask',

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import {
   Rpc,
   type InputOptions,
-  type InputOptionsParam,
+  type InputOptionsRequest,
   type RpcRequest,
   type RunWorkflowBody,
   type ToolResult,
@@ -22,7 +22,7 @@ export class WorkflowsHandler {
 
   @RpcHandler(Rpc.workflows.inputOptions)
   options(
-    @RpcPayload(Rpc.workflows.inputOptions) req: InputOptionsParam,
+    @RpcPayload(Rpc.workflows.inputOptions) req: InputOptionsRequest,
     @Caller() ctx: CallContext,
   ): Promise<InputOptions> {
     return this.inputOptions.options(req, ctx);

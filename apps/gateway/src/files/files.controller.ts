@@ -1,8 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { Transform } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Controller, Inject, Req, Res } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -12,6 +10,7 @@ import type { Bus } from '@switchyard/server-bus';
 import { fileBlobPath, stagedUploadPath, type AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { streamUpload } from '../http/stream-upload';
 
 const UPLOAD_PATH = '/api/files';
 
@@ -58,35 +57,9 @@ export class FilesController {
     @Req() req: GatewayRequest,
   ): Promise<StoredFile> {
     const limit = this.config.files.uploadLimitBytes;
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      // Refused before a byte is read: the rest of the body is not waited for.
-      req.res?.setHeader('connection', 'close');
-      throw tooLarge(limit);
-    }
     const stagedId = randomUUID();
     const staged = stagedUploadPath(this.config.files.dir, stagedId);
-    await mkdir(dirname(staged), { recursive: true, mode: 0o700 });
-    const hash = createHash('sha256');
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > limit) return done(tooLarge(limit));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(req, meter, createWriteStream(staged, { flags: 'wx', mode: 0o600 }));
-    } catch (err) {
-      await rm(staged, { force: true });
-      if (err instanceof AppError) {
-        req.res?.setHeader('connection', 'close');
-        throw err;
-      }
-      throw new AppError('validation_failed', 'the upload was interrupted', { cause: err });
-    }
+    const { size, sha256 } = await streamUpload(req, staged, limit, () => tooLarge(limit));
     const declaredType = (req as UploadRequest)[UPLOAD_TYPE] ?? req.headers['content-type'] ?? '';
     const type = declaredType.split(';')[0]?.trim().slice(0, 255) ?? '';
     try {
@@ -97,7 +70,7 @@ export class FilesController {
           name: input.query.name,
           contentType: type || 'application/octet-stream',
           size,
-          sha256: hash.digest('hex'),
+          sha256,
         },
         asCaller(req),
       );

@@ -1,10 +1,7 @@
 import { Controller, Inject, Req } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   AppError,
   PLUGIN_UPLOAD_LIMIT_BYTES,
@@ -18,6 +15,7 @@ import type { Bus } from '@switchyard/server-bus';
 import { pluginIncomingDir, type AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { streamUpload } from '../http/stream-upload';
 
 const tooLarge = () =>
   new AppError(
@@ -67,33 +65,9 @@ export class PluginsController {
           issues: [{ path: 'body', message: 'Content-Type must be application/gzip' }],
         },
       );
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > PLUGIN_UPLOAD_LIMIT_BYTES) {
-      req.resume();
-      throw tooLarge();
-    }
-    const incoming = pluginIncomingDir(this.config);
-    await mkdir(incoming, { recursive: true });
-    const file = join(incoming, `upload-${randomUUID()}.tgz`);
-    let received = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        received += chunk.length;
-        if (received > PLUGIN_UPLOAD_LIMIT_BYTES) done(tooLarge());
-        else done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(req, limit, createWriteStream(file, { mode: 0o600 }));
-    } catch (err) {
-      await rm(file, { force: true });
-      if (err instanceof AppError) {
-        req.resume();
-        throw err;
-      }
-      throw new AppError('validation_failed', `the upload did not complete: ${(err as Error).message}`);
-    }
-    if (received === 0) {
+    const file = join(pluginIncomingDir(this.config), `upload-${randomUUID()}.tgz`);
+    const { size } = await streamUpload(req, file, PLUGIN_UPLOAD_LIMIT_BYTES, tooLarge);
+    if (size === 0) {
       await rm(file, { force: true });
       throw new AppError('validation_failed', 'the upload is empty: send the .tgz bundle as the body', {
         issues: [{ path: 'body', message: 'empty' }],

@@ -47,7 +47,7 @@ export class WorkflowsController {
     @In() input: Input<typeof Routes.workflowInputOptions>,
     @Req() req: GatewayRequest,
   ): Promise<InputOptions> {
-    return this.bus.call(Rpc.workflows.inputOptions, input.params, asCaller(req));
+    return this.bus.call(Rpc.workflows.inputOptions, { ...input.params, ...input.query }, asCaller(req));
   }
 
   @Endpoint(Routes.workflowGet)

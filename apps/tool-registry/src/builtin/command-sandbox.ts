@@ -70,7 +70,6 @@ export class CommandSandbox implements OnModuleInit {
       off: kind === 'none' ? 'COMMAND_SANDBOX=none' : undefined,
       configured: bin,
       path: this.config.tools.commandPath,
-      args: this.bwrap,
     });
   }
 

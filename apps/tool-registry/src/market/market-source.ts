@@ -1,6 +1,3 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import {
@@ -11,9 +8,7 @@ import {
   type MarketEntry,
   type ServerJson as ServerJsonT,
 } from '@switchyard/contracts';
-import type { AddressPolicy, VettedTarget } from '@switchyard/server-runtime';
-
-const MAX_REDIRECTS = 5;
+import { fetchVetted, type AddressPolicy } from '@switchyard/server-runtime';
 
 /** An entry of a source: its server.json as validated. */
 export interface SourceEntry {
@@ -69,77 +64,18 @@ async function readFileCapped(path: string): Promise<string> {
   }
 }
 
-/** One GET to the vetted address (never to what DNS says later); a redirect is answered, not followed. */
-function getOnce(
-  target: VettedTarget,
-  signal: AbortSignal,
-): Promise<{ status: number; location?: string; body?: string }> {
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if ((options as { all?: boolean }).all)
-      callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
-  const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolvePromise, reject) => {
-    const req = send(
-      target.url,
-      {
-        method: 'GET',
-        lookup,
-        signal,
-        headers: { accept: 'application/json', 'user-agent': 'switchyard-market/0.1' },
-      },
-      (res: IncomingMessage) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400 && res.headers.location) {
-          res.resume();
-          resolvePromise({ status, location: res.headers.location });
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MARKET_SOURCE_MAX_BYTES) {
-            res.destroy();
-            reject(new AppError('tool_failed', `the source is larger than ${MARKET_SOURCE_MAX_BYTES} bytes`));
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on('end', () => resolvePromise({ status, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** GETs a source URL: every hop vetted by the address policy (web_fetch's), 2xx JSON only. */
+/** GETs a source URL: every hop vetted by the address policy (web_fetch's), 2xx only, capped in size. */
 export async function fetchSource(url: string, policy: AddressPolicy, timeoutMs: number): Promise<string> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  let target = await policy.vet(url);
-  for (let hop = 0; ; hop++) {
-    const res = await getOnce(target, signal).catch((err: Error) => {
-      if (err instanceof AppError) throw err;
-      throw new AppError(
-        'tool_failed',
-        signal.aborted
-          ? `${target.url.href} did not answer within ${timeoutMs} ms`
-          : `fetching ${target.url.href} failed: ${err.message}`,
-      );
-    });
-    if (res.location !== undefined) {
-      if (hop >= MAX_REDIRECTS)
-        throw new AppError('tool_failed', `more than ${MAX_REDIRECTS} redirects from ${url}`);
-      target = await policy.vet(new URL(res.location, target.url));
-      continue;
-    }
-    if (res.status < 200 || res.status >= 300)
-      throw new AppError('tool_failed', `${target.url.href} answered HTTP ${res.status}`);
-    return res.body ?? '';
-  }
+  const res = await fetchVetted(policy, url, {
+    headers: { accept: 'application/json' },
+    maxBytes: MARKET_SOURCE_MAX_BYTES,
+    overflow: 'refuse',
+    timeoutMs,
+    userAgent: 'switchyard-market/0.1',
+  });
+  if (res.status < 200 || res.status >= 300)
+    throw new AppError('tool_failed', `${res.url.href} answered HTTP ${res.status}`);
+  return res.body.toString('utf8');
 }
 
 export { readFileCapped };

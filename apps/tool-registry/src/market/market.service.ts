@@ -13,7 +13,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import { MarketSourceRepository } from '@switchyard/server-db-tools';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireAdmin, type CallContext, type Logger } from '@switchyard/server-observability';
 import { AddressPolicy, APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { RecordsUseCases } from '../records/records.usecases';
 import { importPlan, maskedConfig, recordNameOf } from './market-import';
@@ -27,9 +27,7 @@ import {
   type SourceEntry,
 } from './market-source';
 
-function requireAdmin(ctx: CallContext): void {
-  if (ctx.role !== 'admin') throw new AppError('forbidden', 'the MCP market is for admins');
-}
+const ADMIN_ONLY = 'the MCP market is for admins';
 
 function asEntry(source: string, e: SourceEntry): MarketEntry {
   return {
@@ -60,12 +58,12 @@ export class MarketService {
   ) {}
 
   async list(ctx: CallContext): Promise<MarketSource[]> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     return this.sources.list();
   }
 
   async add(body: MarketSourceBody, ctx: CallContext): Promise<MarketSource> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     if (body.url !== undefined) {
       try {
         await this.policy.vet(body.url);
@@ -92,12 +90,12 @@ export class MarketService {
   }
 
   async delete(name: string, ctx: CallContext): Promise<MarketSource> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     return this.sources.delete(name);
   }
 
   async entries(q: MarketEntriesQuery, ctx: CallContext): Promise<MarketEntryList> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     const sources = q.source ? [await this.sources.get(q.source)] : await this.sources.list();
     const needle = q.q?.trim().toLowerCase();
     const out: MarketEntryList = { items: [], problems: [] };
@@ -120,13 +118,13 @@ export class MarketService {
   }
 
   async entry(source: string, name: string, ctx: CallContext): Promise<MarketEntryDetail> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     const e = await this.find(source, name);
     return { ...asEntry(source, e), server: e.raw };
   }
 
   async import(body: MarketImportBody, ctx: CallContext): Promise<MarketImported> {
-    requireAdmin(ctx);
+    requireAdmin(ctx, ADMIN_ONLY);
     const e = await this.find(body.source, body.name);
     const plan = importPlan(e.server, body.as);
     const record = await this.records.create(ctx, {

@@ -60,7 +60,6 @@ export class PluginSandbox implements OnModuleInit {
       off: this.config.plugins.sandbox === 'none' ? 'PLUGIN_SANDBOX=none' : undefined,
       configured: this.config.tools.sandbox.bin,
       path: this.config.tools.commandPath,
-      args: this.bwrap,
     });
     this.health?.addFeature('pluginSandbox', () =>
       this.current.available

@@ -18,7 +18,7 @@ import {
 import { pluginDataDir, pluginIncomingDir, type AppConfig } from '@switchyard/server-config';
 import { SecretBox } from '@switchyard/server-db';
 import { PluginRepository, type PluginRow } from '@switchyard/server-db-tools';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireAdmin, type CallContext, type Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 import { loadBundle } from './bundle-loader';
@@ -27,11 +27,9 @@ import { PluginSandbox } from './plugin-sandbox';
 import { openSettings, PluginServers } from './plugin-servers';
 import { PluginToolsService } from './plugin-tools.service';
 
-const STALE_SCRATCH_MS = 60 * 60_000;
+const ADMIN_ONLY = 'managing plugins needs an admin';
 
-function requireAdmin(caller: CallContext): void {
-  if (caller.role !== 'admin') throw new AppError('forbidden', 'managing plugins needs an admin');
-}
+const STALE_SCRATCH_MS = 60 * 60_000;
 
 async function exists(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined)) !== undefined;
@@ -80,18 +78,18 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   async list(caller: CallContext): Promise<PluginList> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const rows = await this.plugins.all();
     return { items: await Promise.all(rows.map((r) => this.view(r, false))), sandbox: this.posture() };
   }
 
   async get(caller: CallContext, id: string): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     return this.view(await this.plugins.get(id), true);
   }
 
   install(caller: CallContext, req: { path: string; upload: boolean }): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const next = this.installing.then(() => this.installNow(req));
     this.installing = next.catch(() => undefined);
     return next;
@@ -169,7 +167,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   async enable(caller: CallContext, id: string): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const row = await this.plugins.update(id, { enabled: true });
     await this.cache.changed({ id, reason: 'enabled' });
     // Started now rather than on the first call; the answer says how that went (or that it is starting).
@@ -177,14 +175,14 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   async disable(caller: CallContext, id: string): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const row = await this.plugins.update(id, { enabled: false });
     await this.cache.changed({ id, reason: 'disabled' });
     return this.view(row, false);
   }
 
   async delete(caller: CallContext, id: string): Promise<DeletedPlugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const row = await this.plugins.delete(id);
     await this.cache.changed({ id, reason: 'deleted' });
     await rm(row.installDir, { recursive: true, force: true });
@@ -194,7 +192,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   async grants(caller: CallContext, id: string, body: PluginGrantsBody): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const row = await this.plugins.get(id);
     const asked = row.manifest.permissions;
     const issues: FieldIssue[] = [];
@@ -217,7 +215,7 @@ export class PluginsUseCases implements OnApplicationBootstrap {
   }
 
   async settings(caller: CallContext, id: string, body: PluginSettingsBody): Promise<Plugin> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const row = await this.plugins.get(id);
     const declared = new Set(row.manifest.settings.map((s) => s.key));
     const unknown = Object.keys(body.values).filter((k) => !declared.has(k));

@@ -20,7 +20,7 @@ import {
 } from '@switchyard/contracts';
 import { SecretBox } from '@switchyard/server-db';
 import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
-import type { CallContext, Logger } from '@switchyard/server-observability';
+import { requireAdmin, type CallContext, type Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';
 import { RecordCache } from '../mcp/record-cache';
@@ -28,13 +28,11 @@ import { RecordHealth } from '../mcp/record-health';
 import { AddressPolicy } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
+const ADMIN_ONLY = 'managing tool records needs an admin';
+
 function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {
   const { configEnc: _secret, testedToolsHash: _hash, ...record } = row;
   return { ...record, disabledUntil: disabledUntil ? new Date(disabledUntil).toISOString() : null };
-}
-
-function requireAdmin(caller: CallContext): void {
-  if (caller.role !== 'admin') throw new AppError('forbidden', 'managing tool records needs an admin');
 }
 
 /**
@@ -86,7 +84,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   async create(caller: CallContext, body: CreateMcpToolBody): Promise<McpToolRecord> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     if (body.type === 'BUILTIN')
       throw new AppError(
         'conflict',
@@ -108,7 +106,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   async update(caller: CallContext, body: UpdateMcpToolBody): Promise<McpToolRecord> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const current = await this.records.get(body.id);
     this.refuseBuiltin(current, 'edited');
     if (body.type === 'BUILTIN')
@@ -140,7 +138,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   async setStatus(caller: CallContext, id: number, status: McpToolStatus): Promise<McpToolRecord> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     this.refuseBuiltin(await this.records.get(id), status === 'ENABLED' ? 'enabled' : 'disabled');
     const row = await this.records.update(id, { status });
     this.cache.changed({ id, reason: 'status' });
@@ -148,7 +146,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   async delete(caller: CallContext, ids: number[]): Promise<DeletedMcpTools> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const found = await this.records.findByIds(ids);
     const missing = ids.filter((id) => !found.some((r) => r.id === id));
     if (missing.length)
@@ -170,7 +168,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
 
   /** A real connection: the server's real tool count and names, or the real reason it failed. */
   async test(caller: CallContext, id: number): Promise<McpToolTestResult> {
-    requireAdmin(caller);
+    requireAdmin(caller, ADMIN_ONLY);
     const record = await this.records.get(id);
     if (record.type === 'BUILTIN') {
       const builtin = this.builtins.get(record.name);

@@ -116,26 +116,40 @@ export class BwrapArgs {
   }
 }
 
+/** One real probe per bwrap program and PATH in a process: the command and plugin sandboxes share it. */
+const probes = new Map<string, Promise<SandboxStatus>>();
+
 /**
  * Whether this host can sandbox: a bwrap program (`configured`, else found on `path`) that really
- * runs `true` inside a sandbox built by `args`. `off` names the switch that turned it off.
+ * runs `true` inside a sandbox. `off` names the switch that turned it off. The probe runs once per
+ * process for a given program and PATH, whoever asks.
  */
-export async function probeBwrap(opts: {
+export function probeBwrap(opts: {
   readonly off?: string | undefined;
   readonly configured: string | undefined;
   readonly path: string;
-  readonly args: BwrapArgs;
 }): Promise<SandboxStatus> {
-  if (opts.off) return { available: false, reason: `the sandbox is switched off (${opts.off})` };
-  const bin = opts.configured ?? (await findProgram('bwrap', `${opts.path}:/usr/bin:/bin`));
+  if (opts.off)
+    return Promise.resolve({ available: false, reason: `the sandbox is switched off (${opts.off})` });
+  const key = `${opts.configured ?? ''}\0${opts.path}`;
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = runProbe(opts.configured, opts.path);
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+async function runProbe(configured: string | undefined, path: string): Promise<SandboxStatus> {
+  const bin = configured ?? (await findProgram('bwrap', `${path}:/usr/bin:/bin`));
   if (!bin || !(await isExecutable(bin)))
     return {
       available: false,
-      reason: `bubblewrap is not installed (${opts.configured ?? 'no bwrap on PATH'})`,
+      reason: `bubblewrap is not installed (${configured ?? 'no bwrap on PATH'})`,
     };
   const truePath = await findProgram('true', '/usr/bin:/bin');
   if (!truePath) return { available: false, reason: 'no `true` program to probe the sandbox with' };
-  const args = await opts.args.build({
+  const args = await new BwrapArgs().build({
     network: false,
     cwd: '/',
     binds: [],

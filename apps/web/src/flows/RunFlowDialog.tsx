@@ -109,6 +109,7 @@ export function RunFlowDialog({
                 field={f}
                 id={id}
                 workflowId={workflow.id}
+                version={version}
                 value={raw[f.name]}
                 file={uploaded[f.name]}
                 invalid={shown.length > 0 || invalidAt(start.error, serverPath)}
@@ -175,6 +176,7 @@ function InputControl({
   field: f,
   id,
   workflowId,
+  version,
   value,
   file,
   invalid,
@@ -185,6 +187,7 @@ function InputControl({
   field: InputField;
   id: string;
   workflowId: string;
+  version: number | undefined;
   value: string | boolean | undefined;
   file: StoredFile | undefined;
   invalid: boolean;
@@ -234,6 +237,7 @@ function InputControl({
         <ChoiceSelect
           common={common}
           workflowId={workflowId}
+          version={version}
           input={f.name}
           value={text}
           onChange={onChange}
@@ -326,20 +330,28 @@ function FilePicker({
 function ChoiceSelect({
   common,
   workflowId,
+  version,
   input,
   value,
   onChange,
 }: {
   common: Record<string, unknown>;
   workflowId: string;
+  /** The published version being run: its schema names the list tool (the draft's may differ). */
+  version: number | undefined;
   input: string;
   value: string;
   onChange: (value: string) => void;
 }) {
   const { t } = useI18n();
   const options = useQuery({
-    queryKey: ['workflow-input-options', workflowId, input],
-    queryFn: ({ signal }) => call(Routes.workflowInputOptions, { params: { id: workflowId, input }, signal }),
+    queryKey: ['workflow-input-options', workflowId, version ?? 'draft', input],
+    queryFn: ({ signal }) =>
+      call(Routes.workflowInputOptions, {
+        params: { id: workflowId, input },
+        query: version !== undefined ? { version } : {},
+        signal,
+      }),
     // A refusal (not a read tool, unknown input) will not change by asking again.
     retry: (n, err) => !(err instanceof ApiError && err.status < 500) && n < 2,
   });

@@ -37,6 +37,11 @@ export function correlationIdFrom(value: unknown): string {
  * The caller's owner id, or `forbidden`: owner-scoped data (runs, rules, hooks, tasks) is never
  * served to a call without an owner. `what` names it in the sentence ("runs", "hooks").
  */
+/** Admin-only calls: `sentence` says why the caller is refused (what needs an admin). */
+export function requireAdmin(ctx: CallContext, sentence: string): void {
+  if (ctx.role !== 'admin') throw new AppError('forbidden', sentence);
+}
+
 export function requireOwner(ctx: CallContext, what: string): string {
   if (!ctx.ownerId) throw new AppError('forbidden', `${what} belong to owners; this call carries none`);
   return ctx.ownerId;

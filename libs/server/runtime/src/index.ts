@@ -7,3 +7,4 @@ export * from './service-kit.module';
 export * from './bootstrap';
 export * from './address-policy';
 export * from './plugin-posture';
+export * from './vetted-fetch';

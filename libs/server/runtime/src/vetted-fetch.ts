@@ -1,0 +1,142 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { AppError } from '@switchyard/contracts';
+import type { AddressPolicy, VettedTarget } from './address-policy';
+
+export const MAX_REDIRECTS = 5;
+
+export interface VettedFetchOptions {
+  readonly method?: 'GET' | 'POST';
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | undefined;
+  readonly maxBytes: number;
+  /** `truncate` keeps the first maxBytes and says so; `refuse` fails the fetch. */
+  readonly overflow: 'truncate' | 'refuse';
+  readonly timeoutMs: number;
+  /** The caller's own deadline or cancel, on top of timeoutMs. */
+  readonly signal?: AbortSignal;
+  readonly userAgent: string;
+}
+
+export interface VettedResponse {
+  readonly url: URL;
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Buffer;
+  readonly truncated: boolean;
+  readonly redirects: number;
+}
+
+type Hop = Omit<VettedResponse, 'redirects'> | { readonly status: number; readonly location: string };
+
+/**
+ * Fetches a URL the address policy allows. Every hop (redirects too, at most five) is vetted and
+ * connected to the vetted address, whatever DNS answers by then, so rebinding between check and
+ * connect does not work. 303 (and 301/302 after POST, as browsers do) continue as GET without a body.
+ */
+export async function fetchVetted(
+  policy: AddressPolicy,
+  url: string | URL,
+  opts: VettedFetchOptions,
+): Promise<VettedResponse> {
+  const signal = opts.signal
+    ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs)])
+    : AbortSignal.timeout(opts.timeoutMs);
+  let target = await policy.vet(url);
+  let method = opts.method ?? 'GET';
+  let body = opts.body;
+  for (let hop = 0; ; hop++) {
+    const res = await once(target, method, body, opts, signal).catch((err: Error) => {
+      if (err instanceof AppError) throw err;
+      if (signal.aborted)
+        throw new AppError(
+          'timeout',
+          `fetching ${target.url.href} did not finish within ${opts.timeoutMs} ms`,
+        );
+      throw new AppError('tool_failed', `fetching ${target.url.href} failed: ${err.message}`);
+    });
+    if (!('location' in res)) return { ...res, redirects: hop };
+    if (hop >= MAX_REDIRECTS)
+      throw new AppError('tool_failed', `more than ${MAX_REDIRECTS} redirects from ${String(url)}`);
+    target = await policy.vet(new URL(res.location, target.url));
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+      method = 'GET';
+      body = undefined;
+    }
+  }
+}
+
+/** One request to the vetted address; a redirect is answered, not followed. */
+function once(
+  target: VettedTarget,
+  method: string,
+  body: string | undefined,
+  opts: VettedFetchOptions,
+  signal: AbortSignal,
+): Promise<Hop> {
+  const lookup: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all)
+      callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target.url,
+      {
+        method,
+        lookup,
+        signal,
+        headers: {
+          'user-agent': opts.userAgent,
+          accept: '*/*',
+          ...opts.headers,
+          ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+        },
+      },
+      (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        const location = res.headers.location;
+        if (status >= 300 && status < 400 && location) {
+          res.resume();
+          resolve({ status, location });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        const finish = () =>
+          resolve({
+            url: target.url,
+            status,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks),
+            truncated,
+          });
+        res.on('data', (chunk: Buffer) => {
+          if (truncated) return;
+          const room = opts.maxBytes - size;
+          if (chunk.length > room) {
+            res.destroy();
+            if (opts.overflow === 'refuse') {
+              reject(new AppError('tool_failed', `${target.url.href} is larger than ${opts.maxBytes} bytes`));
+              return;
+            }
+            chunks.push(chunk.subarray(0, room));
+            size = opts.maxBytes;
+            truncated = true;
+            finish();
+            return;
+          }
+          chunks.push(chunk);
+          size += chunk.length;
+        });
+        res.on('end', finish);
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
