@@ -134,6 +134,10 @@ describe('the office template in the browser', () => {
       const part = await workbookRows(m?.mail.attachments[0]?.content as Buffer);
       expect(part.rows).toEqual(OFFICE_ROWS.filter((r) => r[0] === region).map((r) => [...r]));
     }
+    // The run's grants, read-only: the picked workbook and the shared folder.
+    const files = page.locator('.flow-dock [data-testid="run-files"]');
+    await files.locator('[data-grant="workbook"]').getByText('sales.xlsx').waitFor();
+    await files.locator('[data-grant="outputDir"]').getByText('writable').waitFor();
     await screenshot(page, 'office-sent');
 
     // Narrow and in Chinese: the gallery and the run dialog still fit.
@@ -148,5 +152,17 @@ describe('the office template in the browser', () => {
       .waitFor({ state: 'attached' });
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await screenshot(page, 'office-run-dialog-narrow-zh');
+
+    // The run page lists the same grants.
+    await page.getByRole('dialog').getByRole('button', { name: '关闭' }).click();
+    await page.getByRole('link', { name: '打开运行页面' }).click();
+    await page.locator('[data-testid="run-files"] [data-grant="workbook"]').waitFor();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'English' }).click();
+    await page
+      .getByRole('region', { name: 'Files granted to this run' })
+      .getByText('@file:outputDir')
+      .waitFor();
+    await screenshot(page, 'office-run-page');
   });
 });

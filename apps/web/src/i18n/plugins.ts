@@ -1,4 +1,4 @@
-/** The Plugins page (installed bundles) and its Market tab. */
+/** The Plugins page (installed bundles) and its Market tab; the run's file grants. */
 export const pluginsEn = {
   'nav.plugins': 'Plugins',
   'plugins.title': 'Plugins',
@@ -144,6 +144,15 @@ export const pluginsEn = {
   'market.imported': 'Imported as {name} ({kind}).',
   'market.importedHint': 'It is untested: its tools join the catalog once you test it.',
   'market.toRecords': 'Open it under Tools',
+  'run.files': 'Files granted to this run',
+  'run.files.kind.refs': 'upload',
+  'run.files.kind.native': 'workspace path',
+  'run.files.kind.shared': 'shared folder',
+  'run.files.writable': 'writable',
+  'run.files.readOnly': 'read-only',
+  'run.files.folder': 'folder',
+  'run.files.emptyFolder': 'a folder made for this run; its steps write into it',
+  'run.files.none': 'no files',
 } as const;
 
 export const pluginsZh: Record<keyof typeof pluginsEn, string> = {
@@ -287,4 +296,13 @@ export const pluginsZh: Record<keyof typeof pluginsEn, string> = {
   'market.imported': '已导入为 {name}（{kind}）。',
   'market.importedHint': '它尚未测试：测试通过后其工具才会加入目录。',
   'market.toRecords': '在“工具”中打开',
+  'run.files': '此运行获授权的文件',
+  'run.files.kind.refs': '上传',
+  'run.files.kind.native': '工作区路径',
+  'run.files.kind.shared': '共享文件夹',
+  'run.files.writable': '可写',
+  'run.files.readOnly': '只读',
+  'run.files.folder': '文件夹',
+  'run.files.emptyFolder': '为此运行创建的文件夹，其步骤会写入其中',
+  'run.files.none': '没有文件',
 };
