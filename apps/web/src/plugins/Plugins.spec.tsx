@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter } from 'react-router';
 import { PERMISSIONS, type Plugin, type PluginHooksEntry } from '@switchyard/contracts';
@@ -247,21 +247,98 @@ test('installs from a server path; a bad manifest is shown by path, a clash with
   expect(await screen.findByRole('heading', { name: 'Fresh plugin' })).toBeTruthy();
 });
 
-test('uploads a picked .tgz as application/gzip, and refuses one over the limit before sending', async () => {
-  const server = serve([]);
-  renderPage();
-  const input = await screen.findByLabelText('Or upload a .tgz bundle');
-  const tgz = new File([new Uint8Array([0x1f, 0x8b, 8])], 'fresh.tgz', { type: '' });
-  fireEvent.change(input, { target: { files: [tgz] } });
-  await waitFor(() => expect(server.of('POST', '/api/plugins/upload')).toHaveLength(1));
-  expect(server.of('POST', '/api/plugins/upload')[0]?.type).toBe('application/gzip');
-  expect(await screen.findByTestId('installed')).toBeTruthy();
+/** XMLHttpRequest as the upload sees it: records the request, reports progress, answers when told. */
+class FakeXhr {
+  static last: FakeXhr | undefined;
+  readonly upload: {
+    onprogress: ((e: { loaded: number; total: number; lengthComputable: boolean }) => void) | null;
+  } = { onprogress: null };
+  onload: (() => void) | null = null;
+  onerror: (() => void) | null = null;
+  status = 0;
+  statusText = '';
+  responseText = '';
+  method = '';
+  url = '';
+  headers: Record<string, string> = {};
+  body: Blob | undefined;
+  open(method: string, url: string) {
+    this.method = method;
+    this.url = url;
+  }
+  setRequestHeader(k: string, v: string) {
+    this.headers[k] = v;
+  }
+  getResponseHeader() {
+    return 'application/json';
+  }
+  send(body: Blob) {
+    this.body = body;
+    FakeXhr.last = this;
+  }
+  progress(loaded: number) {
+    const total = this.body?.size ?? 0;
+    this.upload.onprogress?.({ loaded, total, lengthComputable: true });
+  }
+  answer(status: number, body: unknown) {
+    this.status = status;
+    this.responseText = JSON.stringify(body);
+    this.onload?.();
+  }
+}
 
-  const huge = new File(['x'], 'huge.tgz');
-  Object.defineProperty(huge, 'size', { value: 60 * 1024 * 1024 });
-  fireEvent.change(input, { target: { files: [huge] } });
-  expect(await screen.findByText(/huge.tgz has 60.0 MiB; bundles of at most 50.0 MiB/)).toBeTruthy();
-  expect(server.of('POST', '/api/plugins/upload')).toHaveLength(1);
+test('uploads a picked .tgz as application/gzip with its progress, and refuses one over the limit before sending', async () => {
+  serve([]);
+  const realXhr = globalThis.XMLHttpRequest;
+  globalThis.XMLHttpRequest = FakeXhr as unknown as typeof XMLHttpRequest;
+  try {
+    renderPage();
+    const input = await screen.findByLabelText('Or upload a .tgz bundle');
+    const tgz = new File([new Uint8Array(4096)], 'fresh.tgz', { type: '' });
+    fireEvent.change(input, { target: { files: [tgz] } });
+    await waitFor(() => expect(FakeXhr.last).toBeDefined());
+    const xhr = FakeXhr.last as FakeXhr;
+    expect([xhr.method, xhr.url, xhr.headers['content-type'], xhr.headers['x-switchyard-token']]).toEqual([
+      'POST',
+      '/api/plugins/upload',
+      'application/gzip',
+      'sy_test',
+    ]);
+    act(() => xhr.progress(1024));
+    expect(await screen.findByText(/Uploading fresh.tgz: 1.0 KiB of 4.0 KiB/)).toBeTruthy();
+    act(() => xhr.progress(4096));
+    expect(await screen.findByText(/Uploaded fresh.tgz; checking and installing it/)).toBeTruthy();
+    act(() => xhr.answer(201, office({ id: 'fresh', name: 'Fresh plugin', hooks: false })));
+    expect(await screen.findByTestId('installed')).toBeTruthy();
+
+    FakeXhr.last = undefined;
+    const huge = new File(['x'], 'huge.tgz');
+    Object.defineProperty(huge, 'size', { value: 60 * 1024 * 1024 });
+    fireEvent.change(input, { target: { files: [huge] } });
+    expect(await screen.findByText(/huge.tgz has 60.0 MiB; bundles of at most 50.0 MiB/)).toBeTruthy();
+    expect(FakeXhr.last).toBeUndefined();
+
+    // A refusal by path comes back like any other call's.
+    const bad = new File([new Uint8Array(10)], 'bad.tgz');
+    fireEvent.change(input, { target: { files: [bad] } });
+    await waitFor(() => expect(FakeXhr.last).toBeDefined());
+    act(() =>
+      (FakeXhr.last as FakeXhr).answer(400, {
+        type: 'about:blank',
+        title: 'validation_failed',
+        status: 400,
+        detail: 'the bundle is not valid',
+        code: 'validation_failed',
+        correlationId: 'c2',
+        errors: [{ path: 'id', message: 'lower-case letters' }],
+      }),
+    );
+    const alert = await screen.findByRole('alert');
+    expect(within(alert).getByText('Nothing was installed')).toBeTruthy();
+    expect(within(alert).getByText('id')).toBeTruthy();
+  } finally {
+    globalThis.XMLHttpRequest = realXhr;
+  }
 });
 
 test('a card shows tools with their flags and palette nodes; enable, and uninstall only after confirming', async () => {

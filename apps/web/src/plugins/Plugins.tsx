@@ -10,7 +10,7 @@ import {
   type PluginSandboxStatus,
 } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
-import { call } from '../api/client';
+import { call, uploadWithProgress } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { Badge, EmptyState, ErrorNote, Loading, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
@@ -103,10 +103,17 @@ function InstallPanel() {
       setPath('');
     },
   });
+  const [sent, setSent] = useState<{ sent: number; total: number } | null>(null);
   const upload = useMutation({
     // Whatever type the browser guessed for the file (often none for .tgz), the route takes gzip.
-    mutationFn: (f: File) =>
-      call(Routes.pluginUpload, { upload: new Blob([f], { type: 'application/gzip' }) }),
+    mutationFn: (f: File) => {
+      setSent({ sent: 0, total: f.size });
+      return uploadWithProgress(
+        Routes.pluginUpload,
+        new Blob([f], { type: 'application/gzip' }),
+        (n, total) => setSent({ sent: n, total }),
+      );
+    },
     onSuccess: done,
   });
   const installed = install.data ?? upload.data;
@@ -163,9 +170,22 @@ function InstallPanel() {
         </div>
       </div>
       {upload.isPending && picked ? (
-        <div className="loading" role="status">
+        <div className="upload-progress" role="status">
           <span className="spinner" aria-hidden="true" />
-          {t('plugins.uploading', { name: picked.name, size: formatBytes(picked.size) })}
+          {sent && sent.sent < sent.total
+            ? t('plugins.uploading', {
+                name: picked.name,
+                sent: formatBytes(sent.sent),
+                size: formatBytes(sent.total),
+              })
+            : t('plugins.unpacking', { name: picked.name })}
+          {sent ? (
+            <progress
+              max={sent.total || 1}
+              value={sent.sent < sent.total ? sent.sent : undefined}
+              aria-label={t('plugins.progress', { name: picked.name })}
+            />
+          ) : null}
         </div>
       ) : null}
       {tooBig && picked ? (
