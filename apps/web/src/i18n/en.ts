@@ -1,5 +1,6 @@
 import { assistantEn } from './assistant';
 import { flowEditorEn } from './flow-editor';
+import { pluginsEn } from './plugins';
 
 /** English UI strings: the source; every other language has exactly these keys. */
 export const en = {
@@ -674,6 +675,7 @@ export const en = {
   'error.code.sandbox_weakened': 'Isolation is weakened',
   ...flowEditorEn,
   ...assistantEn,
+  ...pluginsEn,
 } as const;
 
 export type MessageKey = keyof typeof en;
