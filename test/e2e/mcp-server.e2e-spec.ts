@@ -97,7 +97,7 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
   });
 
   it('refuses a request without a token (401) or with an unknown one', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not-a-token' }]) {
+    for (const headers of [{}, { authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
       const res = await fetch(`${p.url}/mcp`, {
         method: 'POST',
         headers: {

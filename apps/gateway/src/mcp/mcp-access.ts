@@ -9,7 +9,11 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { IdentityRepository, McpAccessRepository, type McpAccessRecord } from '@switchyard/server-db-identity';
+import {
+  IdentityRepository,
+  McpAccessRepository,
+  type McpAccessRecord,
+} from '@switchyard/server-db-identity';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
 

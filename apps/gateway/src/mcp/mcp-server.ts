@@ -81,7 +81,8 @@ function failure(text: string): CallToolResult {
 /** A registry tool result as MCP content: JSON as text, and as structured content when it is an object. */
 function fromToolResult(r: ToolResult): CallToolResult {
   const parts = r.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c.json)));
-  const value = r.value ?? (r.content.length === 1 && r.content[0]?.type === 'json' ? r.content[0].json : undefined);
+  const value =
+    r.value ?? (r.content.length === 1 && r.content[0]?.type === 'json' ? r.content[0].json : undefined);
   return {
     content: parts.map((text) => ({ type: 'text' as const, text })),
     ...(value && typeof value === 'object' && !Array.isArray(value)
@@ -126,7 +127,11 @@ export class McpServerFactory {
       },
     );
     // Runs are the caller's own here, admins included (like the owner feed).
-    const ctx: CallContext = { correlationId: call.correlationId, ownerId: call.caller.owner.id, role: 'user' };
+    const ctx: CallContext = {
+      correlationId: call.correlationId,
+      ownerId: call.caller.owner.id,
+      role: 'user',
+    };
 
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...(await this.exposed(call, ctx)).map(workflowTool), SUBMIT_TOOL, ...(await this.tasks(ctx))],
@@ -137,11 +142,15 @@ export class McpServerFactory {
       const args = req.params.arguments ?? {};
       const workflowId = workflowIdOfTool(name);
       if (workflowId) {
-        if (!(await this.exposed(call, ctx)).some((t) => t.name === name)) throw unknownTool(name);
+        // With every published workflow exposed, starting it is the check (the executor resolves
+        // the caller's own published version): no list to fetch on the hot path.
+        if (call.access.exposedWorkflows && !call.access.exposedWorkflows.includes(workflowId))
+          throw unknownTool(name);
         return this.runWorkflow(call, ctx, workflowId, args, extra);
       }
       if (name === SUBMIT_TOOL.name) return this.submitTask(call, ctx, args);
-      if ((TASK_TOOLS as readonly string[]).includes(name)) return this.invokeTaskTool(call, ctx, name, args, extra);
+      if ((TASK_TOOLS as readonly string[]).includes(name))
+        return this.invokeTaskTool(call, ctx, name, args, extra);
       throw unknownTool(name);
     });
 
@@ -151,8 +160,7 @@ export class McpServerFactory {
       const requestId = n.params.requestId;
       if (requestId === undefined) return;
       const target = await this.sessions.cancelCall(call.sessionId, requestId);
-      if (target?.startsWith('inv:'))
-        this.bus.emit(Events.toolCancel, { invocationId: target.slice(4) });
+      if (target?.startsWith('inv:')) this.bus.emit(Events.toolCancel, { invocationId: target.slice(4) });
       else if (target)
         await this.cancelRun(target, ctx, n.params.reason ?? 'the MCP client cancelled the tool call');
     });
@@ -184,7 +192,8 @@ export class McpServerFactory {
 
     server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
       const runId = runIdOfResource(req.params.uri);
-      if (!runId) throw new McpError(-32002, `Resource not found: ${req.params.uri}`, { uri: req.params.uri });
+      if (!runId)
+        throw new McpError(-32002, `Resource not found: ${req.params.uri}`, { uri: req.params.uri });
       try {
         const run = await this.bus.call(Rpc.executor.get, { runId }, { ctx });
         return {
@@ -214,7 +223,16 @@ export class McpServerFactory {
       TASK_TOOLS.flatMap((name) => {
         const t = tools.find((d) => d.name === name);
         // No outputSchema: the answers are the scheduler's Task objects, given as structured content.
-        return t ? [{ name, description: t.description, inputSchema: objectSchema(t), annotations: annotationsOf(t) }] : [];
+        return t
+          ? [
+              {
+                name,
+                description: t.description,
+                inputSchema: objectSchema(t),
+                annotations: annotationsOf(t),
+              },
+            ]
+          : [];
       }),
     );
     this.taskTools.catch(() => (this.taskTools = undefined));
@@ -241,7 +259,10 @@ export class McpServerFactory {
         { ctx },
       );
     } catch (err) {
-      if (err instanceof AppError && ['not_found', 'conflict', 'validation_failed', 'forbidden'].includes(err.code))
+      // Not the caller's, or not published (any more): as if the tool did not exist.
+      if (err instanceof AppError && (err.code === 'not_found' || err.code === 'conflict'))
+        throw unknownTool(workflowToolName(workflowId));
+      if (err instanceof AppError && ['validation_failed', 'forbidden'].includes(err.code))
         return failure(err.message);
       throw err;
     }
@@ -289,12 +310,22 @@ export class McpServerFactory {
       const structured = { runId, status: 'completed' as const, result: last.data.result ?? null };
       return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     }
-    const why = last ? `${last.type === 'error' ? 'failed' : last.type}: ${last.data.message}` : 'lost track of the run';
+    const why = last
+      ? `${last.type === 'error' ? 'failed' : last.type}: ${last.data.message}`
+      : 'lost track of the run';
     return failure(`workflow "${name}" (run ${runId}) ${why}; see ${runResourceUri(runId)}`);
   }
 
-  private async submitTask(call: McpCall, ctx: CallContext, args: Record<string, unknown>): Promise<CallToolResult> {
-    const { workflowId, inputs = {}, priority = 'normal' } = args as {
+  private async submitTask(
+    call: McpCall,
+    ctx: CallContext,
+    args: Record<string, unknown>,
+  ): Promise<CallToolResult> {
+    const {
+      workflowId,
+      inputs = {},
+      priority = 'normal',
+    } = args as {
       workflowId?: unknown;
       inputs?: unknown;
       priority?: unknown;
@@ -317,9 +348,13 @@ export class McpServerFactory {
       const out = { taskId: task.id, state: task.state, queued: task.queued, priority: task.priority };
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {
-      if (err instanceof AppError && ['capacity_exceeded', 'validation_failed', 'not_found'].includes(err.code))
+      if (
+        err instanceof AppError &&
+        ['capacity_exceeded', 'validation_failed', 'not_found'].includes(err.code)
+      )
         return failure(JSON.stringify({ error: err.message, code: err.code, ...(err.details ?? {}) }));
-      if (err instanceof Error && err.name === 'ZodError') return failure('priority must be interactive, normal or batch');
+      if (err instanceof Error && err.name === 'ZodError')
+        return failure('priority must be interactive, normal or batch');
       throw err;
     }
   }
@@ -332,10 +367,8 @@ export class McpServerFactory {
     args: Record<string, unknown>,
     extra: Extra,
   ): Promise<CallToolResult> {
-    const invocationId = `mcp-${call.sessionId}-${String(extra.requestId).replace(/[^A-Za-z0-9._:-]/g, '_')}`.slice(
-      0,
-      100,
-    );
+    const invocationId =
+      `mcp-${call.sessionId}-${String(extra.requestId).replace(/[^A-Za-z0-9._:-]/g, '_')}`.slice(0, 100);
     const waitMs = typeof args['timeoutMs'] === 'number' ? args['timeoutMs'] : 0;
     await this.sessions.registerCall(call.sessionId, extra.requestId, `inv:${invocationId}`);
     try {
@@ -354,9 +387,11 @@ export class McpServerFactory {
   }
 
   private async cancelRun(runId: string, ctx: CallContext, reason: string): Promise<void> {
-    await this.bus.call(Rpc.executor.cancel, { runId }, { ctx }).catch((err: Error) =>
-      this.logger.warn({ runId, err: err.message, reason }, 'could not cancel the run of an MCP call'),
-    );
+    await this.bus
+      .call(Rpc.executor.cancel, { runId }, { ctx })
+      .catch((err: Error) =>
+        this.logger.warn({ runId, err: err.message, reason }, 'could not cancel the run of an MCP call'),
+      );
   }
 }
 

@@ -101,6 +101,11 @@ export class StreamRelay {
       },
       () => {
         stopHeartbeat();
+        // The last frame may still be corked: flush it before the end.
+        if (corked) {
+          corked = false;
+          res.uncork();
+        }
         res.end();
       },
     );
@@ -109,12 +114,7 @@ export class StreamRelay {
   }
 
   /** A run's events after `afterSeq`, as `follow` delivers them (the caller checked access). */
-  followRun(
-    runId: string,
-    afterSeq: number,
-    deliver: (event: RunEvent) => void,
-    end: () => void,
-  ): Following {
+  followRun(runId: string, afterSeq: number, deliver: (event: RunEvent) => void, end: () => void): Following {
     return this.follow(
       {
         label: { runId },
