@@ -299,11 +299,9 @@ export class McpServerFactory {
     });
     if (await this.sessions.registerCall(call.sessionId, extra.requestId, runId))
       await this.cancelRun(runId, ctx, 'the MCP client cancelled the tool call');
-    try {
-      await ended;
-    } finally {
-      await this.sessions.forgetCall(call.sessionId, extra.requestId).catch(() => undefined);
-    }
+    await ended;
+    // Off the answer's path: a leftover entry only expires with the session.
+    void this.sessions.forgetCall(call.sessionId, extra.requestId).catch(() => undefined);
     const last = end as RunEnd | undefined; // set by the follower's callbacks
     this.logger.info({ runId, workflowId, status: last?.type }, 'MCP workflow call ended');
     if (last?.type === 'complete') {
