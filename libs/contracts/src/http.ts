@@ -534,7 +534,7 @@ export const Routes = {
     method: 'GET',
     path: '/api/settings/mcp',
     summary:
-      "Your MCP access (/mcp): whether it is on, the permission mode of the runs MCP clients start, and which published workflows they see; ?owner=<name> for admins",
+      'Your MCP access (/mcp): whether it is on, the permission mode of the runs MCP clients start, and which published workflows they see; ?owner=<name> for admins',
     tag: 'mcp',
     auth: { permission: 'settings:mcp:read' },
     query: McpAccessQuery,
@@ -546,7 +546,7 @@ export const Routes = {
     path: '/api/settings/mcp',
     summary:
       'Change your MCP access: permission mode and exposed workflows ("all" or a list of ids). Only admins turn access on or off (enabled), ' +
-      'and with ?owner=<name> change another owner\'s. Open MCP sessions of the owner are told their tool list changed',
+      "and with ?owner=<name> change another owner's. Open MCP sessions of the owner are told their tool list changed",
     tag: 'mcp',
     auth: { permission: 'settings:mcp:edit' },
     query: McpAccessQuery,

@@ -36,7 +36,7 @@ export const McpAccess = z.object({
   owner: OwnerName,
   enabled: z
     .boolean()
-    .describe('whether this owner\'s tokens may use /mcp (an admin turns it off or on; default on)'),
+    .describe("whether this owner's tokens may use /mcp (an admin turns it off or on; default on)"),
   permissionMode: PermissionMode.describe(
     'the mode of every run an MCP client starts; nobody can answer an approval there, so under "ask" a non-read step no allow rule covers is refused',
   ),

@@ -330,6 +330,8 @@ export class McpServerFactory {
     };
     if (typeof workflowId !== 'string' || !workflowIdOfTool(workflowToolName(workflowId)))
       return failure('workflowId must be the <id> of one of your run_workflow_<id> tools');
+    const level = TaskPriority.safeParse(priority);
+    if (!level.success) return failure('priority must be interactive, normal or batch');
     if (!(await this.exposed(call, ctx)).some((t) => t.name === workflowToolName(workflowId)))
       return failure(`no published workflow ${workflowId} is exposed to MCP clients`);
     try {
@@ -338,7 +340,7 @@ export class McpServerFactory {
         {
           workflowId,
           inputs: inputs as Record<string, unknown>,
-          priority: TaskPriority.parse(priority),
+          priority: level.data,
           permissionMode: call.access.permissionMode,
         },
         { ctx },
@@ -351,8 +353,6 @@ export class McpServerFactory {
         ['capacity_exceeded', 'validation_failed', 'not_found'].includes(err.code)
       )
         return failure(JSON.stringify({ error: err.message, code: err.code, ...(err.details ?? {}) }));
-      if (err instanceof Error && err.name === 'ZodError')
-        return failure('priority must be interactive, normal or batch');
       throw err;
     }
   }
