@@ -278,7 +278,16 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
     await expect(client.readResource({ uri: `switchyard://runs/${ids['echoRun']}` })).rejects.toThrow(
       /not found/i,
     );
-    // Alice's session id with Bob's token is no session at all.
+    for (const uri of [
+      'switchyard://runs/',
+      `switchyard://runs/${ids['echoRun']}/..`,
+      `switchyard://runs/../runs/${ids['echoRun']}`,
+      `SWITCHYARD://RUNS/${ids['echoRun']}`,
+      'file:///etc/passwd',
+      `switchyard://runs/${ids['echoRun']}?owner=alice`,
+    ])
+      await expect(client.readResource({ uri })).rejects.toThrow(/not found/i);
+    // Alice's session id with Bob's token is no session at all; neither is a made-up one.
     const { transport } = await connect(alice);
     const res = await fetch(`${p.url}/mcp`, {
       method: 'POST',
@@ -291,6 +300,19 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
     });
     expect(res.status).toBe(404);
+    for (const sessionId of ['00000000-0000-4000-8000-000000000000', '../../s', '*']) {
+      const made = await fetch(`${p.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${bob}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }),
+      });
+      expect(made.status).toBe(404);
+    }
   });
 
   it('continues a session started on one gateway replica on the other', async () => {
