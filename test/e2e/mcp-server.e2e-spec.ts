@@ -5,7 +5,7 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Platform, waitFor, type ServiceProcess } from '@switchyard/testing';
+import { Platform, sseBlocks, waitFor, type ServiceProcess } from '@switchyard/testing';
 
 type Step = { id: string; tool: string; arguments: Record<string, unknown>; dependsOn?: string[] };
 
@@ -333,6 +333,72 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
     // Ended on the second replica: the first answers 404 for it.
     await otherTransport.terminateSession();
     await expect(client.listTools()).rejects.toThrow(/404|not found/i);
+  });
+
+  it("speaks revision 2025-06-18 too, and replays a call's stream after Last-Event-ID on the other replica", async () => {
+    const headers = (extra: Record<string, string> = {}) => ({
+      authorization: `Bearer ${alice}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...extra,
+    });
+    const post = (url: string, body: unknown, extra: Record<string, string> = {}) =>
+      fetch(`${url}/mcp`, { method: 'POST', headers: headers(extra), body: JSON.stringify(body) });
+    /** The SSE blocks of a response until one carries the JSON-RPC answer to `id`. */
+    const until = async (res: Response, id: number) => {
+      const seen: Array<{ id?: string; message?: { id?: number; result?: Record<string, unknown> } }> = [];
+      for await (const b of sseBlocks(res.body as ReadableStream<Uint8Array>)) {
+        const message = b.data
+          ? (JSON.parse(b.data) as { id?: number; result?: Record<string, unknown> })
+          : undefined;
+        seen.push({ ...(b.id ? { id: b.id } : {}), ...(message ? { message } : {}) });
+        if (message?.id === id) break;
+      }
+      return seen;
+    };
+    const open = async (url: string, version: string) => {
+      const init = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
+      expect(init.status).toBe(200);
+      const session = init.headers.get('mcp-session-id') as string;
+      const answer = (await until(init, 1)).find((b) => b.message?.id === 1)?.message;
+      expect(answer?.result?.['protocolVersion']).toBe(version);
+      const s = { 'mcp-session-id': session, 'mcp-protocol-version': version };
+      expect((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, s)).status).toBe(202);
+      return s;
+    };
+
+    const older = await open(p.url, '2025-06-18');
+    const listed = await until(
+      await post(second.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, older),
+      2,
+    );
+    const tools = listed.find((b) => b.message?.id === 2)?.message?.result?.['tools'] as Array<{
+      name: string;
+    }>;
+    expect(tools.map((t) => t.name)).toContain(`run_workflow_${ids['echo']}`);
+
+    const session = await open(p.url, '2025-11-25');
+    const call = { name: `run_workflow_${ids['echo']}`, arguments: { tag: 'resume' } };
+    const first = await until(
+      await post(p.url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: call }, session),
+      5,
+    );
+    const priming = first[0];
+    expect(priming?.id).toBeDefined();
+    expect(priming?.message).toBeUndefined();
+    const answered = first.find((b) => b.message?.id === 5);
+    expect(JSON.stringify(answered?.message)).toContain('"seen":"resume"');
+    // As if the stream had broken after its first event: resume on the other replica.
+    const abort = new AbortController();
+    const resumed = await fetch(`${second.url}/mcp`, {
+      headers: { ...headers(session), accept: 'text/event-stream', 'last-event-id': priming?.id as string },
+      signal: abort.signal,
+    });
+    expect(resumed.status).toBe(200);
+    const replayed = await until(resumed, 5);
+    abort.abort();
+    expect(replayed.filter((b) => b.message).map((b) => b.message)).toEqual([answered?.message]);
+    expect(replayed.find((b) => b.message)?.id).toBe(answered?.id);
   });
 
   it('follows the admin settings: exposed workflows, and access turned off per owner', async () => {
