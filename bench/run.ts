@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { runChatBench } from './chat.bench';
+import { runMcpBench } from './mcp.bench';
 import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
 import { runTasksBench } from './tasks.bench';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   triggers: runTriggersBench,
   web: runWebBench,
   chat: runChatBench,
+  mcp: runMcpBench,
 };
 
 async function main(): Promise<void> {

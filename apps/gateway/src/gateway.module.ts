@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { IdempotencyRepository, IdentityRepository } from '@switchyard/server-db-identity';
+import {
+  IdempotencyRepository,
+  IdentityRepository,
+  McpAccessRepository,
+} from '@switchyard/server-db-identity';
 import { ChatEventsReader, RunEventsReader } from '@switchyard/server-db-run-events';
 import { ChatController } from './chat/chat.controller';
 import { AdminBootstrap } from './auth/admin-bootstrap';
@@ -32,6 +36,12 @@ import { ToolsController } from './tools/tools.controller';
 import { PluginsController } from './tools/plugins.controller';
 import { MarketController } from './plugins/market.controller';
 import { PluginHooksController } from './plugins/plugin-hooks.controller';
+import { McpController } from './mcp/mcp.controller';
+import { McpAccessService } from './mcp/mcp-access';
+import { McpEndpoint } from './mcp/mcp-endpoint';
+import { McpNotifier } from './mcp/mcp-notifier';
+import { McpServerFactory } from './mcp/mcp-server';
+import { McpSessions } from './mcp/mcp-sessions';
 
 @Module({
   controllers: [
@@ -54,6 +64,7 @@ import { PluginHooksController } from './plugins/plugin-hooks.controller';
     ChatController,
     PluginHooksController,
     MarketController,
+    McpController,
   ],
   providers: [
     RunFeed,
@@ -67,6 +78,12 @@ import { PluginHooksController } from './plugins/plugin-hooks.controller';
     TokenVerifier,
     TokenUseCases,
     AdminBootstrap,
+    McpAccessRepository,
+    McpAccessService,
+    McpSessions,
+    McpNotifier,
+    McpServerFactory,
+    McpEndpoint,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },
     // After validation: a refused body claims no key.

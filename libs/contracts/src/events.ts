@@ -3,6 +3,12 @@ import { ChatEvent, chatEventsSubject } from './chat';
 import { OwnerFeedEvent, ownerFeedSubject } from './feed';
 import { MemorySettingChanged, MEMORY_SETTING_CHANGED_SUBJECT } from './memory';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
+import {
+  McpAccessChanged,
+  MCP_ACCESS_CHANGED_SUBJECT,
+  WorkflowsChanged,
+  WORKFLOWS_CHANGED_SUBJECT,
+} from './mcp-server';
 import { PluginChangedEvent, PLUGIN_CHANGED_SUBJECT } from './plugins';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
 import { RunEvent, runEventsSubject } from './run-events';
@@ -38,6 +44,10 @@ export const Events = {
   permissionsChanged: event(PERMISSIONS_CHANGED_SUBJECT, PermissionsChanged),
   /** An owner turned memory on or off: registry replicas drop the cached setting (memory tools). */
   memorySettingChanged: event(MEMORY_SETTING_CHANGED_SUBJECT, MemorySettingChanged),
+  /** A workflow was published, unpublished or deleted: MCP sessions of its owner re-list their tools. */
+  workflowsChanged: event(WORKFLOWS_CHANGED_SUBJECT, WorkflowsChanged),
+  /** An owner's MCP access changed: gateways drop the cached setting, sessions re-list their tools. */
+  mcpAccessChanged: event(MCP_ACCESS_CHANGED_SUBJECT, McpAccessChanged),
   /** A task was killed: the executor running its body cancels the run. */
   taskKill: event(TASK_KILL_SUBJECT, TaskKill),
   /** A run's events, published live once stored (the SSE relay follows them). */

@@ -15,6 +15,7 @@ import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
 import { Inbox, INBOX_LIMIT } from './inbox';
 import { Memory, MemoryIdParam, MemoryListQuery, MemoryPage, MemorySettings } from './memory';
+import { McpAccess, McpAccessBody, McpAccessQuery } from './mcp-server';
 import {
   ChatApproveBody,
   ChatCallParam,
@@ -529,6 +530,64 @@ export const Routes = {
     body: MemorySettings,
     response: MemorySettings,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpAccessGet: route({
+    method: 'GET',
+    path: '/api/settings/mcp',
+    summary:
+      'Your MCP access (/mcp): whether it is on, the permission mode of the runs MCP clients start, and which published workflows they see; ?owner=<name> for admins',
+    tag: 'mcp',
+    auth: { permission: 'settings:mcp:read' },
+    query: McpAccessQuery,
+    response: McpAccess,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  mcpAccessPut: route({
+    method: 'PUT',
+    path: '/api/settings/mcp',
+    summary:
+      'Change your MCP access: permission mode and exposed workflows ("all" or a list of ids). Only admins turn access on or off (enabled), ' +
+      "and with ?owner=<name> change another owner's. Open MCP sessions of the owner are told their tool list changed",
+    tag: 'mcp',
+    auth: { permission: 'settings:mcp:edit' },
+    query: McpAccessQuery,
+    body: McpAccessBody,
+    response: McpAccess,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  mcpPost: route({
+    method: 'POST',
+    path: '/mcp',
+    summary:
+      'The MCP endpoint (Streamable HTTP, protocol revisions 2025-06-18 and 2025-11-25): one JSON-RPC message per request, answered as JSON or as an ' +
+      'SSE stream. Tools run_workflow_<id> (your exposed published workflows) and task_*; resources switchyard://runs/{runId}. ' +
+      'Authenticate with Authorization: Bearer <API token>; an initialize answers an Mcp-Session-Id that any gateway replica accepts',
+    tag: 'mcp',
+    auth: { permission: 'mcp:server:use' },
+    body: z.unknown().describe('a JSON-RPC request, notification or response (MCP)'),
+    response: z.unknown().describe('a JSON-RPC response, or an SSE stream of JSON-RPC messages'),
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpGet: route({
+    method: 'GET',
+    path: '/mcp',
+    summary:
+      "The session's server-to-client SSE stream (tools/list_changed after a publish or unpublish, resources/list_changed after a new run); " +
+      'Last-Event-ID replays what the session was sent after that event, on any replica',
+    tag: 'mcp',
+    auth: { permission: 'mcp:server:use' },
+    response: z.unknown().describe('JSON-RPC notifications'),
+    produces: 'text/event-stream',
+    errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  mcpDelete: route({
+    method: 'DELETE',
+    path: '/mcp',
+    summary: 'End an MCP session (Mcp-Session-Id): later requests with it are answered 404',
+    tag: 'mcp',
+    auth: { permission: 'mcp:server:use' },
+    response: z.unknown(),
+    errors: ['unauthenticated', 'forbidden'],
   }),
   memoryList: route({
     method: 'GET',

@@ -45,6 +45,9 @@ export const PERMISSIONS = [
   'plugin:hook:trust',
   'mcp:market:browse',
   'mcp:market:edit',
+  'mcp:server:use',
+  'settings:mcp:read',
+  'settings:mcp:edit',
 ] as const;
 export const Permission = z.enum(PERMISSIONS);
 export type Permission = z.infer<typeof Permission>;

@@ -26,3 +26,4 @@ export * from './plugins';
 export * from './plugin-trust';
 export * from './market';
 export * from './files';
+export * from './mcp-server';

@@ -21,7 +21,7 @@ describe('OpenAPI document', () => {
     components: { schemas: Record<string, unknown> };
   };
 
-  it("is OpenAPI 3.1 with every route of the table, under /api or the seed's /mcp/tool", () => {
+  it("is OpenAPI 3.1 with every route of the table, under /api, the seed's /mcp/tool or the MCP endpoint /mcp", () => {
     expect(doc.openapi).toBe('3.1.0');
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
@@ -31,7 +31,7 @@ describe('OpenAPI document', () => {
         .map((r) => `${r.method} ${r.path}`)
         .sort(),
     );
-    for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/(api|mcp\/tool)(\/|$)/);
+    for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/(api|mcp\/tool|mcp$)(\/|$)/);
   });
 
   it('documents problem responses for each declared error and for internal errors', () => {

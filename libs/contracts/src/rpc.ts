@@ -149,6 +149,7 @@ import {
   MarketSourceList,
   MarketSourceParam,
 } from './market';
+import { StartedPublished, StartPublishedRequest } from './mcp-server';
 
 /** A request/reply contract: subject plus the schemas of both directions. */
 export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -312,6 +313,8 @@ export const Rpc = {
     inputOptions: rpc('executor.workflows.inputOptions', InputOptionsRequest, InputOptions),
     /** Binds inputs and starts a normal run of the workflow (executor). */
     run: rpc('executor.workflows.run', WorkflowIdParam.extend({ body: RunWorkflowBody }), StartedRun),
+    /** Starts the published version unattended for an MCP client's tool call; answers the run id (executor). */
+    startPublished: rpc('executor.workflows.start-published', StartPublishedRequest, StartedPublished),
     /** Runs the published version to the end as one tool call and answers its result (executor). */
     invoke: rpc(
       'executor.workflows.invoke',

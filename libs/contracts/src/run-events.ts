@@ -37,6 +37,7 @@ export const RunCreated = z.object({
   version: z.number().int().nullable().optional().describe('the workflow version; null: its draft'),
   taskId: z.string().uuid().optional(),
   asTool: z.literal(true).optional().describe('a workflow run as one tool call of another run'),
+  viaMcp: z.literal(true).optional().describe('a workflow run as one tool call of an MCP client (/mcp)'),
   agentId: z.number().int().optional().describe('the agent driving the run'),
 });
 export type RunCreated = z.infer<typeof RunCreated>;

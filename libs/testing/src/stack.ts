@@ -37,6 +37,8 @@ const READY_TIMEOUT_MS = 120_000;
 /** The five services as separate OS processes, built from dist/ (npm test builds first). */
 export class Stack {
   readonly services = new Map<ServiceName, ServiceProcess>();
+  /** Further processes of services already in the stack (startReplica), stopped with it. */
+  readonly replicas: ServiceProcess[] = [];
 
   private constructor(readonly env: Record<string, string>) {}
 
@@ -63,6 +65,16 @@ export class Stack {
   }
 
   async startService(name: ServiceName): Promise<ServiceProcess> {
+    return this.launch(name, (proc) => this.services.set(name, proc));
+  }
+
+  /** One more process of `name` with the same environment (another replica); stopped by stop(). */
+  startReplica(name: ServiceName): Promise<ServiceProcess> {
+    return this.launch(name, (proc) => this.replicas.push(proc));
+  }
+
+  /** Spawns the service, registers it (so stop() stops it even if it never gets ready), waits for /readyz. */
+  private async launch(name: ServiceName, register: (proc: ServiceProcess) => void): Promise<ServiceProcess> {
     const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
     if (!existsSync(main))
       throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
@@ -92,7 +104,7 @@ export class Stack {
       child,
       output: () => out,
     };
-    this.services.set(name, proc);
+    register(proc);
     await waitFor(
       async () => {
         if (child.exitCode !== null)
@@ -122,6 +134,12 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.services.keys()].map((s) => this.stopService(s)));
+    const replicas = this.replicas.splice(0).map(async (proc) => {
+      if (proc.child.exitCode !== null) return;
+      const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+      proc.child.kill('SIGTERM');
+      await exited;
+    });
+    await Promise.all([...replicas, ...[...this.services.keys()].map((s) => this.stopService(s))]);
   }
 }

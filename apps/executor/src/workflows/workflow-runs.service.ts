@@ -99,10 +99,10 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     workflowId: string,
     inputs: Record<string, unknown>,
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
-    source: Pick<RunCreated, 'taskId' | 'asTool'>,
+    source: Pick<RunCreated, 'taskId' | 'asTool' | 'viaMcp'>,
     ctx: CallContext,
     beforeWork?: BeforeWork,
-  ): Promise<{ driver: RunDriver; name: string }> {
+  ): Promise<{ driver: RunDriver; name: string; steps: number }> {
     const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
     // Unattended: shared directories are made as always; a picker file cannot be given here.
     const bound = bindFileInputs(def.inputSchema, inputs, []);
@@ -128,7 +128,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
       },
       ctx,
     );
-    return { driver, name: def.name };
+    return { driver, name: def.name, steps: def.plan.steps.length };
   }
 
   /** The published version as one tool call: its `complete` result, or the failure as a tool error. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { isTerminalRunEvent } from '@switchyard/contracts';
+import { isTerminalRunEvent, type RunEvent } from '@switchyard/contracts';
 import { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
@@ -8,6 +8,9 @@ import type { Principal } from '../auth/principal';
 import { RunFeed } from './run-feed';
 
 const PAGE = 500;
+
+/** Stops a `follow`; `subscribed` settles once the live subscription is in place (or failed). */
+export type Following = (() => void) & { readonly subscribed: Promise<void> };
 
 /** The sequence to resume after: the Last-Event-ID header wins over `?lastEventId=`, else 0. */
 export function lastEventIdOf(req: IncomingMessage, fallback: number | undefined): number {
@@ -72,24 +75,82 @@ export class StreamRelay {
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<void> {
+    let corked = false;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(': connected\n\n');
+    const stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
+    const stop = this.follow(
+      log,
+      afterSeq,
+      (e) => {
+        // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
+        if (!corked) {
+          corked = true;
+          res.cork();
+          process.nextTick(() => {
+            if (!corked) return; // the end has uncorked already
+            corked = false;
+            res.uncork();
+          });
+        }
+        res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      },
+      () => {
+        stopHeartbeat();
+        // The last frame may still be corked: Node 22 drops what a response holds when it is ended
+        // corked (Node 20 flushed it), so the terminal frame would never leave.
+        if (corked) {
+          corked = false;
+          res.uncork();
+        }
+        res.end();
+      },
+    );
+    req.on('close', stop);
+    await stop.subscribed;
+  }
+
+  /** A run's events after `afterSeq`, as `follow` delivers them (the caller checked access). */
+  followRun(runId: string, afterSeq: number, deliver: (event: RunEvent) => void, end: () => void): Following {
+    return this.follow(
+      {
+        label: { runId },
+        follow: (listener) => this.feed.follow(runId, listener),
+        readAfter: (after, limit) => this.events.readAfter(runId, after, limit),
+        isTerminal: isTerminalRunEvent,
+      },
+      afterSeq,
+      deliver,
+      end,
+    );
+  }
+
+  /**
+   * Delivers a log's events after `afterSeq` once each, in sequence order: it subscribes to the live
+   * events first, then replays what Postgres holds, then follows live, filling a gap in the live
+   * feed (plain NATS is at-most-once) from Postgres. Ends (calling `end` once) after a terminal
+   * event that is the newest, on a failure, or when the returned function is called.
+   */
+  follow<E extends { seq: number; type: string }>(
+    log: EventLog<E>,
+    afterSeq: number,
+    deliver: (event: E) => void,
+    end: () => void,
+  ): Following {
     let lastSent = afterSeq;
     let done = false;
-    let corked = false;
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: () => void = () => undefined;
-    let stopHeartbeat: () => void = () => undefined;
     const finish = () => {
       if (done) return;
       done = true;
-      stopHeartbeat();
       unsubscribe();
-      // Node 22 drops what a corked response holds when it is ended corked (Node 20 flushed it):
-      // the last frames, the terminal one among them, would never leave.
-      if (corked) {
-        corked = false;
-        res.uncork();
-      }
-      res.end();
+      end();
     };
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
     // A caller that resumes at the newest event of a finished run is ended at once, without frames.
@@ -99,17 +160,7 @@ export class StreamRelay {
         if (newest && e.seq === lastSent && log.isTerminal(e)) finish();
         return;
       }
-      // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          if (!corked) return; // finish() has uncorked already
-          corked = false;
-          res.uncork();
-        });
-      }
-      res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      deliver(e);
       lastSent = e.seq;
       if (newest && log.isTerminal(e)) finish();
     };
@@ -128,26 +179,26 @@ export class StreamRelay {
         finish();
       });
     };
-
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write(': connected\n\n');
-    stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
-    req.on('close', finish);
-
-    unsubscribe = await log.follow((event) =>
-      enqueue(async () => {
-        if (event.seq > lastSent + 1) await catchUp();
-        send(event, true);
-      }),
-    );
-    if (done) return unsubscribe(); // the client left while subscribing
-    // The first read starts one event early: the event the caller already has tells whether the
-    // stream had ended there.
-    enqueue(() => catchUp(Math.max(afterSeq - 1, 0)));
+    const subscribed = log
+      .follow((event) =>
+        enqueue(async () => {
+          if (event.seq > lastSent + 1) await catchUp();
+          send(event, true);
+        }),
+      )
+      .then(
+        (off) => {
+          if (done) return off(); // stopped while subscribing
+          unsubscribe = off;
+          // The first read starts one event early: the event the caller already has tells whether
+          // the stream had ended there.
+          enqueue(() => catchUp(Math.max(afterSeq - 1, 0)));
+        },
+        (err: Error) => {
+          this.logger.warn({ ...log.label, err: err.message }, 'event stream failed');
+          finish();
+        },
+      );
+    return Object.assign(finish, { subscribed });
   }
 }

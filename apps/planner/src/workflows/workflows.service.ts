@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
+  Events,
   Rpc,
   type CreateWorkflowBody,
   type ResolvedWorkflow,
@@ -86,8 +87,10 @@ export class WorkflowsService {
     });
   }
 
-  delete(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
-    return this.repo.delete(ownerOf(ctx), id, revision);
+  async delete(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
+    const deleted = await this.repo.delete(ownerOf(ctx), id, revision);
+    if (deleted.publishedVersion !== null) this.changed(deleted, false);
+    return deleted;
   }
 
   copy(ctx: CallContext, id: string): Promise<Workflow> {
@@ -102,11 +105,17 @@ export class WorkflowsService {
     const { plan, tools } = await this.checked(ctx, draft);
     const effect = workflowEffect(plan, new Map(tools.map((t) => [t.name, t.effect])));
     // Guarded by the revision, so what is snapshotted is the draft just checked.
-    return this.repo.publish(ownerId, id, revision, effect);
+    return this.changed(await this.repo.publish(ownerId, id, revision, effect), true);
   }
 
-  unpublish(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
-    return this.repo.unpublish(ownerOf(ctx), id, revision);
+  async unpublish(ctx: CallContext, id: string, revision: number): Promise<Workflow> {
+    return this.changed(await this.repo.unpublish(ownerOf(ctx), id, revision), false);
+  }
+
+  /** Tells MCP sessions of the owner that their tool list changed (at most once: plain NATS). */
+  private changed(workflow: Workflow, published: boolean): Workflow {
+    this.bus.emit(Events.workflowsChanged, { ownerId: workflow.ownerId, workflowId: workflow.id, published });
+    return workflow;
   }
 
   async versions(ctx: CallContext, id: string): Promise<WorkflowVersionList> {
