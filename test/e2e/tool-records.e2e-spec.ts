@@ -306,7 +306,11 @@ describe('tool records API', () => {
       ]);
       const empty = await call('PUT', `/api/agents/${id}`, user, { mcpToolIds: [] });
       expect(empty.status).toBe(200);
-      expect((await call('GET', `/api/agents/${id}/tools`, user)).json).toEqual({ tools: [], recordIds: [] });
+      expect((await call('GET', `/api/agents/${id}/tools`, user)).json).toEqual({
+        tools: [],
+        recordIds: [],
+        pluginIds: [],
+      });
     });
 
     it("keeps each owner's agents to that owner", async () => {
