@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/server-observability';
-import type { AddressPolicy } from '@switchyard/server-runtime';
+import { vettedFetchLike, type AddressPolicy } from '@switchyard/server-runtime';
 
 export const VERSION_CHECK_MS = 5_000;
 
@@ -96,7 +97,12 @@ export function checkVersion(command: string, env: Record<string, string>): Prom
 export async function connectMcp(
   opts:
     | { readonly type: 'LOCAL'; readonly config: LocalServerConfig }
-    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig }
+    | {
+        readonly type: 'REMOTE';
+        readonly config: RemoteServerConfig;
+        /** Signs requests with the record's OAuth grant (refreshing it as needed). */
+        readonly authProvider?: OAuthClientProvider;
+      }
     | { readonly type: 'PROCESS'; readonly launch: ProcessLaunch },
   deps: {
     readonly logger: Logger;
@@ -133,8 +139,11 @@ export async function connectMcp(
     transport = stdio;
   } else {
     const target = await deps.addresses.vet(opts.config.baseUrl);
+    // Every request (OAuth discovery and token requests included) is vetted and goes to the vetted address.
     transport = new StreamableHTTPClientTransport(target.url, {
       requestInit: { headers: opts.config.headers ?? {} },
+      fetch: vettedFetchLike(deps.addresses),
+      ...(opts.authProvider ? { authProvider: opts.authProvider } : {}),
     });
   }
   const client = new Client({ name: 'switchyard-tool-registry', version: '0.1.0' });
