@@ -158,7 +158,7 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
 
   it('tests like any other record and calls its tools with the token', async () => {
     const test = await call('POST', `/mcp/tool/${recordId}/test`);
-    expect(test.json).toMatchObject({ success: true, tools: ['whoami'] });
+    expect(test.json).toMatchObject({ success: true, tools: ['whoami', 'admin_action'] });
     expect(await catalogNames()).toContain('mcp__oauthy__whoami');
     const r = await invoke('mcp__oauthy__whoami', { note: 'first' });
     expect(r.status).toBe(200);
@@ -247,6 +247,30 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
     expect((await followCallback(last.callback)).status).toBe(200);
   });
 
+  it('steps up on insufficient_scope: Reconnect asks for the wider scope, and the call then works', async () => {
+    const r = await invoke('mcp__oauthy__admin_action', {});
+    expect(r.status).toBe(409);
+    expect(r.json['detail']).toContain('"mcp:tools mcp:admin"');
+    expect(r.json['detail']).toContain('Reconnect');
+    expect(await status(recordId)).toMatchObject({ state: 'reconnect' });
+    expect(await catalogNames()).not.toContain('mcp__oauthy__admin_action');
+
+    // The grant still refreshes, but a wider scope needs the person: Connect signs in again.
+    const { authorizationUrl, callback } = await startConnect(recordId);
+    expect(authorizationUrl.searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+    expect((await followCallback(callback)).status).toBe(200);
+    const done = await invoke('mcp__oauthy__admin_action', {});
+    expect(done.status).toBe(200);
+    expect((done.json['content'] as Array<{ text: string }>)[0]?.text).toBe(
+      'admin action done with scopes mcp:tools mcp:admin',
+    );
+    // And the next Connect keeps asking for it.
+    fixture.revokeAll();
+    const again = await startConnect(recordId);
+    expect(again.authorizationUrl.searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+    expect((await followCallback(again.callback)).status).toBe(200);
+  });
+
   it('connects a client-credentials record at once, with the configured client authentication', async () => {
     fixture.preRegister({
       clientId: 'machine',
@@ -273,7 +297,7 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
       status: 200,
     });
     const test = await call('POST', `/mcp/tool/${id}/test`);
-    expect(test.json).toMatchObject({ success: true, tools: ['whoami'] });
+    expect(test.json).toMatchObject({ success: true, tools: ['whoami', 'admin_action'] });
     const got = await call('GET', `/mcp/tool/${id}`);
     expect(got.text).not.toContain('machine-secret');
     const w = await invoke('mcp__machine__whoami', {});

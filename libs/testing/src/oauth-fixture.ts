@@ -40,6 +40,9 @@ export interface OAuthFixtureOptions {
   readonly accessTokenTtlMs?: number;
 }
 
+/** The scope `admin_action` needs; the sign-in asks only for the fixture's `scopes`. */
+export const ADMIN_SCOPE = 'mcp:admin';
+
 const sha256url = (s: string) => createHash('sha256').update(s).digest('base64url');
 
 function same(a: string, b: string): boolean {
@@ -103,17 +106,17 @@ export class OAuthFixture {
   }
 
   static async start(opts: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
-    let fixture: OAuthFixture | undefined;
+    const ready: { fixture?: OAuthFixture } = {};
     const server = createServer((req, res) => {
-      fixture?.handle(req, res).catch((err: Error) => {
+      ready.fixture?.handle(req, res).catch((err: Error) => {
         if (!res.headersSent) json(res, 500, { error: 'server_error', error_description: err.message });
         else res.destroy();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    fixture = new OAuthFixture(server, `http://127.0.0.1:${port}`, opts);
-    return fixture;
+    ready.fixture = new OAuthFixture(server, `http://127.0.0.1:${port}`, opts);
+    return ready.fixture;
   }
 
   /** `host:port`, as WEB_FETCH_PRIVATE_HOSTS takes it. */
@@ -394,6 +397,25 @@ export class OAuthFixture {
         { error: 'insufficient_scope' },
         { 'www-authenticate': `${challenge}, error="insufficient_scope"` },
       );
+    const body =
+      req.method === 'POST' ? (JSON.parse(await readBody(req)) as Record<string, unknown>) : undefined;
+    // Step-up: one tool needs a scope beyond the ones asked for at sign-in.
+    const params = body?.['params'] as { name?: string } | undefined;
+    if (
+      body?.['method'] === 'tools/call' &&
+      params?.name === 'admin_action' &&
+      !granted.includes(ADMIN_SCOPE)
+    ) {
+      const wider = [...this.scopes, ADMIN_SCOPE].join(' ');
+      return json(
+        res,
+        403,
+        { error: 'insufficient_scope' },
+        {
+          'www-authenticate': `Bearer resource_metadata="${this.url}/.well-known/oauth-protected-resource/mcp", scope="${wider}", error="insufficient_scope"`,
+        },
+      );
+    }
     // Stateless: a server and transport per request, as the SDK's stateless example does.
     const server = new McpServer({ name: 'switchyard-oauth-fixture', version: '1.0.0' });
     server.registerTool(
@@ -411,13 +433,17 @@ export class OAuthFixture {
         ],
       }),
     );
+    server.registerTool(
+      'admin_action',
+      { description: `Needs the ${ADMIN_SCOPE} scope (step-up)`, inputSchema: {} },
+      () => ({ content: [{ type: 'text', text: `admin action done with scopes ${token.grant.scope}` }] }),
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    const body = req.method === 'POST' ? (JSON.parse(await readBody(req)) as unknown) : undefined;
     await transport.handleRequest(req, res, body);
   }
 }

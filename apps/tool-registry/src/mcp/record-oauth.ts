@@ -15,6 +15,10 @@ export interface OAuthSecrets {
   discovery?: OAuthDiscoveryState;
   /** The callback the grant was made for: a refresh or a new registration uses the same one. */
   redirectUri?: string;
+  /** The scope the last Connect asked for; the next one asks for it again. */
+  scope?: string;
+  /** A scope the server said a call needs (insufficient_scope): the next Connect asks for it too. */
+  stepUp?: string;
 }
 
 export type OAuthMode =
@@ -122,6 +126,19 @@ export class RecordOAuthProvider implements OAuthClientProvider {
       return;
     }
     const reason = 'the provider no longer accepts the grant (expired or revoked): Reconnect';
+    await this.mode.onReconnect(reason);
+    throw new AppError('conflict', `${this.record.name} needs Reconnect: ${reason}`);
+  }
+
+  /**
+   * The server refused a call for want of scope (RFC 6750 insufficient_scope). Only a person can
+   * grant more, so the record waits for Reconnect, which asks for the wider scope.
+   */
+  async insufficientScope(scope: string | undefined): Promise<void> {
+    if (this.mode.kind !== 'background') return;
+    this.secrets.stepUp = scope ?? this.secrets.scope;
+    await this.save(this.secrets);
+    const reason = `the server asks for scope "${scope ?? 'unspecified'}", which the grant lacks: Reconnect to grant it`;
     await this.mode.onReconnect(reason);
     throw new AppError('conflict', `${this.record.name} needs Reconnect: ${reason}`);
   }

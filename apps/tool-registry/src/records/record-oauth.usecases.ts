@@ -23,6 +23,12 @@ export const OAUTH_START_TTL_MS = 10 * 60_000;
 
 const ADMIN_ONLY = 'connecting a tool record needs an admin: the grant serves every owner who uses it';
 
+/** Space-separated scope tokens of all the given, each once, in order of first mention. */
+export function unionOfScopes(...scopes: Array<string | undefined>): string | undefined {
+  const tokens = [...new Set(scopes.flatMap((s) => (s ?? '').split(' ').filter(Boolean)))];
+  return tokens.length ? tokens.join(' ') : undefined;
+}
+
 /** The provider's refusal as a sentence, or the SDK's error as it came. */
 function describe(err: unknown): string {
   if (err instanceof OAuthError) return `${err.errorCode}${err.message ? `: ${err.message}` : ''}`;
@@ -63,18 +69,23 @@ export class RecordOAuthUseCases {
     const oauth = config.oauth;
     const grant = await this.grants.grantOf(record);
     const state = randomBytes(32).toString('base64url');
-    const provider = this.grants.provider(record, oauth, this.grants.secretsOf(grant), {
+    const secrets = this.grants.secretsOf(grant);
+    const challenge = await this.challenge(config);
+    // A wider scope than the grant's needs a new sign-in, not a refresh.
+    if (secrets.stepUp) delete secrets.tokens;
+    const scope = unionOfScopes(secrets.stepUp, secrets.scope, challenge.scope);
+    if (scope) secrets.scope = scope;
+    const provider = this.grants.provider(record, oauth, secrets, {
       kind: 'interactive',
       redirectUri: input.redirectUri,
       state,
     });
-    const challenge = await this.challenge(config);
     let result;
     try {
       result = await auth(provider, {
         serverUrl: config.baseUrl,
         ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
-        ...(challenge.scope ? { scope: challenge.scope } : {}),
+        ...(scope ? { scope } : {}),
         fetchFn: this.fetch,
       });
     } catch (err) {
@@ -87,6 +98,7 @@ export class RecordOAuthUseCases {
     }
     if (!provider.authorizationUrl || !provider.startedVerifier)
       throw new AppError('tool_failed', `the sign-in of ${record.name} did not produce an authorization URL`);
+    await this.grantsRepo.saveSecrets(record.id, this.grants.seal(provider.secrets));
     await this.grantsRepo.start({
       state,
       recordId: record.id,
@@ -146,6 +158,7 @@ export class RecordOAuthUseCases {
     secrets: Parameters<OAuthGrants['seal']>[0],
     by: string | null,
   ): Promise<void> {
+    delete secrets.stepUp;
     await this.grantsRepo.markConnected(record.id, this.grants.seal(secrets), by);
     await this.pool.drop(record.id);
     this.cache.changed({ id: record.id, reason: 'updated' });
