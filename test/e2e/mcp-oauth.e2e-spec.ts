@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import {
   api,
   createTestDatabase,
@@ -245,6 +246,56 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
     // Connected again for the tests that follow.
     const last = await startConnect(recordId);
     expect((await followCallback(last.callback)).status).toBe(200);
+  });
+
+  it('refuses an expired state, an invalid token, a mixed-up issuer and a record deleted meanwhile', async () => {
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    try {
+      fixture.revokeAll();
+      const expired = await startConnect(recordId);
+      await pg.query(`UPDATE mcp_oauth_start SET expires_at = now() - interval '1 second'`);
+      const e = await followCallback(expired.callback);
+      expect(e.status).toBe(403);
+      expect(e.json['detail']).toContain('expired');
+
+      const bad = await startConnect(recordId);
+      const invalid = await followCallback(bad.callback, 'not-a-real-token');
+      expect(invalid.status).toBe(401);
+      // Refused before the registry saw it: the state is still good for its owner.
+      expect((await followCallback(bad.callback)).status).toBe(200);
+
+      fixture.revokeAll();
+      const mixed = await startConnect(recordId);
+      const other = new URL(mixed.callback);
+      other.searchParams.set('iss', 'https://attacker.example');
+      const m = await followCallback(other);
+      expect(m.status).toBe(403);
+      expect(m.json['detail']).toContain('issuer');
+
+      const gone = await create('short-lived', { baseUrl: fixture.mcpUrl, oauth: {} });
+      const goneId = gone.json['id'] as number;
+      const started = await startConnect(goneId);
+      expect((await call('DELETE', `/mcp/tool/${goneId}`)).status).toBe(200);
+      const g = await followCallback(started.callback);
+      expect(g.status).toBe(403);
+      expect((await pg.query('SELECT count(*)::int AS n FROM mcp_oauth_start')).rows[0].n).toBe(0);
+
+      // At rest: sealed, no token or secret in the clear.
+      const rows = (await pg.query('SELECT secrets_enc FROM mcp_oauth_grant WHERE secrets_enc IS NOT NULL'))
+        .rows as Array<{ secrets_enc: string }>;
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        expect(r.secrets_enc).toMatch(/^v1:/);
+        expect(r.secrets_enc).not.toMatch(/access_token|refresh_token|client_secret|dyn-/);
+      }
+
+      // Connected again for the tests that follow.
+      const last = await startConnect(recordId);
+      expect((await followCallback(last.callback)).status).toBe(200);
+    } finally {
+      await pg.end();
+    }
   });
 
   it('steps up on insufficient_scope: Reconnect asks for the wider scope, and the call then works', async () => {
