@@ -76,6 +76,10 @@ export class OAuthGrants {
     }
     return this.provider(record, config, this.secretsOf(grant), {
       kind: 'background',
+      reload: async () => {
+        const now = await this.grants.grant(record.id);
+        return now ? this.secretsOf(now) : {};
+      },
       onReconnect: async (reason) => {
         await this.grants.markReconnect(record.id, reason);
         this.logger.warn({ record: record.name, reason }, 'oauth grant refused; the record needs Reconnect');

@@ -145,6 +145,31 @@ describe('RecordOAuthProvider', () => {
   });
 });
 
+describe('RecordOAuthProvider across replicas', () => {
+  it('takes the tokens another replica refreshed instead of erasing them, and erases spent ones', async () => {
+    const mine = { access_token: 'a1', refresh_token: 'r1', token_type: 'Bearer' };
+    const theirs = { access_token: 'a2', refresh_token: 'r2', token_type: 'Bearer' };
+    let stored: OAuthSecrets = { tokens: theirs };
+    const { p, saved } = provider(
+      {},
+      { tokens: mine },
+      {
+        kind: 'background',
+        onReconnect: async () => undefined,
+        reload: async () => stored,
+      },
+    );
+    await p.invalidateCredentials('tokens');
+    expect(p.tokens()).toEqual(theirs);
+    expect(saved).toEqual([]);
+    // The stored tokens are the ones refused: they are spent, and go.
+    stored = { tokens: theirs };
+    await p.invalidateCredentials('tokens');
+    expect(p.tokens()).toBeUndefined();
+    expect(saved.at(-1)).not.toHaveProperty('tokens');
+  });
+});
+
 describe('unionOfScopes', () => {
   it('joins scope lists, each token once, in order of first mention', () => {
     expect(unionOfScopes('b a', undefined, 'a c')).toBe('b a c');

@@ -30,7 +30,12 @@ export type OAuthMode =
       readonly codeVerifier?: string;
     }
   /** A connection for tool calls: nobody to sign in; a refused grant means Reconnect. */
-  | { readonly kind: 'background'; readonly onReconnect: (reason: string) => Promise<void> };
+  | {
+      readonly kind: 'background';
+      readonly onReconnect: (reason: string) => Promise<void>;
+      /** The grant's secrets as stored now (another replica may have refreshed them). */
+      readonly reload?: () => Promise<OAuthSecrets>;
+    };
 
 /**
  * The MCP SDK's OAuthClientProvider for one REMOTE record: its configured client (pre-registered,
@@ -159,6 +164,15 @@ export class RecordOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'tokens' && this.mode.kind === 'background' && this.mode.reload) {
+      // Rotating refresh tokens: when another replica refreshed first, ours was refused because it
+      // is spent. Take the stored tokens instead of erasing them (the SDK refreshes with those).
+      const stored = (await this.mode.reload()).tokens;
+      if (stored && stored.refresh_token !== this.secrets.tokens?.refresh_token) {
+        this.secrets.tokens = stored;
+        return;
+      }
+    }
     if (scope === 'all' || scope === 'client') delete this.secrets.client;
     if (scope === 'all' || scope === 'tokens') delete this.secrets.tokens;
     if (scope === 'all' || scope === 'discovery') delete this.secrets.discovery;
