@@ -181,6 +181,9 @@ describe('plugin hooks and trust end to end', () => {
     const trusted = await call('POST', '/api/plugin-hooks/guard/trust', admin);
     expect(trusted.status).toBe(200);
     expect(trusted.json).toMatchObject({ trusted: true, active: true, changed: false });
+    // The file's SHA-256 is shown, and it is the one the trust binds.
+    expect(trusted.json['digest']).toMatch(/^[0-9a-f]{64}$/);
+    expect(trusted.json['trustedDigest']).toBe(trusted.json['digest']);
 
     const denied = await run();
     expect(denied.end).toBe('error');
@@ -194,7 +197,7 @@ describe('plugin hooks and trust end to end', () => {
 
     rmSync(marker);
     const untrusted = await call('POST', '/api/plugin-hooks/guard/untrust', admin);
-    expect(untrusted.json).toMatchObject({ trusted: false, active: false });
+    expect(untrusted.json).toMatchObject({ trusted: false, active: false, trustedDigest: null });
     expect((await run()).end).toBe('complete');
     expect(existsSync(marker)).toBe(false);
   });
@@ -219,11 +222,10 @@ describe('plugin hooks and trust end to end', () => {
     // Any rules-or-hooks change reloads every replica's copy at once (here: the global rules).
     expect((await call('PUT', '/api/settings/permissions?scope=global', admin, {})).status).toBe(200);
     const listed = (await call('GET', '/api/plugin-hooks', admin)).json['items'] as PluginHooksEntry[];
-    expect(listed.find((i) => i.id === 'drifter')).toMatchObject({
-      trusted: true,
-      changed: true,
-      active: false,
-    });
+    const drifted = listed.find((i) => i.id === 'drifter');
+    expect(drifted).toMatchObject({ trusted: true, changed: true, active: false });
+    expect(drifted?.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(drifted?.trustedDigest).not.toBe(drifted?.digest);
     expect((await run()).end).toBe('complete');
 
     await pg.query(`UPDATE plugin SET enabled = false WHERE id = 'drifter'`);

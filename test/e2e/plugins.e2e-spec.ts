@@ -126,8 +126,46 @@ describe('plugins through the gateway', () => {
     expect((list.json['items'] as Array<{ id: string }>).map((p) => p.id)).toEqual(['fixture-plugin']);
   });
 
+  let agentId: number;
+
+  it('gives an agent a plugin’s tools by plugin id, and refuses a plugin that is not installed', async () => {
+    const unknown = await call('POST', '/api/agents', user, { name: 'ghostly', pluginIds: ['ghost-plugin'] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json).toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ path: 'pluginIds.0' })],
+    });
+    const bad = await call('POST', '/api/agents', user, { name: 'bad', pluginIds: ['../etc'] });
+    expect(bad.status).toBe(400);
+    const created = await call('POST', '/api/agents', user, {
+      name: 'office clerk',
+      pluginIds: ['fixture-plugin', 'fixture-plugin'],
+    });
+    expect(created.status).toBe(201);
+    expect(created.json['pluginIds']).toEqual(['fixture-plugin']);
+    agentId = created.json['id'] as number;
+    const set = await call('GET', `/api/agents/${agentId}/tools`, user);
+    expect(set.status).toBe(200);
+    expect(set.json['pluginIds']).toEqual(['fixture-plugin']);
+    expect((set.json['tools'] as Array<{ name: string }>).map((t) => t.name).sort()).toEqual([
+      'fixture_connect',
+      'fixture_echo',
+      'fixture_read_file',
+      'fixture_write_data',
+    ]);
+    const plain = await call('POST', '/api/agents', user, { name: 'plain' });
+    expect((await call('GET', `/api/agents/${plain.json['id'] as number}/tools`, user)).json).toMatchObject({
+      tools: [],
+      pluginIds: [],
+    });
+  });
+
   it('disable removes the tools; the API document and health tell about plugins', async () => {
     await call('POST', '/api/plugins/fixture-plugin/disable', admin);
+    expect((await call('GET', `/api/agents/${agentId}/tools`, user)).json).toMatchObject({
+      tools: [],
+      pluginIds: [],
+    });
     const tools = (await call('GET', '/api/agent/tools', user)).json as unknown as Array<
       Record<string, unknown>
     >;

@@ -14,6 +14,7 @@ const TasksPage = lazy(() => import('./pages/TasksPage'));
 const TriggersPage = lazy(() => import('./pages/TriggersPage'));
 const ToolsPage = lazy(() => import('./pages/ToolsPage'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage'));
+const PluginsPage = lazy(() => import('./pages/PluginsPage'));
 const FlowsPage = lazy(() => import('./pages/FlowsPage'));
 const FlowEditorPage = lazy(() => import('./flows/FlowEditorPage'));
 const ChatPage = lazy(() => import('./pages/ChatPage'));
@@ -36,6 +37,7 @@ export function App() {
           <Route path="/tasks" element={<TasksPage />} />
           <Route path="/triggers/*" element={<TriggersPage />} />
           <Route path="/tools/*" element={<ToolsPage />} />
+          <Route path="/plugins/*" element={<PluginsPage />} />
           <Route path="/settings/*" element={<SettingsPage />} />
           <Route path="/flows/:flowId" element={<FlowEditorPage />} />
           <Route path="*" element={<NotFoundPage />} />

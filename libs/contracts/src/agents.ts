@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PluginId } from './plugins';
 import { ToolDescriptor } from './tools';
 import { NumberedPageQuery, numberedPageOf } from './identity';
 
@@ -19,6 +20,7 @@ export const Agent = z.object({
   systemPrompt: z.string(),
   modelSettings: ModelSettings,
   mcpToolIds: z.array(z.number().int()).describe('associated tool record ids'),
+  pluginIds: z.array(z.string()).describe('plugins whose tools the agent may use'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -31,6 +33,8 @@ const AgentFields = {
   modelSettings: ModelSettings,
   /** Null entries and duplicates are tolerated and dropped, as the seed's assembly does. */
   mcpToolIds: z.array(z.number().int().positive().nullable()).max(500),
+  /** Duplicates are dropped; a plugin that is not installed is refused by name. */
+  pluginIds: z.array(PluginId).max(100),
 };
 
 export const CreateAgentBody = z
@@ -40,6 +44,7 @@ export const CreateAgentBody = z
     systemPrompt: AgentFields.systemPrompt.default(''),
     modelSettings: AgentFields.modelSettings.default({}),
     mcpToolIds: AgentFields.mcpToolIds.default([]),
+    pluginIds: AgentFields.pluginIds.default([]),
   })
   .strict();
 export type CreateAgentBody = z.infer<typeof CreateAgentBody>;
@@ -51,6 +56,7 @@ export const UpdateAgentBody = z
     systemPrompt: AgentFields.systemPrompt.optional(),
     modelSettings: AgentFields.modelSettings.optional(),
     mcpToolIds: AgentFields.mcpToolIds.optional(),
+    pluginIds: AgentFields.pluginIds.optional(),
   })
   .strict();
 export type UpdateAgentBody = z.infer<typeof UpdateAgentBody>;
@@ -62,7 +68,13 @@ export type AgentPage = z.infer<typeof AgentPage>;
 
 /** The three ways to assemble a tool set (exactly one). Only enabled records count. */
 export const ToolSetRequest = z.union([
-  z.object({ recordIds: z.array(z.number().int().nullable()).max(500) }).strict(),
+  z
+    .object({
+      recordIds: z.array(z.number().int().nullable()).max(500),
+      /** Enabled plugins among these contribute their tools too. */
+      pluginIds: z.array(z.string()).max(100).optional(),
+    })
+    .strict(),
   z.object({ recordNames: z.array(z.string().max(200)).max(500) }).strict(),
   z.object({ allEnabled: z.literal(true) }).strict(),
 ]);
@@ -72,6 +84,8 @@ export const ToolSet = z.object({
   tools: z.array(ToolDescriptor),
   /** Record ids that contributed (enabled, and for MCP tested, unchanged and reachable). */
   recordIds: z.array(z.number().int()),
+  /** Plugin ids that contributed (enabled, and their server answering). */
+  pluginIds: z.array(z.string()).default([]),
 });
 export type ToolSet = z.infer<typeof ToolSet>;
 

@@ -1086,7 +1086,7 @@ export const Routes = {
     method: 'GET',
     path: '/api/agents/{id}/tools',
     summary:
-      'The tools the agent can use now: its associated records, enabled (MCP: tested, unchanged, reachable)',
+      'The tools the agent can use now: its associated records, enabled (MCP: tested, unchanged, reachable), and its enabled plugins’ tools',
     tag: 'agents',
     auth: { permission: 'agent:agent:list' },
     params: AgentIdParam,

@@ -49,6 +49,14 @@ export const PluginHooksEntry = z.object({
   enabled: z.boolean(),
   trusted: z.boolean(),
   trustedAt: z.string().nullable(),
+  digest: z
+    .string()
+    .nullable()
+    .describe('SHA-256 (hex) of the hooks file as it is now (null: it could not be read whole)'),
+  trustedDigest: z
+    .string()
+    .nullable()
+    .describe('SHA-256 (hex) of the file as it was trusted (null: not trusted)'),
   changed: z
     .boolean()
     .describe('the hooks file differs from the one trusted: its hooks do not run until trusted again'),

@@ -26,6 +26,7 @@ export const ToolDescriptor = z.object({
     .describe(
       'JSON Schema of the value a successful call stands for in {{node.<id>.result}} references (with `examples` where the tool can give them); absent: unknown',
     ),
+  plugin: z.string().optional().describe('the plugin that provides the tool (source "plugin")'),
   fileAccess: z
     .enum(['sandbox', 'host'])
     .optional()

@@ -158,6 +158,8 @@ export class PluginHooksService implements PluginHookSource {
       enabled: row.enabled,
       trusted: row.hooksTrusted,
       trustedAt: row.hooksTrustedAt?.toISOString() ?? null,
+      digest: file.digest || null,
+      trustedDigest: row.hooksTrusted ? row.hooksDigest : null,
       changed,
       active: row.enabled && row.hooksTrusted && !changed && file.issues.length === 0,
       hooks: file.hooks.map(({ dir: _dir, ...h }) => ({ ...h, name: `plugin/${row.id}/${h.name}` })),

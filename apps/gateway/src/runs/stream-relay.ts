@@ -83,6 +83,12 @@ export class StreamRelay {
       done = true;
       stopHeartbeat();
       unsubscribe();
+      // Node 22 drops what a corked response holds when it is ended corked (Node 20 flushed it):
+      // the last frames, the terminal one among them, would never leave.
+      if (corked) {
+        corked = false;
+        res.uncork();
+      }
       res.end();
     };
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
@@ -98,6 +104,7 @@ export class StreamRelay {
         corked = true;
         res.cork();
         process.nextTick(() => {
+          if (!corked) return; // finish() has uncorked already
           corked = false;
           res.uncork();
         });

@@ -2,13 +2,15 @@ import { Injectable } from '@nestjs/common';
 import type { ToolDescriptor, ToolSet, ToolSetRequest } from '@switchyard/contracts';
 import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import { McpToolsService } from '../mcp/mcp-tools.service';
+import { PluginToolsService } from '../plugins/plugin-tools.service';
 import { BuiltinRegistry } from '../tools/builtin-registry';
 
 /**
  * Assembles the tools an agent may use, the three ways the seed describes: by record ids (null ids,
  * duplicates and disabled records dropped; empty in, empty out), by record names (enabled only), or
  * every enabled record. A BUILTIN record contributes its built-in; an MCP record its tools, when it
- * is tested, unchanged and reachable.
+ * is tested, unchanged and reachable. By record ids, the named plugins add their tools too (enabled
+ * ones whose server answers).
  */
 @Injectable()
 export class ToolSetService {
@@ -16,6 +18,7 @@ export class ToolSetService {
     private readonly records: McpToolRepository,
     private readonly builtins: BuiltinRegistry,
     private readonly mcp: McpToolsService,
+    private readonly plugins: PluginToolsService,
   ) {}
 
   async assemble(req: ToolSetRequest): Promise<ToolSet> {
@@ -51,6 +54,9 @@ export class ToolSetService {
         contributed.push(row.id);
       }
     }
-    return { tools, recordIds: contributed };
+    const plugins =
+      'recordIds' in req && req.pluginIds?.length ? await this.plugins.descriptorsOf(req.pluginIds) : [];
+    for (const p of plugins) tools.push(...p.tools);
+    return { tools, recordIds: contributed, pluginIds: plugins.map((p) => p.pluginId) };
   }
 }

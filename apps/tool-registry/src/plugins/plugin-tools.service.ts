@@ -36,6 +36,7 @@ export function pluginDescriptors(
         effect: meta?.effect ?? 'external',
         idempotent: meta?.idempotent ?? false,
         source: 'plugin',
+        plugin: plugin.id,
         ...(meta?.requiresApproval ? { requiresApproval: true } : {}),
         ...(outputSchema ? { outputSchema } : {}),
         ...(fileAccess ? { fileAccess } : {}),
@@ -68,13 +69,28 @@ export class PluginToolsService {
   }
 
   async descriptors(): Promise<ToolDescriptor[]> {
-    const lists = await Promise.all(
-      (await this.cache.enabled()).map(async (plugin) => {
+    return (await this.contributions(await this.cache.enabled())).flatMap((p) => p.tools);
+  }
+
+  /** The tools of the enabled plugins among `ids`, per plugin, in that order; silent ones are left out. */
+  async descriptorsOf(ids: readonly string[]): Promise<Array<{ pluginId: string; tools: ToolDescriptor[] }>> {
+    const enabled = new Map((await this.cache.enabled()).map((p) => [p.id, p]));
+    const chosen = [...new Set(ids)].flatMap((id) => enabled.get(id) ?? []);
+    return (await this.contributions(chosen)).filter((p) => p.tools.length > 0);
+  }
+
+  private contributions(
+    plugins: readonly PluginRow[],
+  ): Promise<Array<{ pluginId: string; tools: ToolDescriptor[] }>> {
+    return Promise.all(
+      plugins.map(async (plugin) => {
         const conn = await this.live(plugin);
-        return conn ? pluginDescriptors(plugin, conn, this.sandbox.status().posture) : [];
+        return {
+          pluginId: plugin.id,
+          tools: conn ? pluginDescriptors(plugin, conn, this.sandbox.status().posture) : [],
+        };
       }),
     );
-    return lists.flat();
   }
 
   /**

@@ -6,6 +6,7 @@ import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';
 import { NODE_TONE, RunStatusBadge } from '../runs/badges';
 import type { RunView } from '../runs/model';
+import { FileGrants } from '../runs/FileGrants';
 import { StepGates } from '../runs/Gates';
 import { ErrorNote, JsonView } from '../ui/bits';
 import type { FlowDoc } from './doc';
@@ -90,6 +91,7 @@ export function RunDock({
           </li>
         ))}
       </ol>
+      <FileGrants files={run.files} />
     </section>
   );
 }

@@ -260,6 +260,14 @@ function InputControl({
           spellCheck={false}
           onChange={(e) => onChange(e.target.value)}
         />
+      ) : f.multiline ? (
+        <textarea
+          {...common}
+          rows={5}
+          value={text}
+          placeholder={f.placeholder}
+          onChange={(e) => onChange(e.target.value)}
+        />
       ) : (
         <input
           {...common}

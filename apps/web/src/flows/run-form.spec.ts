@@ -118,3 +118,24 @@ describe('file inputs and live choices', () => {
     expect(fileGrantsOf(fields, raw)).toEqual([{ name: 'book', refs: ['f1'] }]);
   });
 });
+
+test('a text whose default or example spans lines is multi-line, and keeps its line breaks', () => {
+  const letter = {
+    type: 'object',
+    properties: {
+      subject: { type: 'string', default: '{value}: figures' },
+      body: { type: 'string', default: 'Hello,\n\nattached.' },
+      note: { type: 'string', examples: ['one\ntwo'] },
+    },
+  };
+  const fields = inputFieldsOf(letter);
+  expect(fields.map((f) => [f.name, f.multiline ?? false])).toEqual([
+    ['subject', false],
+    ['body', true],
+    ['note', true],
+  ]);
+  expect(readInputs(letter, fields, initialValues(letter, fields)).inputs).toEqual({
+    subject: '{value}: figures',
+    body: 'Hello,\n\nattached.',
+  });
+});

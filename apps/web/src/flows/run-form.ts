@@ -24,6 +24,8 @@ export interface InputField {
   readonly placeholder?: string;
   /** A `choice`'s list tool. */
   readonly source?: InputEnumSource;
+  /** A text whose default or example spans lines: a text area (a one-line input drops line breaks). */
+  readonly multiline?: boolean;
 }
 
 /** What the person typed: text for every field, a boolean for a checkbox. */
@@ -68,6 +70,7 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
     const example = Array.isArray(prop['examples']) ? prop['examples'][0] : prop['example'];
     const title = typeof prop['title'] === 'string' && prop['title'].trim() ? prop['title'] : name;
     const source = special.enums.get(name);
+    const spansLines = [prop['default'], example].some((v) => typeof v === 'string' && v.includes('\n'));
     const kind: InputFieldKind = shared.has(name)
       ? 'directory'
       : pickers.has(name)
@@ -86,6 +89,7 @@ export function inputFieldsOf(schema: Record<string, unknown>): InputField[] {
       ...(kind === 'enum' ? { options: prop['enum'] as unknown[] } : {}),
       ...(kind === 'choice' && source ? { source } : {}),
       ...(example !== undefined ? { placeholder: asText(example) } : {}),
+      ...(kind === 'text' && spansLines ? { multiline: true } : {}),
     };
   });
 }

@@ -1,5 +1,6 @@
 import { assistantEn } from './assistant';
 import { flowEditorEn } from './flow-editor';
+import { pluginsEn } from './plugins';
 
 /** English UI strings: the source; every other language has exactly these keys. */
 export const en = {
@@ -476,6 +477,11 @@ export const en = {
   'settings.agents.noTools': 'No enabled tool records. An admin can add MCP servers under Tools.',
   'settings.agents.unavailable': 'Records {ids} are not enabled now; they are kept.',
   'settings.agents.toolCount': '{n} tool records',
+  'settings.agents.plugins': 'Plugins',
+  'settings.agents.noPlugins': 'No plugin is enabled. An admin can install plugins.',
+  'settings.agents.pluginTools': '{n} tools',
+  'settings.agents.pluginOff': 'disabled or not answering: contributes nothing now',
+  'settings.agents.pluginCount': '{n} plugins',
   'settings.agents.deleteTitle': 'Delete this agent?',
   'settings.agents.deleteBody': '“{name}” is deleted.',
   'settings.tokens.label': 'Label',
@@ -669,6 +675,7 @@ export const en = {
   'error.code.sandbox_weakened': 'Isolation is weakened',
   ...flowEditorEn,
   ...assistantEn,
+  ...pluginsEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

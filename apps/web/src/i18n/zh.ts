@@ -1,6 +1,7 @@
 import type { MessageKey } from './en';
 import { assistantZh } from './assistant';
 import { flowEditorZh } from './flow-editor';
+import { pluginsZh } from './plugins';
 
 /** 简体中文界面文字：与英文完全相同的键（缺一个键，类型检查就不通过）。 */
 export const zh: Record<MessageKey, string> = {
@@ -465,6 +466,11 @@ export const zh: Record<MessageKey, string> = {
   'settings.agents.noTools': '没有已启用的工具记录。管理员可在“工具”中添加 MCP 服务器。',
   'settings.agents.unavailable': '记录 {ids} 当前未启用；仍会保留。',
   'settings.agents.toolCount': '{n} 个工具记录',
+  'settings.agents.plugins': '插件',
+  'settings.agents.noPlugins': '没有已启用的插件。管理员可以安装插件。',
+  'settings.agents.pluginTools': '{n} 个工具',
+  'settings.agents.pluginOff': '已停用或无响应：目前不提供工具',
+  'settings.agents.pluginCount': '{n} 个插件',
   'settings.agents.deleteTitle': '删除此智能体？',
   'settings.agents.deleteBody': '“{name}”将被删除。',
   'settings.tokens.label': '标签',
@@ -655,4 +661,5 @@ export const zh: Record<MessageKey, string> = {
   'error.code.sandbox_weakened': '沙箱已减弱',
   ...flowEditorZh,
   ...assistantZh,
+  ...pluginsZh,
 };

@@ -9,6 +9,7 @@ import { useI18n } from '../i18n/i18n';
 import { useRunStream } from '../live/run-stream';
 import { RunStatusBadge } from '../runs/badges';
 import { EventLog } from '../runs/EventLog';
+import { FileGrants } from '../runs/FileGrants';
 import { PlanGate, StepGates } from '../runs/Gates';
 import { applyEvent, copyView, FINISHED, nextView, touchedSteps, viewOf, type RunView } from '../runs/model';
 import { RewindDialog } from '../runs/RewindDialog';
@@ -214,6 +215,7 @@ export default function RunPage() {
           <StepList steps={steps} selected={selectedStep?.id} onSelect={setSelected} />
         </div>
       )}
+      <FileGrants files={view.files} />
       <EventLog events={logEvents} />
       {rewinding ? (
         <RewindDialog

@@ -5,6 +5,7 @@ import type {
   PermissionDecision,
   RunDetail,
   RunEvent,
+  RunFileGrantView,
   RunStatus,
   ToolEffect,
 } from '@switchyard/contracts';
@@ -47,6 +48,8 @@ export interface RunView {
   result?: unknown;
   error?: { message: string; code: ErrorCode; stepId?: string };
   lastSeq: number;
+  /** The files granted to the run (they never change after its start). */
+  files: readonly RunFileGrantView[];
 }
 
 function stepsOf(plan: AgentPlan | null, previous?: Map<string, StepView>): Map<string, StepView> {
@@ -78,6 +81,7 @@ export function emptyRun(runId: string): RunView {
     steps: new Map(),
     planGate: false,
     lastSeq: 0,
+    files: [],
   };
 }
 
@@ -225,6 +229,7 @@ export function viewOf(detail: RunDetail): RunView {
   const view = emptyRun(detail.id);
   view.goal = detail.goal;
   view.status = detail.status;
+  view.files = detail.files ?? [];
   for (const e of detail.events) applyEvent(view, e);
   // The log in the detail may be cut: the plan and status from the row are authoritative, unless
   // the whole log ends with the run's end (the row and the log are read one after the other, so a

@@ -9,6 +9,7 @@ import { Badge, EmptyState, ErrorNote, FieldErrors, Loading, formatTime, PageHea
 import { ConfirmButton } from '../ui/Confirm';
 import { invalidAt } from '../ui/forms';
 import { Modal } from '../ui/Modal';
+import { useCatalog } from '../runs/catalog';
 
 const agentsKey = ['settings', 'agents'] as const;
 const PAGE_SIZE = 20;
@@ -24,6 +25,7 @@ interface AgentForm {
   temperature: string;
   maxTokens: string;
   mcpToolIds: number[];
+  pluginIds: string[];
 }
 
 function formOf(a?: Agent): AgentForm {
@@ -37,6 +39,7 @@ function formOf(a?: Agent): AgentForm {
     temperature: m.temperature === undefined ? '' : String(m.temperature),
     maxTokens: m.maxTokens === undefined ? '' : String(m.maxTokens),
     mcpToolIds: a?.mcpToolIds ?? [],
+    pluginIds: a?.pluginIds ?? [],
   };
 }
 
@@ -65,6 +68,11 @@ function AgentDialog({
     queryKey: ['mcp-records', 'options'],
     queryFn: ({ signal }) => call(Routes.mcpToolOptions, { signal }),
   });
+  // Plugins come from the catalog (any user may read it): the plugin of each plugin tool, with its tools.
+  const catalog = useCatalog();
+  const plugins = new Map<string, string[]>();
+  for (const tool of catalog.data ?? [])
+    if (tool.plugin) plugins.set(tool.plugin, [...(plugins.get(tool.plugin) ?? []), tool.name]);
   const save = useMutation({
     mutationFn: () => {
       const body = {
@@ -73,6 +81,7 @@ function AgentDialog({
         systemPrompt: f.systemPrompt,
         modelSettings: modelSettingsOf(f),
         mcpToolIds: f.mcpToolIds,
+        pluginIds: f.pluginIds,
       };
       return agent
         ? call(Routes.agentUpdate, { params: { id: agent.id }, body })
@@ -199,6 +208,37 @@ function AgentDialog({
           ) : null}
           <FieldErrors error={err} path="mcpToolIds" />
         </fieldset>
+        <fieldset>
+          <legend>{t('settings.agents.plugins')}</legend>
+          {catalog.isPending ? <Loading /> : null}
+          <ErrorNote error={catalog.error} />
+          {catalog.data && !plugins.size && !f.pluginIds.length ? (
+            <p className="sub">{t('settings.agents.noPlugins')}</p>
+          ) : null}
+          <div className="check-grid">
+            {[...new Set([...plugins.keys(), ...f.pluginIds])].map((id) => (
+              <label key={id} className="check" title={plugins.get(id)?.join(', ')}>
+                <input
+                  type="checkbox"
+                  checked={f.pluginIds.includes(id)}
+                  onChange={(e) =>
+                    set(
+                      'pluginIds',
+                      e.target.checked ? [...f.pluginIds, id] : f.pluginIds.filter((x) => x !== id),
+                    )
+                  }
+                />
+                {id}{' '}
+                <span className="sub">
+                  {plugins.has(id)
+                    ? t('settings.agents.pluginTools', { n: plugins.get(id)?.length ?? 0 })
+                    : t('settings.agents.pluginOff')}
+                </span>
+              </label>
+            ))}
+          </div>
+          <FieldErrors error={err} path="pluginIds" />
+        </fieldset>
         <ErrorNote error={err} />
         <div className="actions">
           <button type="button" onClick={onClose}>
@@ -264,6 +304,9 @@ export function Agents() {
             </td>
             <td>
               <Badge tone="muted">{t('settings.agents.toolCount', { n: a.mcpToolIds.length })}</Badge>
+              {a.pluginIds.length ? (
+                <Badge tone="muted">{t('settings.agents.pluginCount', { n: a.pluginIds.length })}</Badge>
+              ) : null}
             </td>
             <td>{formatTime(a.updatedAt, lang)}</td>
             <td>

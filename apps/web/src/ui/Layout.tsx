@@ -23,6 +23,7 @@ const NAV: readonly NavItem[] = [
   { to: '/tasks', label: 'nav.tasks', needs: 'agent:task:list' },
   { to: '/triggers', label: 'nav.triggers', needs: 'agent:task:list' },
   { to: '/tools', label: 'nav.tools', needs: 'mcp:tool:list' },
+  { to: '/plugins', label: 'nav.plugins', needs: 'plugin:plugin:manage' },
   { to: '/settings', label: 'nav.settings' },
 ];
 

@@ -11,6 +11,7 @@ function toAgent(a: AgentModel): Agent {
     systemPrompt: a.systemPrompt,
     modelSettings: (a.modelSettings ?? {}) as ModelSettings,
     mcpToolIds: a.mcpToolIds,
+    pluginIds: a.pluginIds,
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };
@@ -22,6 +23,7 @@ export interface AgentWrite {
   systemPrompt?: string;
   modelSettings?: ModelSettings;
   mcpToolIds?: number[];
+  pluginIds?: string[];
 }
 
 function mapWriteError(err: unknown, name: string | undefined): never {

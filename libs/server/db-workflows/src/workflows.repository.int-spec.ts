@@ -62,6 +62,27 @@ describe('WorkflowsRepository (real Postgres)', () => {
     await db.drop();
   });
 
+  it('keeps the inputs in their author’s order through create, update and publish (the run form’s order)', async () => {
+    const names = ['workbook', 'outputDir', 'splitColumn', 'account', 'group', 'subject', 'body'];
+    const inputSchema = {
+      type: 'object',
+      properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
+    };
+    const order = (w: { inputSchema: Record<string, unknown> }) =>
+      Object.keys(w.inputSchema['properties'] as Record<string, unknown>);
+    const created = await repo.create(ownerId, definition({ inputSchema }));
+    expect(order(await repo.get(ownerId, created.id))).toEqual(names);
+    const reversed = {
+      type: 'object',
+      properties: Object.fromEntries([...names].reverse().map((n) => [n, { type: 'string' }])),
+    };
+    const updated = await repo.update(ownerId, created.id, 1, definition({ inputSchema: reversed }));
+    expect(order(updated)).toEqual([...names].reverse());
+    const published = await repo.publish(ownerId, created.id, updated.revision, 'read');
+    const version = await repo.version(ownerId, created.id, published.publishedVersion as number);
+    expect(order(version)).toEqual([...names].reverse());
+  });
+
   it('creates a draft at revision 1 and keeps the graph verbatim', async () => {
     const def = definition();
     const created = await repo.create(ownerId, def);

@@ -213,7 +213,7 @@ export class WorkflowsRepository {
   async create(ownerId: string, def: WorkflowDefinition): Promise<Workflow> {
     const [row] = await this.query<WorkflowDbRow>(
       `INSERT INTO workflow (id, owner_id, name, description, input_schema, plan, graph)
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb)
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5::json, $6::jsonb, $7::jsonb)
        RETURNING ${COLUMNS}`,
       randomUUID(),
       ownerId,
@@ -263,7 +263,7 @@ export class WorkflowsRepository {
   /** Replaces the draft; `revision` is the one the edit is based on. */
   async update(ownerId: string, id: string, revision: number, def: WorkflowDefinition): Promise<Workflow> {
     const rows = await this.query<WorkflowDbRow>(
-      `UPDATE workflow SET name = $4, description = $5, input_schema = $6::jsonb, plan = $7::jsonb,
+      `UPDATE workflow SET name = $4, description = $5, input_schema = $6::json, plan = $7::jsonb,
               graph = $8::jsonb, revision = revision + 1, updated_at = now()
        WHERE id = $1::uuid AND owner_id = $2::uuid AND revision = $3
        RETURNING ${COLUMNS}`,

@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RunEventsReader } from '@switchyard/server-db-run-events';
+import type { Logger } from '@switchyard/server-observability';
+import type { RunFeed } from './run-feed';
+import { StreamRelay, type EventLog } from './stream-relay';
+
+interface Event {
+  seq: number;
+  type: string;
+}
+
+/**
+ * The relay over a real HTTP server: a stored history whose last event is terminal is sent whole,
+ * then the stream ends. Frames of one turn are corked into one write; ending the response while
+ * corked drops them on Node 22 (Node 20 flushed), so the relay uncorks first.
+ */
+describe('StreamRelay', () => {
+  let server: Server;
+  const feed = { heartbeat: () => () => undefined } as unknown as RunFeed;
+  const logger = { warn: () => undefined } as unknown as Logger;
+  const relay = new StreamRelay({} as RunEventsReader, feed, logger);
+
+  const history: Event[] = [
+    { seq: 1, type: 'run_created' },
+    { seq: 2, type: 'run_started' },
+    { seq: 3, type: 'complete' },
+  ];
+  const log: EventLog<Event> = {
+    label: { runId: 'r1' },
+    follow: () => Promise.resolve(() => undefined),
+    readAfter: (after) => Promise.resolve(history.filter((e) => e.seq > after)),
+    isTerminal: (e) => e.type === 'complete',
+  };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => void relay.relay(log, 0, req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sends every stored frame, the terminal one included, before it ends the stream', async () => {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const text = await res.text();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual([1, 2, 3]);
+    expect(text).toContain('event: complete\n');
+  });
+});
