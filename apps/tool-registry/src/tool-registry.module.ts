@@ -5,6 +5,7 @@ import {
   AgentRepository,
   FilesRepository,
   MarketSourceRepository,
+  McpOAuthRepository,
   McpToolRepository,
   PluginRepository,
 } from '@switchyard/server-db-tools';
@@ -18,11 +19,13 @@ import { ToolSetService } from './agents/tool-set.service';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp/mcp-client.pool';
+import { OAuthGrants } from './mcp/oauth-grants';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { RecordCache } from './mcp/record-cache';
 import { CLOCK, RecordHealth, systemClock } from './mcp/record-health';
 import { RecordsHandler } from './records/records.handler';
 import { RecordsUseCases } from './records/records.usecases';
+import { RecordOAuthUseCases } from './records/record-oauth.usecases';
 import { DiscoveryModule } from '@nestjs/core';
 import { ExecuteCommandTool } from './builtin/command.tool';
 import {
@@ -90,6 +93,8 @@ export const BUILTIN_TOOLS = [
     },
     { provide: CLOCK, useValue: systemClock },
     RecordHealth,
+    McpOAuthRepository,
+    OAuthGrants,
     McpClientPool,
     RecordCache,
     McpToolsService,
@@ -100,6 +105,7 @@ export const BUILTIN_TOOLS = [
     WorkflowTools,
     MemoryGate,
     RecordsUseCases,
+    RecordOAuthUseCases,
     PluginRepository,
     PluginSandbox,
     PluginServers,

@@ -7,6 +7,23 @@ export type McpToolType = z.infer<typeof McpToolType>;
 export const McpToolStatus = z.enum(['ENABLED', 'DISABLED']);
 export type McpToolStatus = z.infer<typeof McpToolStatus>;
 
+/**
+ * Where a REMOTE record's OAuth grant stands: `not_connected` until someone completes Connect,
+ * `connected` while tokens work (refreshed as needed), `reconnect` when the provider refused them
+ * (expired or revoked grant): its tools are out of the catalog until Connect is done again.
+ */
+export const McpOAuthState = z.enum(['not_connected', 'connected', 'reconnect']);
+export type McpOAuthState = z.infer<typeof McpOAuthState>;
+
+export const McpToolOAuthStatus = z.object({
+  grant: z.enum(['authorization_code', 'client_credentials']),
+  state: McpOAuthState,
+  reason: z.string().nullable().describe('why the record needs Connect or Reconnect'),
+  connectedAt: z.string().nullable(),
+  connectedBy: z.string().nullable().describe('the owner who completed the last Connect'),
+});
+export type McpToolOAuthStatus = z.infer<typeof McpToolOAuthStatus>;
+
 /** A tool record as the API shows it. Connection settings (configJson) are write-only. */
 export const McpToolRecord = z.object({
   id: z.number().int(),
@@ -29,6 +46,9 @@ export const McpToolRecord = z.object({
     .describe(
       'set for five minutes after three failed connections, on every replica; a successful Test clears it',
     ),
+  oauth: McpToolOAuthStatus.nullable().describe(
+    'REMOTE records that sign in with OAuth: the grant (tokens and client secrets are never shown)',
+  ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -52,13 +72,64 @@ export const LocalServerConfig = z
   .strict();
 export type LocalServerConfig = z.infer<typeof LocalServerConfig>;
 
+/**
+ * OAuth 2.1 sign-in of a REMOTE record (see docs/mcp-oauth.md). Without `clientId` the client
+ * registers itself (a Client ID Metadata Document when `clientMetadataUrl` is given and the server
+ * supports it, else dynamic registration). `client_credentials` is for machine-to-machine servers and
+ * needs a pre-registered client. `scope` is used when neither the server's WWW-Authenticate nor its
+ * metadata names scopes.
+ */
+export const RemoteOAuthConfig = z
+  .object({
+    grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+    clientId: z.string().min(1).max(2048).optional(),
+    clientSecret: z.string().min(1).max(4096).optional(),
+    tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+    scope: z
+      .string()
+      .max(2048)
+      .regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, 'space-separated scope tokens')
+      .optional(),
+    clientMetadataUrl: z
+      .url({ protocol: /^https$/ })
+      .max(2048)
+      .optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.grant === 'client_credentials' && (!o.clientId || !o.clientSecret))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clientId'],
+        message: 'client_credentials needs a pre-registered clientId and clientSecret',
+      });
+    if (o.clientSecret && !o.clientId)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'a clientSecret needs its clientId' });
+    if (o.tokenEndpointAuthMethod && o.tokenEndpointAuthMethod !== 'none' && !o.clientSecret)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clientSecret'],
+        message: `${o.tokenEndpointAuthMethod} needs a clientSecret`,
+      });
+  });
+export type RemoteOAuthConfig = z.infer<typeof RemoteOAuthConfig>;
+
 /** REMOTE: an MCP server reached over Streamable HTTP; headers (e.g. Authorization) are write-only too. */
 export const RemoteServerConfig = z
   .object({
     baseUrl: z.url({ protocol: /^https?$/ }).max(4096),
     headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(8192)).optional(),
+    oauth: RemoteOAuthConfig.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.oauth && Object.keys(c.headers ?? {}).some((h) => h.toLowerCase() === 'authorization'))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headers', 'Authorization'],
+        message: 'a record that signs in with OAuth sends its own Authorization header',
+      });
+  });
 export type RemoteServerConfig = z.infer<typeof RemoteServerConfig>;
 
 const name = z.string().trim().min(1, 'name is required').max(200);
@@ -147,3 +218,38 @@ export const RecordChangedEvent = z.object({
 });
 export type RecordChangedEvent = z.infer<typeof RecordChangedEvent>;
 export const RECORD_CHANGED_SUBJECT = 'events.registry.record.changed';
+
+/** Connect: the gateway names its callback, which is where the provider sends the browser back. */
+export const ConnectMcpTool = z.object({
+  id: z.number().int().positive(),
+  redirectUri: z.url({ protocol: /^https?$/ }).max(2048),
+});
+export const McpToolConnectResult = z.union([
+  z.object({ connected: z.literal(true) }).strict(),
+  z
+    .object({
+      authorizationUrl: z
+        .string()
+        .describe("the provider's sign-in page; following it back to the callback completes Connect"),
+    })
+    .strict(),
+]);
+export type McpToolConnectResult = z.infer<typeof McpToolConnectResult>;
+
+/** What the provider sends back to `/api/mcp/oauth/callback` (RFC 6749 §4.1.2). */
+export const McpOAuthCallbackQuery = z.object({
+  state: z.string().min(1).max(512),
+  code: z.string().min(1).max(4096).optional(),
+  error: z.string().max(200).optional(),
+  error_description: z.string().max(2000).optional(),
+  iss: z.string().max(2048).optional(),
+});
+export type McpOAuthCallbackQuery = z.infer<typeof McpOAuthCallbackQuery>;
+/** The callback as the registry gets it: the caller, when the browser sent a token, must be the one who started. */
+export const McpOAuthCallback = McpOAuthCallbackQuery;
+export const McpOAuthCallbackResult = z.object({
+  connected: z.literal(true),
+  id: z.number().int(),
+  name: z.string(),
+});
+export type McpOAuthCallbackResult = z.infer<typeof McpOAuthCallbackResult>;

@@ -14,10 +14,14 @@ import {
 } from './files';
 import { Agent, AgentPage, AgentRpc, ToolSet, ToolSetRequest } from './agents';
 import {
+  ConnectMcpTool,
   CreateMcpToolBody,
   DeletedMcpTools,
   DeleteMcpTools,
+  McpOAuthCallback,
+  McpOAuthCallbackResult,
   McpToolAllQuery,
+  McpToolConnectResult,
   McpToolId,
   McpToolList,
   McpToolListQuery,
@@ -203,6 +207,9 @@ export const Rpc = {
     setStatus: rpc('registry.records.status', SetMcpToolStatus, McpToolRecord),
     delete: rpc('registry.records.delete', DeleteMcpTools, DeletedMcpTools),
     test: rpc('registry.records.test', McpToolId, McpToolTestResult),
+    /** OAuth sign-in of a REMOTE record: start (or finish at once), and the provider's callback. */
+    connect: rpc('registry.records.connect', ConnectMcpTool, McpToolConnectResult),
+    oauthCallback: rpc('registry.records.oauth-callback', McpOAuthCallback, McpOAuthCallbackResult),
     /** Assemble a tool set by record ids, by record names, or all enabled. */
     toolSet: rpc('registry.toolsets.assemble', ToolSetRequest, ToolSet),
     agentList: rpc('registry.agents.list', AgentRpc.Page, AgentPage),

@@ -13,3 +13,4 @@ export * from './owner-feed';
 export * from './platform';
 export * from './plugin-fixture';
 export * from './conformance';
+export * from './oauth-fixture';

@@ -4,6 +4,8 @@ import {
   Routes,
   Rpc,
   type DeletedMcpTools,
+  type McpOAuthCallbackResult,
+  type McpToolConnectResult,
   type McpToolList,
   type McpToolOptions,
   type McpToolPage,
@@ -13,7 +15,15 @@ import {
 import type { Bus } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
-import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { authenticate, presentedToken } from '../auth/auth.guard';
+import { TokenVerifier } from '../auth/token-verifier';
+import { asCaller, callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+
+/** Where OAuth providers send the browser back after Connect. */
+export const OAUTH_CALLBACK_PATH = Routes.mcpOAuthCallback.path;
+
+/** Discovery, registration and a token request, each to a remote server that may be slow. */
+const OAUTH_RPC_TIMEOUT_MS = 45_000;
 
 const CSV_COLUMNS = [
   'id',
@@ -50,6 +60,7 @@ export class RecordsController {
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly verifier: TokenVerifier,
   ) {}
 
   @Endpoint(Routes.mcpToolList)
@@ -122,6 +133,41 @@ export class RecordsController {
     // A test may take the --version check (5 s) plus the MCP handshake: wait for its real answer.
     const timeoutMs = 5_000 + this.config.tools.mcpHandshakeTimeoutMs + 2_000;
     return this.bus.call(Rpc.registry.test, { id: input.params.id }, { ...asCaller(req), timeoutMs });
+  }
+
+  @Endpoint(Routes.mcpToolConnect)
+  connect(
+    @In() input: Input<typeof Routes.mcpToolConnect>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolConnectResult> {
+    return this.bus.call(
+      Rpc.registry.connect,
+      { id: input.params.id, redirectUri: `${this.config.http.publicUrl}${OAUTH_CALLBACK_PATH}` },
+      { ...asCaller(req), timeoutMs: OAUTH_RPC_TIMEOUT_MS },
+    );
+  }
+
+  /**
+   * Public: a browser coming back from the provider carries no token, and the state alone says
+   * who started. A caller that does send a token must be that person.
+   */
+  @Endpoint(Routes.mcpOAuthCallback)
+  async oauthCallback(
+    @In() input: Input<typeof Routes.mcpOAuthCallback>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpOAuthCallbackResult> {
+    const principal = presentedToken(req.headers, undefined, false)
+      ? await authenticate(
+          { ...Routes.mcpOAuthCallback, auth: 'authenticated' },
+          this.verifier,
+          req.headers,
+          undefined,
+        )
+      : undefined;
+    return this.bus.call(Rpc.registry.oauthCallback, input.query, {
+      ctx: callContext(principal, req.correlationId),
+      timeoutMs: OAUTH_RPC_TIMEOUT_MS,
+    });
   }
 
   @Endpoint(Routes.mcpToolDelete)

@@ -7,6 +7,8 @@ import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
 import { connectMcp, type McpConnection, type ProcessLaunch } from './mcp-connection';
+import { OAuthGrants } from './oauth-grants';
+import type { RecordOAuthProvider } from './record-oauth';
 import { FAILURE_THRESHOLD, RecordHealth } from './record-health';
 
 const MAX_BACKOFF_MS = 30_000;
@@ -34,6 +36,7 @@ export class McpClientPool implements OnModuleDestroy {
     private readonly box: SecretBox,
     private readonly addresses: AddressPolicy,
     private readonly health: RecordHealth,
+    private readonly oauth: OAuthGrants,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -53,7 +56,13 @@ export class McpClientPool implements OnModuleDestroy {
         );
       }
     }
-    return this.open(key, record.updatedAt, record.name, () => this.connect(record), {
+    // A record that must sign in and cannot is refused before connecting: not a failed connection.
+    const settings = this.settingsOf(record);
+    const authProvider =
+      settings.type === 'REMOTE' && settings.config.oauth
+        ? await this.oauth.forConnection(record, settings.config.oauth, () => this.retire(key))
+        : undefined;
+    return this.open(key, record.updatedAt, record.name, () => this.connect(record, settings, authProvider), {
       fresh: opts.fresh === true,
       onSuccess: () => this.health.clear(record.id),
       onFailure: async () => {
@@ -146,6 +155,24 @@ export class McpClientPool implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Takes the client under `key` out of use without cutting the call in progress on it (that call
+   * reports why); it is closed once that call has had its answer.
+   */
+  private retire(key: string): void {
+    const entry = this.live.get(key);
+    if (!entry) return;
+    this.live.delete(key);
+    setTimeout(
+      () =>
+        void entry.connection.then(
+          (c) => c.close(),
+          () => undefined,
+        ),
+      1_000,
+    ).unref();
+  }
+
   drop(recordId: number): Promise<void> {
     return this.dropKey(recordKey(recordId));
   }
@@ -194,11 +221,26 @@ export class McpClientPool implements OnModuleDestroy {
     }
   }
 
-  private async connect(record: McpToolRow): Promise<McpConnection> {
+  /** The record's connection settings, opened. */
+  settingsOf(
+    record: McpToolRow,
+  ):
+    | { readonly type: 'LOCAL'; readonly config: LocalServerConfig }
+    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig } {
     if (record.type === 'BUILTIN') throw new Error('built-in records have no MCP server');
     if (!record.configEnc)
       throw new AppError('validation_failed', `${record.name} has no connection settings`);
     const raw: unknown = JSON.parse(this.box.open(record.configEnc));
+    return record.type === 'LOCAL'
+      ? { type: 'LOCAL', config: LocalServerConfig.parse(raw) }
+      : { type: 'REMOTE', config: RemoteServerConfig.parse(raw) };
+  }
+
+  private async connect(
+    record: McpToolRow,
+    settings: ReturnType<McpClientPool['settingsOf']>,
+    authProvider: RecordOAuthProvider | undefined,
+  ): Promise<McpConnection> {
     const deps = {
       logger: this.logger,
       addresses: this.addresses,
@@ -206,9 +248,9 @@ export class McpClientPool implements OnModuleDestroy {
       label: `MCP server ${record.name}`,
     };
     const conn =
-      record.type === 'LOCAL'
-        ? await connectMcp({ type: 'LOCAL', config: LocalServerConfig.parse(raw) }, deps)
-        : await connectMcp({ type: 'REMOTE', config: RemoteServerConfig.parse(raw) }, deps);
+      settings.type === 'LOCAL'
+        ? await connectMcp(settings, deps)
+        : await connectMcp({ ...settings, ...(authProvider ? { authProvider } : {}) }, deps);
     this.logger.info({ record: record.name, tools: conn.tools.length }, 'mcp client connected');
     return conn;
   }

@@ -3,10 +3,14 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/server-observability';
-import type { AddressPolicy } from '@switchyard/server-runtime';
+import { vettedFetchLike, type AddressPolicy, type FetchLike } from '@switchyard/server-runtime';
 
 export const VERSION_CHECK_MS = 5_000;
 
@@ -96,7 +100,14 @@ export function checkVersion(command: string, env: Record<string, string>): Prom
 export async function connectMcp(
   opts:
     | { readonly type: 'LOCAL'; readonly config: LocalServerConfig }
-    | { readonly type: 'REMOTE'; readonly config: RemoteServerConfig }
+    | {
+        readonly type: 'REMOTE';
+        readonly config: RemoteServerConfig;
+        /** Signs requests with the record's OAuth grant (refreshing it as needed). */
+        readonly authProvider?: OAuthClientProvider & {
+          insufficientScope?(scope: string | undefined): Promise<void>;
+        };
+      }
     | { readonly type: 'PROCESS'; readonly launch: ProcessLaunch },
   deps: {
     readonly logger: Logger;
@@ -133,8 +144,26 @@ export async function connectMcp(
     transport = stdio;
   } else {
     const target = await deps.addresses.vet(opts.config.baseUrl);
+    // Every request (OAuth discovery and token requests included) is vetted and goes to the vetted address.
+    const vetted = vettedFetchLike(deps.addresses);
+    const provider = opts.authProvider;
+    // A 403 insufficient_scope is the provider's to handle (step-up needs a person), before the SDK
+    // retries with the same grant.
+    const fetch: FetchLike = provider?.insufficientScope
+      ? async (url, init) => {
+          const res = await vetted(url, init);
+          if (res.status !== 403) return res;
+          const { error, scope } = extractWWWAuthenticateParams(res);
+          if (error !== 'insufficient_scope') return res;
+          await res.body?.cancel().catch(() => undefined);
+          await provider.insufficientScope?.(scope);
+          return res;
+        }
+      : vetted;
     transport = new StreamableHTTPClientTransport(target.url, {
       requestInit: { headers: opts.config.headers ?? {} },
+      fetch,
+      ...(provider ? { authProvider: provider } : {}),
     });
   }
   const client = new Client({ name: 'switchyard-tool-registry', version: '0.1.0' });

@@ -180,6 +180,8 @@ export class McpToolsService {
       });
     } catch (err) {
       if (signal.aborted) throw err;
+      // Ours (a grant the provider refused: Reconnect) keeps its code and sentence.
+      if (err instanceof AppError) throw new AppError(err.code, `${name} failed: ${err.message}`);
       const reason = conn.closed() ? `the ${c.server} exited during the call` : (err as Error).message;
       if (conn.closed()) await c.onExit();
       throw new AppError('tool_failed', `${name} failed: ${reason}`);

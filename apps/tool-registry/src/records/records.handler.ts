@@ -4,12 +4,16 @@ import type { z } from 'zod';
 import type { CallContext } from '@switchyard/server-observability';
 import { Caller, RpcHandler, RpcPayload } from '@switchyard/server-runtime';
 import { RecordsUseCases } from './records.usecases';
+import { RecordOAuthUseCases } from './record-oauth.usecases';
 
 type In<K extends keyof typeof Rpc.registry> = z.output<(typeof Rpc.registry)[K]['request']>;
 
 @Controller()
 export class RecordsHandler {
-  constructor(private readonly records: RecordsUseCases) {}
+  constructor(
+    private readonly records: RecordsUseCases,
+    private readonly oauth: RecordOAuthUseCases,
+  ) {}
 
   @RpcHandler(Rpc.registry.list)
   list(@RpcPayload(Rpc.registry.list) q: In<'list'>) {
@@ -49,6 +53,19 @@ export class RecordsHandler {
   @RpcHandler(Rpc.registry.test)
   test(@RpcPayload(Rpc.registry.test) body: In<'test'>, @Caller() caller: CallContext) {
     return this.records.test(caller, body.id);
+  }
+
+  @RpcHandler(Rpc.registry.connect)
+  connect(@RpcPayload(Rpc.registry.connect) body: In<'connect'>, @Caller() caller: CallContext) {
+    return this.oauth.connect(caller, body);
+  }
+
+  @RpcHandler(Rpc.registry.oauthCallback)
+  oauthCallback(
+    @RpcPayload(Rpc.registry.oauthCallback) q: In<'oauthCallback'>,
+    @Caller() caller: CallContext,
+  ) {
+    return this.oauth.callback(caller, q);
   }
 
   @RpcHandler(Rpc.registry.delete)

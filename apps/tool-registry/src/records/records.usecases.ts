@@ -19,7 +19,13 @@ import {
   type UpdateMcpToolBody,
 } from '@switchyard/contracts';
 import { SecretBox } from '@switchyard/server-db';
-import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
+import {
+  McpOAuthRepository,
+  McpToolRepository,
+  oauthStatusOf,
+  type McpOAuthGrantRow,
+  type McpToolRow,
+} from '@switchyard/server-db-tools';
 import { requireAdmin, type CallContext, type Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from '../mcp/mcp-client.pool';
@@ -30,9 +36,13 @@ import { BuiltinRegistry } from '../tools/builtin-registry';
 
 const ADMIN_ONLY = 'managing tool records needs an admin';
 
-function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {
+function view(row: McpToolRow, disabledUntil?: number, grant?: McpOAuthGrantRow): McpToolRecord {
   const { configEnc: _secret, testedToolsHash: _hash, ...record } = row;
-  return { ...record, disabledUntil: disabledUntil ? new Date(disabledUntil).toISOString() : null };
+  return {
+    ...record,
+    disabledUntil: disabledUntil ? new Date(disabledUntil).toISOString() : null,
+    oauth: grant ? oauthStatusOf(grant) : null,
+  };
 }
 
 /**
@@ -44,6 +54,7 @@ function view(row: McpToolRow, disabledUntil?: number): McpToolRecord {
 export class RecordsUseCases implements OnApplicationBootstrap {
   constructor(
     private readonly records: McpToolRepository,
+    private readonly grants: McpOAuthRepository,
     private readonly builtins: BuiltinRegistry,
     private readonly box: SecretBox,
     private readonly addresses: AddressPolicy,
@@ -79,8 +90,9 @@ export class RecordsUseCases implements OnApplicationBootstrap {
   }
 
   private async views(rows: McpToolRow[]): Promise<McpToolRecord[]> {
-    const disabled = await this.health.disabledMap(rows.filter((r) => r.type !== 'BUILTIN').map((r) => r.id));
-    return rows.map((r) => view(r, disabled.get(r.id)));
+    const ids = rows.filter((r) => r.type !== 'BUILTIN').map((r) => r.id);
+    const [disabled, grants] = await Promise.all([this.health.disabledMap(ids), this.grants.grants(ids)]);
+    return rows.map((r) => view(r, disabled.get(r.id), grants.get(r.id)));
   }
 
   async create(caller: CallContext, body: CreateMcpToolBody): Promise<McpToolRecord> {
@@ -90,7 +102,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
         'conflict',
         'built-in tools are defined in code and cannot be added through the API',
       );
-    const configEnc = await this.sealConfig(body.type, body.configJson);
+    const { configEnc, oauthGrant } = await this.sealConfig(body.type, body.configJson);
     const row = await this.records.create({
       name: body.name,
       description: body.description,
@@ -100,9 +112,10 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       effect: body.effect ?? null,
       idempotent: body.idempotent ?? null,
     });
+    if (oauthGrant) await this.grants.reset(row.id, oauthGrant);
     this.logger.info({ id: row.id, name: row.name, type: row.type }, 'tool record created');
     this.cache.changed({ id: row.id, reason: 'created' });
-    return view(row);
+    return (await this.views([row]))[0] as McpToolRecord;
   }
 
   async update(caller: CallContext, body: UpdateMcpToolBody): Promise<McpToolRecord> {
@@ -123,16 +136,21 @@ export class RecordsUseCases implements OnApplicationBootstrap {
         },
       );
     }
+    const sealed = newConfig ? await this.sealConfig(type, newConfig) : undefined;
     const row = await this.records.update(body.id, {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.description !== undefined ? { description: body.description } : {}),
       ...(body.type !== undefined ? { type: body.type } : {}),
       ...(body.status !== undefined ? { status: body.status } : {}),
-      ...(newConfig ? { configEnc: await this.sealConfig(type, newConfig) } : {}),
+      ...(sealed ? { configEnc: sealed.configEnc } : {}),
       ...(body.effect !== undefined ? { effect: body.effect } : {}),
       ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
     });
-    if (newConfig) await this.health.clear(row.id);
+    if (sealed) {
+      await this.health.clear(row.id);
+      // New settings, new sign-in: tokens got for other settings are not carried over.
+      await this.grants.reset(row.id, sealed.oauthGrant);
+    }
     this.cache.changed({ id: row.id, reason: 'updated' });
     return (await this.views([row]))[0] as McpToolRecord;
   }
@@ -200,8 +218,14 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       );
   }
 
-  /** Parses, validates for the type and encrypts; every problem is reported under `configJson`. */
-  private async sealConfig(type: Exclude<McpToolType, 'BUILTIN'>, configJson: string): Promise<string> {
+  /**
+   * Parses, validates for the type and encrypts; every problem is reported under `configJson`.
+   * `oauthGrant`: the record signs in with OAuth, with this grant.
+   */
+  private async sealConfig(
+    type: Exclude<McpToolType, 'BUILTIN'>,
+    configJson: string,
+  ): Promise<{ configEnc: string; oauthGrant: 'authorization_code' | 'client_credentials' | undefined }> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(configJson);
@@ -221,7 +245,8 @@ export class RecordsUseCases implements OnApplicationBootstrap {
         issues,
       });
     }
-    if (type === 'REMOTE') await this.addresses.vet((result.data as RemoteServerConfig).baseUrl);
-    return this.box.seal(JSON.stringify(result.data));
+    const remote = type === 'REMOTE' ? (result.data as RemoteServerConfig) : undefined;
+    if (remote) await this.addresses.vet(remote.baseUrl);
+    return { configEnc: this.box.seal(JSON.stringify(result.data)), oauthGrant: remote?.oauth?.grant };
   }
 }

@@ -78,6 +78,7 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: url(['http:', 'https:']).optional(),
   NATS_URL: z
     .string()
     .default('nats://127.0.0.1:4222')
@@ -256,6 +257,11 @@ export interface AppConfig {
     readonly sseHeartbeatMs: number;
     /** The built admin web client the gateway serves at `/` (index.html + assets/). */
     readonly webDir: string;
+    /**
+     * The gateway as browsers reach it (no trailing slash): OAuth providers send people back to
+     * `<publicUrl>/api/mcp/oauth/callback`. Unset: http://<HOST, or localhost>:<PORT>.
+     */
+    readonly publicUrl: string;
   };
   readonly nats: { readonly servers: string[]; readonly subjectPrefix: string };
   readonly database: { readonly url: string; readonly poolSize: number };
@@ -427,6 +433,9 @@ export function loadConfig(
       sseHeartbeatMs: e.SSE_HEARTBEAT_MS,
       // Services run from the repository root (npm start) or /app (the image): dist/web is the Vite build.
       webDir: resolve(e.WEB_DIR ?? join(process.cwd(), 'dist', 'web')),
+      publicUrl: (
+        e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' || e.HOST === '::' ? 'localhost' : e.HOST}:${port}`
+      ).replace(/\/+$/, ''),
     },
     nats: { servers: e.NATS_URL.split(',').map((s) => s.trim()), subjectPrefix: e.NATS_SUBJECT_PREFIX },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },

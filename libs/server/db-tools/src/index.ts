@@ -5,3 +5,4 @@ export * from './agent-sql';
 export * from './plugin.repository';
 export * from './market-source.repository';
 export * from './files.repository';
+export * from './mcp-oauth.repository';

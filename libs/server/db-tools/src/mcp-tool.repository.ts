@@ -9,7 +9,7 @@ import {
 import { Prisma, type McpTool, type PrismaClient } from '@prisma/client';
 import { PRISMA } from '@switchyard/server-db';
 
-export interface McpToolRow extends Omit<McpToolRecord, 'disabledUntil'> {
+export interface McpToolRow extends Omit<McpToolRecord, 'disabledUntil' | 'oauth'> {
   readonly configEnc: string | null;
   readonly testedToolsHash: string | null;
 }

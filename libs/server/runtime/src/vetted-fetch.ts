@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { AppError } from '@switchyard/contracts';
@@ -139,4 +140,69 @@ function once(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The fetch signature clients such as the MCP SDK accept. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Statuses whose response has no body by definition (the Response constructor refuses one). */
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+function requestBody(
+  body: RequestInit['body'],
+  headers: Record<string, string>,
+): string | Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return body;
+  if (body instanceof URLSearchParams) {
+    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+    return body.toString();
+  }
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(new Uint8Array(body));
+  throw new AppError('tool_failed', 'a vetted fetch sends string, form or byte bodies only');
+}
+
+/**
+ * fetchVetted for clients that take a fetch function (the MCP SDK's transport and OAuth client):
+ * every request is vetted by the policy and connected to the vetted address. A redirect is answered,
+ * not followed: the SDK follows same-origin ones through this function again, so each hop is vetted.
+ * The body streams, so Server-Sent Events work.
+ */
+export function vettedFetchLike(policy: AddressPolicy): FetchLike {
+  return async (url, init = {}) => {
+    const target = await policy.vet(url);
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, key) => (headers[key] = value));
+    const body = requestBody(init.body, headers);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const lookup: LookupFunction = (_host, options, callback) => {
+      if ((options as { all?: boolean }).all)
+        callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(target.url, {
+        method: init.method ?? 'GET',
+        headers,
+        lookup,
+        ...(init.signal ? { signal: init.signal } : {}),
+      });
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.end(body);
+    });
+    const out = new Headers();
+    for (const [key, value] of Object.entries(res.headers)) {
+      if (value === undefined || key === 'set-cookie') continue;
+      out.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const status = res.statusCode ?? 0;
+    if (NULL_BODY.has(status) || init.method === 'HEAD') {
+      res.resume();
+      return new Response(null, { status, headers: out });
+    }
+    return new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers: out });
+  };
 }
