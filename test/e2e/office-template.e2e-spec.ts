@@ -106,8 +106,15 @@ describe('the "Excel split → batch e-mail" template end to end', () => {
     }
   };
 
+  /** Waits for the run's end (an approval answered a moment ago may not have moved the run yet). */
   const toEnd = async (runId: string) => {
-    const { d } = await nextStop(runId);
+    let d: Record<string, unknown> = {};
+    await waitFor(async () => {
+      d = await detail(runId);
+      return ['completed', 'failed', 'cancelled'].includes(String(d['status']));
+    }, 120_000).catch((err: Error) => {
+      throw new Error(`${err.message}; the run: ${JSON.stringify(d).slice(0, 3_000)}`);
+    });
     return d;
   };
 
