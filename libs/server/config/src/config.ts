@@ -242,6 +242,8 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
+  RUN_OWNER_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(32),
+  RUN_DEPLOYMENT_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(512),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
   CHAT_MAX_TOOL_CALLS: z.coerce.number().int().min(1).max(10_000).default(25),
   CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000_000).default(200_000),
@@ -373,6 +375,11 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+    /**
+     * Foreground runs (started by a person or a client, not a background task) and chat turns active
+     * at once, per owner and for the deployment; beyond: 429 capacity_exceeded. 0: no limit.
+     */
+    readonly foreground: { readonly owner: number; readonly deployment: number };
   };
   /** AI chat (executor): the platform's ceilings on one turn; a session's budget may only tighten them. */
   readonly chat: {
@@ -567,6 +574,7 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+      foreground: { owner: e.RUN_OWNER_ACTIVE_LIMIT, deployment: e.RUN_DEPLOYMENT_ACTIVE_LIMIT },
     },
     chat: {
       maxToolCalls: e.CHAT_MAX_TOOL_CALLS,
