@@ -263,6 +263,9 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       NATS_URL,
       NATS_SUBJECT_PREFIX: prefix,
       REDIS_URL,
+      // As deployed: NODE_ENV=test (the test stack's default) also checks every RPC reply against
+      // its contract, a parse per call that production does not pay.
+      NODE_ENV: 'production',
       SWITCHYARD_ADMIN_TOKEN: admin,
       LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE_MS: '3000',
@@ -533,6 +536,10 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     const batchP99 = byPriority.batch.p99Ms;
 
     const throughputRatio = syPerS / rawPerS;
+    const summedCores = [...stack.services.keys(), ...SERVERS].reduce(
+      (a, k) => a + (throughputCores[k] ?? 0),
+      0,
+    );
     const result = {
       benchmark: 'tasks',
       at: new Date().toISOString(),
@@ -541,6 +548,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         cpuModel: cpus()[0]?.model,
         node: process.version,
         loadAvg1mAtStart: r3(loadAtStart ?? NaN),
+        loadAvg1mAtEnd: r3(loadavg()[0] ?? NaN),
       },
       method: {
         path: 'REST POST /api/agent/tasks through the gateway; gateway, planner, executor, tool-registry, scheduler as processes',
@@ -584,6 +592,9 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         cpuMsPerTask: Object.fromEntries(
           Object.entries(throughputCores).map(([k, c]) => [k, r3((c * 1000) / syPerS)]),
         ),
+        cpuMsPerTaskSummed: r3((summedCores * 1000) / syPerS),
+        cpuMsPerTaskSummedNote:
+          'the five services plus Postgres, Redis and NATS (shared servers: whatever else used them in the window counts too); not the bench client',
         rawCpuMsPerJob: r3(rawCpuMsPerJob),
         bodies: {
           runDuration: stats(runDurations),
@@ -591,8 +602,8 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
           slotUtilisation: r3(utilisation),
           ceilingTasksPerSFromBodiesAlone: r3((SLOTS * 1000) / mean(runDurations)),
         },
-        goal: '≥ 70% of raw BullMQ throughput',
-        goalMet: throughputRatio >= 0.7,
+        goal: '≥ 600 one-step tasks/s end to end, CPU per task ≤ 3 ms summed over processes (issue 18)',
+        goalMet: syPerS >= 600 && (summedCores * 1000) / syPerS <= 3,
       },
       pickup: {
         samples: PICKUPS,

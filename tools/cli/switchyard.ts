@@ -40,16 +40,24 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig('gateway', environment());
   if (command === 'migrate') {
-    const created = await ensureDatabase(config.database.url);
+    const created = await ensureDatabase(config.database.url, config.database.ssl);
     if (created) process.stdout.write(`created database ${new URL(config.database.url).pathname.slice(1)}\n`);
-    const result = await migrate(config.database.url, { log: (l) => process.stdout.write(l + '\n') });
+    const result = await migrate(config.database.url, {
+      log: (l) => process.stdout.write(l + '\n'),
+      ssl: config.database.ssl,
+    });
     process.stdout.write(
       `migrations: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied\n`,
     );
     return;
   }
   if (command !== 'token' && command !== 'workspace') throw new UsageError(`unknown command "${command}"`);
-  const prisma = createPrisma({ url: config.database.url, poolSize: 2, applicationName: 'switchyard-cli' });
+  const prisma = createPrisma({
+    url: config.database.url,
+    ssl: config.database.ssl,
+    poolSize: 2,
+    applicationName: 'switchyard-cli',
+  });
   const identity = new IdentityRepository(prisma);
   try {
     if (command === 'workspace') {

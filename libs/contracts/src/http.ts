@@ -285,7 +285,7 @@ export const Routes = {
     path: '/api/agent/run',
     summary:
       'Start a run: with `workflow` (an AgentPlan) the plan is validated before any tool runs and no model is needed; ' +
-      'without it the configured model drafts the plan (plan_token events), then the run waits for plan approval unless config.planApproval is false',
+      'without it the configured model drafts the plan (plan_token events), then the run waits for plan approval unless config.planApproval is false. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}',
     tag: 'runs',
     auth: { permission: 'agent:run:start' },
     body: StartRunBody,
@@ -298,6 +298,7 @@ export const Routes = {
       'forbidden',
       'not_found',
       'model_not_configured',
+      'capacity_exceeded',
       'unavailable',
     ],
   }),
@@ -306,7 +307,7 @@ export const Routes = {
     path: '/api/agent/batch',
     summary:
       'Start 1–8 independent runs at once; each keeps its own approvals, cancel, history and stream. ' +
-      'capabilityMode "read-only" refuses, before any tool runs, a plan with a non-read step. Nothing starts if any run is refused',
+      'capabilityMode "read-only" refuses, before any tool runs, a plan with a non-read step. Nothing starts if any run is refused. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}',
     tag: 'runs',
     auth: { permission: 'agent:run:start' },
     body: BatchBody,
@@ -319,6 +320,7 @@ export const Routes = {
       'forbidden',
       'not_found',
       'model_not_configured',
+      'capacity_exceeded',
       'unavailable',
     ],
   }),
@@ -406,20 +408,29 @@ export const Routes = {
   runFork: route({
     method: 'POST',
     path: '/api/agent/runs/{runId}/fork',
-    summary: "Copy a finished run's plan into a new run that waits for plan review; nothing is reused",
+    summary:
+      "Copy a finished run's plan into a new run that waits for plan review; nothing is reused. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}",
     tag: 'runs',
     auth: { permission: 'agent:run:start' },
     params: RunIdParam,
     response: StartedRun,
     status: 200,
-    errors: ['unauthenticated', 'forbidden', 'not_found', 'conflict', 'sandbox_weakened', 'unavailable'],
+    errors: [
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'sandbox_weakened',
+      'capacity_exceeded',
+      'unavailable',
+    ],
   }),
   runRewind: route({
     method: 'POST',
     path: '/api/agent/runs/{runId}/rewind',
     summary:
       'New run with the first keepSteps steps of a finished run and their completed executions, waiting for plan review. ' +
-      'Side effects of the dropped steps are NOT undone: the review gate is where you account for them',
+      'Side effects of the dropped steps are NOT undone: the review gate is where you account for them. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}',
     tag: 'runs',
     auth: { permission: 'agent:run:start' },
     params: RunIdParam,
@@ -433,6 +444,7 @@ export const Routes = {
       'not_found',
       'conflict',
       'sandbox_weakened',
+      'capacity_exceeded',
       'unavailable',
     ],
   }),
@@ -820,7 +832,7 @@ export const Routes = {
     path: '/api/workflows/{id}/run',
     summary:
       'Bind inputs (checked against the input schema, every missing or mistyped field listed) and start a normal run of the draft ' +
-      '(or of a published version) with the normal approval policy',
+      '(or of a published version) with the normal approval policy. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}',
     tag: 'workflows',
     auth: { permission: 'agent:run:start' },
     params: WorkflowIdParam,
@@ -828,7 +840,14 @@ export const Routes = {
     response: StartedRun,
     status: 200,
     idempotencyKey: true,
-    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'capacity_exceeded',
+      'unavailable',
+    ],
   }),
   taskCapacity: route({
     method: 'GET',
@@ -1466,7 +1485,7 @@ export const Routes = {
     path: '/api/chat/sessions/{id}/messages',
     summary:
       'Send a message and follow the turn: frames `turn_started`, `token`, `tool_call`, `approval_requested`, `tool_result`, ' +
-      'then `message_complete`, `cancelled` or `error` (which end the stream). 409 while a turn is in progress',
+      'then `message_complete`, `cancelled` or `error` (which end the stream). 409 while a turn is in progress. A full foreground limit (RUN_OWNER_ACTIVE_LIMIT, RUN_DEPLOYMENT_ACTIVE_LIMIT) answers 429 with Retry-After and details {retryable, retryAfterSeconds, capacityScope: owner|deployment, active, limit}',
     tag: 'chat',
     auth: { permission: 'agent:chat:use' },
     params: ChatSessionParam,
@@ -1480,6 +1499,7 @@ export const Routes = {
       'not_found',
       'conflict',
       'model_not_configured',
+      'capacity_exceeded',
       'unavailable',
     ],
   }),

@@ -73,7 +73,14 @@ export class SendChatMessage {
     // The caller's live catalog, or for an agent its tool set within that catalog.
     const tools = [...toolsOf(catalog, agent).values()];
     await this.permissions.warm(ownerId);
-    if (!(await this.repo.claimTurn(ownerId, id, this.active.replica, takeOver))) throw this.busy(id);
+    const claimed = await this.repo.claimTurn(
+      ownerId,
+      id,
+      this.active.replica,
+      takeOver,
+      this.config.runs.foreground,
+    );
+    if (!claimed) throw this.busy(id);
     try {
       // The calls the dead replica left open will not end any more.
       if (takeOver !== undefined) await this.repo.closeOpenCalls(ownerId, id, 'cancelled');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  AppError,
   Rpc,
   RunEventBody,
   type AgentPlan,
@@ -142,8 +143,14 @@ export class RunLauncher {
   }
 
   /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
+  /** The refusal `wanted` more foreground runs of the caller would meet now, if any. */
+  foregroundRoom(ctx: CallContext, wanted: number): Promise<AppError | undefined> {
+    return this.repo.foregroundRoom(ownerOf(ctx), this.config.runs.foreground, wanted);
+  }
+
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = randomUUID();
+    const background = l.created.taskId !== undefined || l.created.asTool !== undefined;
     // Materialised before the row exists: a refused grant (another owner's file, a path outside the
     // workspace) refuses the start; a failure after this leaves an empty run directory behind.
     const grants = l.grantRequests?.length
@@ -201,8 +208,12 @@ export class RunLauncher {
           sandboxPosture,
           replica: this.active.replica,
           leaseMs: this.config.runs.leaseMs,
+          background,
         },
         first,
+        // A task's run was admitted by the scheduler's fair queue; a workflow called as a tool runs
+        // inside the slot of the run or turn that called it.
+        background ? undefined : this.config.runs.foreground,
       );
       writer.publish(stored);
     } catch (err) {

@@ -84,6 +84,10 @@ export class StartRun {
         throw err;
       }
     }
+    // All or none as far as can be told now; a start elsewhere between two of these may still
+    // refuse a later run of the batch (each is admitted on its own, under the lock).
+    const refused = await this.launcher.foregroundRoom(ctx, launches.length);
+    if (refused) throw refused;
     const runIds: string[] = [];
     for (const launch of launches) runIds.push((await this.launcher.launch(launch, ctx)).runId);
     return { runIds };

@@ -35,7 +35,7 @@ export class BullTaskJobs implements TaskJobSource {
     this.worker = createWorker<{ taskId: string }>(
       names.queue,
       {
-        url: this.config.redis.url,
+        ...this.config.redis,
         name: `${this.config.service}-tasks`,
         prefix: names.bullPrefix,
         concurrency: CONCURRENCY,

@@ -19,7 +19,11 @@ export function sendProblem(err: unknown, req: GatewayRequest, res: Response, lo
     res.end();
     return;
   }
-  if (problem.code === 'capacity_exceeded') res.setHeader('Retry-After', '1');
+  if (problem.code === 'capacity_exceeded') {
+    // The refusing service's hint (details.retryAfterSeconds), else a second.
+    const hint = problem.details?.['retryAfterSeconds'];
+    res.setHeader('Retry-After', String(typeof hint === 'number' && hint >= 1 ? Math.ceil(hint) : 1));
+  }
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 

@@ -18,9 +18,9 @@ import {
 import type { BusPort, RequestOptions } from './port';
 import { checkedReply, eventPayload, heardPayload } from './contract-checks';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
+import { natsConnectFailure, natsConnectionOptions, type NatsConnectionSettings } from './connection';
 
-export interface BusOptions {
-  readonly servers: string[];
+export interface BusOptions extends NatsConnectionSettings {
   /** Connection name shown by the NATS server (`nats server report connections`). */
   readonly name: string;
   readonly subjectPrefix: string;
@@ -56,7 +56,7 @@ export class Bus implements BusPort {
   static async connect(opts: BusOptions): Promise<Bus> {
     try {
       const nc = await connect({
-        servers: opts.servers,
+        ...natsConnectionOptions(opts),
         name: opts.name,
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
@@ -69,7 +69,7 @@ export class Bus implements BusPort {
     } catch (err) {
       throw new AppError(
         'unavailable',
-        `cannot connect to NATS at ${opts.servers.join(',')}: ${(err as Error).message}`,
+        `cannot connect to NATS at ${opts.servers.join(',')}: ${natsConnectFailure(err)}`,
         {
           cause: err,
         },

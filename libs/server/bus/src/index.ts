@@ -3,3 +3,4 @@ export * from './port';
 export * from './nats-server';
 export * from './wire';
 export * from './contract-checks';
+export * from './connection';

@@ -4,6 +4,7 @@ import type { Msg, MsgHdrs, NatsConnection, Subscription } from 'nats';
 import { Headers, isErrorBody, type ErrorBody, type ErrorCode, type Role } from '@switchyard/contracts';
 import { correlationIdFrom, type CallContext, type ContextStore } from '@switchyard/server-observability';
 import { decodeJson, encodeJson, errorBodyOf } from './wire';
+import { natsConnectionOptions, type NatsConnectionSettings } from './connection';
 
 /** The caller's context from NATS headers (set by Bus.request): identity never comes from a body. */
 export function callContextFromHeaders(h: MsgHdrs | undefined): CallContext {
@@ -17,8 +18,7 @@ export function callContextFromHeaders(h: MsgHdrs | undefined): CallContext {
   };
 }
 
-export interface SwitchyardNatsServerOptions {
-  readonly servers: string[];
+export interface SwitchyardNatsServerOptions extends NatsConnectionSettings {
   /** Queue group: replicas of one service share the load of each subject. */
   readonly queue: string;
   readonly name: string;
@@ -49,7 +49,7 @@ export class SwitchyardNatsServer extends ServerNats {
 
   constructor(private readonly sy: SwitchyardNatsServerOptions) {
     super({
-      servers: sy.servers,
+      ...natsConnectionOptions(sy),
       queue: sy.queue,
       name: sy.name,
       maxReconnectAttempts: -1,

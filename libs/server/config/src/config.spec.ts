@@ -119,4 +119,89 @@ describe('loadConfig', () => {
       ).toBe('postgresql://reader@127.0.0.1/shop');
     });
   });
+
+  describe('production connection settings', () => {
+    const file = __filename; // any existing absolute file stands in for a mounted certificate or seed
+
+    it('takes NATS credentials out of the URLs (nats.js would drop them) and keeps the URLs loggable', () => {
+      const n = loadConfig('gateway', { NATS_URL: 'tls://svc:p%40ss@a:4222, tls://svc:p%40ss@b:4222' }).nats;
+      expect(n.servers).toEqual(['tls://a:4222', 'tls://b:4222']);
+      expect(n.auth).toEqual({ kind: 'user', user: 'svc', pass: 'p@ss' });
+      expect(n.tls).toEqual({});
+      expect(loadConfig('gateway', { NATS_URL: 'nats://s3cret@a:4222' }).nats.auth).toEqual({
+        kind: 'token',
+        token: 's3cret',
+      });
+      expect(loadConfig('gateway', {}).nats).toMatchObject({ auth: { kind: 'none' }, tls: undefined });
+    });
+
+    it('accepts exactly one NATS credential form, and files that exist', () => {
+      expect(loadConfig('gateway', { NATS_CREDS_FILE: file }).nats.auth).toEqual({ kind: 'creds', file });
+      expect(loadConfig('gateway', { NATS_NKEY_SEED_FILE: file }).nats.auth).toEqual({
+        kind: 'nkey',
+        seedFile: file,
+      });
+      expect(() => loadConfig('gateway', { NATS_URL: 'nats://u:p@a:4222', NATS_TOKEN: 't' })).toThrow(
+        /NATS credentials: give one form only/,
+      );
+      expect(() => loadConfig('gateway', { NATS_USER: 'u' })).toThrow(/NATS_USER and NATS_PASSWORD/);
+      expect(() => loadConfig('gateway', { NATS_URL: 'nats://u:p@a:4222,nats://b:4222' })).toThrow(
+        /same credentials/,
+      );
+      expect(() => loadConfig('gateway', { NATS_CREDS_FILE: '/nonexistent/x.creds' })).toThrow(
+        /NATS_CREDS_FILE: no such file/,
+      );
+      expect(() => loadConfig('gateway', { NATS_TLS_CERT_FILE: file })).toThrow(/give both or neither/);
+      expect(loadConfig('gateway', { NATS_TLS_CA_FILE: file }).nats.tls).toEqual({ caFile: file });
+    });
+
+    it("reads libpq's sslmode from DATABASE_URL or DATABASE_SSL_*, and takes it out of the URL", () => {
+      const d = loadConfig('gateway', {
+        DATABASE_URL: `postgresql://u:p@db:5432/sy?sslmode=verify-full&sslrootcert=${file}&application_name=x`,
+      }).database;
+      expect(d.url).toBe('postgresql://u:p@db:5432/sy?application_name=x');
+      expect(d.ssl).toEqual({ verify: 'full', caFile: file });
+      expect(loadConfig('gateway', { DATABASE_SSL_MODE: 'require' }).database.ssl).toEqual({
+        verify: 'none',
+      });
+      // libpq: require with a root certificate checks the chain
+      expect(
+        loadConfig('gateway', { DATABASE_SSL_MODE: 'require', DATABASE_SSL_ROOT_CERT: file }).database.ssl,
+      ).toMatchObject({ verify: 'ca' });
+      expect(
+        loadConfig('gateway', {
+          DATABASE_URL: 'postgresql://db/sy?sslmode=require',
+          DATABASE_SSL_MODE: 'disable',
+        }).database.ssl,
+      ).toBeUndefined();
+      expect(() => loadConfig('gateway', { DATABASE_URL: 'postgresql://db/sy?sslmode=prefer' })).toThrow(
+        /sslmode=prefer is not supported/,
+      );
+      expect(() => loadConfig('gateway', { DATABASE_SSL_MODE: 'allow' })).toThrow(
+        /DATABASE_SSL_MODE: must be one of/,
+      );
+    });
+
+    it('takes Redis credentials and TLS out of the URL (ioredis lets the URL win over options)', () => {
+      expect(loadConfig('gateway', { REDIS_URL: 'rediss://default:pw@cache:6380/2' }).redis).toEqual({
+        url: 'redis://cache:6380/2',
+        username: 'default',
+        password: 'pw',
+        tls: {},
+      });
+      expect(
+        loadConfig('gateway', {
+          REDIS_URL: 'redis://:old@cache:6379',
+          REDIS_PASSWORD: 'new',
+          REDIS_TLS_CA_FILE: file,
+        }).redis,
+      ).toMatchObject({ password: 'new', tls: { caFile: file }, username: undefined });
+      expect(loadConfig('gateway', {}).redis).toEqual({
+        url: 'redis://127.0.0.1:6379',
+        username: undefined,
+        password: undefined,
+        tls: undefined,
+      });
+    });
+  });
 });

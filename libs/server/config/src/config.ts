@@ -72,6 +72,22 @@ const DEFAULT_COMMANDS = [
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/** A file the process reads at connect time (a mounted Secret): checked at boot so a typo stops it early. */
+const absoluteFile = z
+  .string()
+  .refine((v) => isAbsolute(v), 'must be an absolute path')
+  .refine((v) => existsSync(v), 'no such file');
+
+/**
+ * libpq's sslmode values that node-postgres can honour. `prefer` and `allow` (try one way, fall back
+ * to the other) have no equivalent in the Node driver: refused rather than silently changed.
+ */
+const SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const;
+const SslMode = z.enum(SSL_MODES, {
+  error: `must be one of ${SSL_MODES.join(', ')} (prefer and allow cannot be honoured by the Node driver)`,
+});
+type SslMode = z.infer<typeof SslMode>;
+
 /** Every environment variable Switchyard reads. `.env.example` documents the same list. */
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -86,13 +102,32 @@ export const EnvSchema = z.object({
       (v) => v.split(',').every((s) => /^(nats|tls|ws|wss):\/\/[^\s]+$/.test(s.trim())),
       'must be nats:// URLs, comma separated',
     ),
+  NATS_USER: z.string().min(1).max(1024).optional(),
+  NATS_PASSWORD: z.string().min(1).max(4096).optional(),
+  NATS_TOKEN: z.string().min(1).max(4096).optional(),
+  NATS_NKEY_SEED_FILE: absoluteFile.optional(),
+  NATS_CREDS_FILE: absoluteFile.optional(),
+  NATS_TLS: bool.optional(),
+  NATS_TLS_CA_FILE: absoluteFile.optional(),
+  NATS_TLS_CERT_FILE: absoluteFile.optional(),
+  NATS_TLS_KEY_FILE: absoluteFile.optional(),
   NATS_SUBJECT_PREFIX: z
     .string()
     .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be empty or dot-terminated tokens such as "staging."')
     .default(''),
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/switchyard'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_SSL_MODE: SslMode.optional(),
+  DATABASE_SSL_ROOT_CERT: absoluteFile.optional(),
+  DATABASE_SSL_CERT: absoluteFile.optional(),
+  DATABASE_SSL_KEY: absoluteFile.optional(),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  REDIS_USERNAME: z.string().min(1).max(1024).optional(),
+  REDIS_PASSWORD: z.string().min(1).max(4096).optional(),
+  REDIS_TLS: bool.optional(),
+  REDIS_TLS_CA_FILE: absoluteFile.optional(),
+  REDIS_TLS_CERT_FILE: absoluteFile.optional(),
+  REDIS_TLS_KEY_FILE: absoluteFile.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: bool.default(false),
   RPC_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
@@ -208,6 +243,8 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
+  RUN_OWNER_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(32),
+  RUN_DEPLOYMENT_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(512),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
   CHAT_MAX_TOOL_CALLS: z.coerce.number().int().min(1).max(10_000).default(25),
   CHAT_MAX_TOKENS: z.coerce.number().int().min(1).max(100_000_000).default(200_000),
@@ -263,9 +300,9 @@ export interface AppConfig {
      */
     readonly publicUrl: string;
   };
-  readonly nats: { readonly servers: string[]; readonly subjectPrefix: string };
-  readonly database: { readonly url: string; readonly poolSize: number };
-  readonly redis: { readonly url: string };
+  readonly nats: NatsSettings;
+  readonly database: DatabaseSettings;
+  readonly redis: RedisSettings;
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
   readonly rpc: { readonly timeoutMs: number; readonly healthTimeoutMs: number };
   readonly shutdownGraceMs: number;
@@ -344,6 +381,11 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+    /**
+     * Foreground runs (started by a person or a client, not a background task) and chat turns active
+     * at once, per owner and for the deployment; beyond: 429 capacity_exceeded. 0: no limit.
+     */
+    readonly foreground: { readonly owner: number; readonly deployment: number };
   };
   /** AI chat (executor): the platform's ceilings on one turn; a session's budget may only tighten them. */
   readonly chat: {
@@ -374,6 +416,52 @@ export interface AppConfig {
     readonly adminOwner: string;
     readonly tokenCacheTtlMs: number;
   };
+}
+
+/** PEM files for a TLS client: the CA that signs the server, and a client certificate for mutual TLS. */
+export interface TlsFiles {
+  readonly caFile?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+}
+
+/** One way to prove who we are to NATS (the server's `authorization` / operator mode decides which). */
+export type NatsAuth =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'user'; readonly user: string; readonly pass: string }
+  | { readonly kind: 'token'; readonly token: string }
+  /** A user NKey: the seed file signs the server's nonce; re-read at every (re)connect. */
+  | { readonly kind: 'nkey'; readonly seedFile: string }
+  /** A `.creds` file (user JWT + seed, decentralized auth); re-read at every (re)connect. */
+  | { readonly kind: 'creds'; readonly file: string };
+
+export interface NatsSettings {
+  /** Without user info: credentials are in `auth`, so a URL can be logged. */
+  readonly servers: string[];
+  readonly subjectPrefix: string;
+  readonly auth: NatsAuth;
+  /** Set: TLS is required (a tls:// URL, NATS_TLS=true or a NATS_TLS_* file), verified against `caFile` or Node's store. */
+  readonly tls: TlsFiles | undefined;
+}
+
+export interface DatabaseSettings {
+  /** The connection URL without its ssl* parameters (those are in `ssl`: node-postgres lets the URL override options). */
+  readonly url: string;
+  readonly poolSize: number;
+  /**
+   * Undefined: no TLS. `verify` full: certificate chain and host name; ca: the chain only (libpq's
+   * verify-ca); none: encrypted, unverified (libpq's require without a root certificate).
+   */
+  readonly ssl: (TlsFiles & { readonly verify: 'full' | 'ca' | 'none' }) | undefined;
+}
+
+export interface RedisSettings {
+  /** Host, port and database number; no user info (credentials are in username/password). */
+  readonly url: string;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  /** Set: TLS (a rediss:// URL, REDIS_TLS=true or a REDIS_TLS_* file), verified against `caFile` or Node's store. */
+  readonly tls: TlsFiles | undefined;
 }
 
 export class ConfigError extends Error {
@@ -437,9 +525,9 @@ export function loadConfig(
         e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' || e.HOST === '::' ? 'localhost' : e.HOST}:${port}`
       ).replace(/\/+$/, ''),
     },
-    nats: { servers: e.NATS_URL.split(',').map((s) => s.trim()), subjectPrefix: e.NATS_SUBJECT_PREFIX },
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE },
-    redis: { url: e.REDIS_URL },
+    nats: natsSettings(e),
+    database: databaseSettings(e),
+    redis: redisSettings(e),
     log: { level: e.LOG_LEVEL, pretty: e.LOG_PRETTY },
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, healthTimeoutMs: e.HEALTH_TIMEOUT_MS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
@@ -495,6 +583,7 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+      foreground: { owner: e.RUN_OWNER_ACTIVE_LIMIT, deployment: e.RUN_DEPLOYMENT_ACTIVE_LIMIT },
     },
     chat: {
       maxToolCalls: e.CHAT_MAX_TOOL_CALLS,
@@ -538,6 +627,126 @@ export function pluginDataDir(config: Pick<AppConfig, 'plugins'>, id: string): s
 /** Where uploaded bundles are staged and unpacked: the gateway writes there, the registry reads. */
 export function pluginIncomingDir(config: Pick<AppConfig, 'plugins'>): string {
   return join(config.plugins.dir, 'incoming');
+}
+
+const tlsFiles = (caFile?: string, certFile?: string, keyFile?: string): TlsFiles => ({
+  ...(caFile ? { caFile } : {}),
+  ...(certFile ? { certFile } : {}),
+  ...(keyFile ? { keyFile } : {}),
+});
+
+function clientCertPair(cert: string | undefined, key: string | undefined, names: string): void {
+  if (!cert !== !key)
+    throw new ConfigError(
+      `invalid configuration: ${names}: give both or neither (a client certificate needs its key)`,
+    );
+}
+
+/**
+ * nats.js ignores user info in server URLs, so credentials written as `nats://user:pass@host` or
+ * `nats://token@host` are taken out of the URLs here and passed as options; they may also come from
+ * NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_SEED_FILE or NATS_CREDS_FILE — exactly one form.
+ */
+function natsSettings(e: Env): NatsSettings {
+  const bad = (msg: string) => new ConfigError(`invalid configuration: ${msg}`);
+  const urls = e.NATS_URL.split(',').map((s) => new URL(s.trim()));
+  const fromUrls = new Set(urls.map((u) => (u.username || u.password ? `${u.username}\n${u.password}` : '')));
+  if (fromUrls.size > 1) throw bad('NATS_URL: every server URL must carry the same credentials (or none)');
+  const [inUrl] = [...fromUrls];
+  const forms: NatsAuth[] = [];
+  if (inUrl) {
+    const [user, pass] = inUrl.split('\n').map(decodeURIComponent) as [string, string];
+    forms.push(pass ? { kind: 'user', user, pass } : { kind: 'token', token: user });
+  }
+  if (e.NATS_USER || e.NATS_PASSWORD) {
+    if (!e.NATS_USER || !e.NATS_PASSWORD) throw bad('NATS_USER and NATS_PASSWORD: give both or neither');
+    forms.push({ kind: 'user', user: e.NATS_USER, pass: e.NATS_PASSWORD });
+  }
+  if (e.NATS_TOKEN) forms.push({ kind: 'token', token: e.NATS_TOKEN });
+  if (e.NATS_NKEY_SEED_FILE) forms.push({ kind: 'nkey', seedFile: e.NATS_NKEY_SEED_FILE });
+  if (e.NATS_CREDS_FILE) forms.push({ kind: 'creds', file: e.NATS_CREDS_FILE });
+  if (forms.length > 1)
+    throw bad(
+      'NATS credentials: give one form only (user info in NATS_URL, NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_SEED_FILE or NATS_CREDS_FILE)',
+    );
+  clientCertPair(e.NATS_TLS_CERT_FILE, e.NATS_TLS_KEY_FILE, 'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE');
+  const files = tlsFiles(e.NATS_TLS_CA_FILE, e.NATS_TLS_CERT_FILE, e.NATS_TLS_KEY_FILE);
+  const wantsTls = e.NATS_TLS ?? (urls.some((u) => u.protocol === 'tls:') || Object.keys(files).length > 0);
+  if (e.NATS_TLS === false && Object.keys(files).length > 0)
+    throw bad('NATS_TLS: false contradicts the NATS_TLS_* files given');
+  return {
+    servers: urls.map((u) => {
+      u.username = '';
+      u.password = '';
+      // URL keeps a trailing slash after the host; nats.js wants host:port.
+      return u.toString().replace(/\/$/, '');
+    }),
+    subjectPrefix: e.NATS_SUBJECT_PREFIX,
+    auth: forms[0] ?? { kind: 'none' },
+    tls: wantsTls ? files : undefined,
+  };
+}
+
+const PG_SSL_PARAMS = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'ssl', 'uselibpqcompat'];
+
+/**
+ * TLS to Postgres from DATABASE_SSL_* or, as libpq users write it, the URL's sslmode/sslrootcert/
+ * sslcert/sslkey (a variable wins over the URL). Taken out of the URL because node-postgres lets a
+ * connection string override the `ssl` option, and since pg 8.x treats `require` as `verify-full`.
+ * libpq's meanings are kept: `require` with a root certificate verifies the chain, like `verify-ca`.
+ */
+function databaseSettings(e: Env): DatabaseSettings {
+  const u = new URL(e.DATABASE_URL);
+  const q = (k: string) => u.searchParams.get(k) ?? undefined;
+  const urlMode = q('sslmode');
+  if (urlMode !== undefined && !SslMode.safeParse(urlMode).success)
+    throw new ConfigError(
+      `invalid configuration: DATABASE_URL: sslmode=${urlMode} is not supported; use ${SSL_MODES.join(', ')}`,
+    );
+  const fileParam = (k: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    if (!isAbsolute(v) || !existsSync(v))
+      throw new ConfigError(`invalid configuration: DATABASE_URL: ${k} must be an absolute path to a file`);
+    return v;
+  };
+  const mode: SslMode = e.DATABASE_SSL_MODE ?? (urlMode as SslMode | undefined) ?? 'disable';
+  const ca = e.DATABASE_SSL_ROOT_CERT ?? fileParam('sslrootcert', q('sslrootcert'));
+  const cert = e.DATABASE_SSL_CERT ?? fileParam('sslcert', q('sslcert'));
+  const key = e.DATABASE_SSL_KEY ?? fileParam('sslkey', q('sslkey'));
+  clientCertPair(cert, key, 'DATABASE_SSL_CERT and DATABASE_SSL_KEY (or sslcert and sslkey)');
+  for (const k of PG_SSL_PARAMS) u.searchParams.delete(k);
+  const verify =
+    mode === 'verify-full' ? 'full' : mode === 'verify-ca' || (mode === 'require' && ca) ? 'ca' : 'none';
+  if (mode === 'disable' && (ca || cert))
+    throw new ConfigError(
+      'invalid configuration: DATABASE_SSL_MODE: certificate files are given but TLS is disabled; set require, verify-ca or verify-full',
+    );
+  return {
+    url: u.toString(),
+    poolSize: e.DATABASE_POOL_SIZE,
+    ssl: mode === 'disable' ? undefined : { ...tlsFiles(ca, cert, key), verify },
+  };
+}
+
+/** ioredis lets the URL's user info and scheme win over options: both are taken out and passed explicitly. */
+function redisSettings(e: Env): RedisSettings {
+  const u = new URL(e.REDIS_URL);
+  const username = e.REDIS_USERNAME ?? (u.username ? decodeURIComponent(u.username) : undefined);
+  const password = e.REDIS_PASSWORD ?? (u.password ? decodeURIComponent(u.password) : undefined);
+  clientCertPair(e.REDIS_TLS_CERT_FILE, e.REDIS_TLS_KEY_FILE, 'REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE');
+  const files = tlsFiles(e.REDIS_TLS_CA_FILE, e.REDIS_TLS_CERT_FILE, e.REDIS_TLS_KEY_FILE);
+  if (e.REDIS_TLS === false && Object.keys(files).length > 0)
+    throw new ConfigError('invalid configuration: REDIS_TLS: false contradicts the REDIS_TLS_* files given');
+  const tls = e.REDIS_TLS ?? (u.protocol === 'rediss:' || Object.keys(files).length > 0);
+  u.username = '';
+  u.password = '';
+  u.protocol = 'redis:';
+  return {
+    url: u.toString().replace(/\/$/, ''),
+    username: username || undefined,
+    password,
+    tls: tls ? files : undefined,
+  };
 }
 
 /** `path` is `dir` or lies under it. */

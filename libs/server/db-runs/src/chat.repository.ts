@@ -30,6 +30,7 @@ import {
   type PrismaClient,
 } from '@switchyard/server-db';
 import { RUNS_POOL } from './runs-pool';
+import { admitForeground, type ForegroundLimits } from './foreground-limits';
 
 /** Statuses of a session whose turn some replica drives. */
 export const ACTIVE_CHAT_STATUSES: ReadonlySet<ChatTurnStatus> = new Set(['running', 'awaiting_approval']);
@@ -235,18 +236,26 @@ export class ChatRepository {
   /**
    * Marks a turn as started on `replica`, unless one is in progress: false then. `takeOver` names a
    * replica known to have stopped driving the session (it no longer answers): its turn is replaced.
+   * With `admit`, a new turn (not a takeover, which keeps its slot) must fit the owner's and the
+   * deployment's foreground limits: `capacity_exceeded` otherwise.
    */
-  async claimTurn(ownerId: string, id: string, replica: string, takeOver?: string): Promise<boolean> {
-    const n = await this.db.$executeRawUnsafe(
-      `UPDATE chat_session SET status = 'running', replica = $3, updated_at = now()
+  async claimTurn(
+    ownerId: string,
+    id: string,
+    replica: string,
+    takeOver?: string,
+    admit?: ForegroundLimits,
+  ): Promise<boolean> {
+    const text = `UPDATE chat_session SET status = 'running', replica = $3, updated_at = now()
        WHERE id = $1::uuid AND owner_id = $2::uuid
-         AND (status NOT IN ('running', 'awaiting_approval') OR ($4::text IS NOT NULL AND replica = $4))`,
-      id,
-      ownerId,
-      replica,
-      takeOver ?? null,
-    );
-    return n > 0;
+         AND (status NOT IN ('running', 'awaiting_approval') OR ($4::text IS NOT NULL AND replica = $4))
+       RETURNING id`;
+    const values = [id, ownerId, replica, takeOver ?? null];
+    const rows =
+      admit && takeOver === undefined
+        ? await admitForeground({ pool: this.pool, prisma: this.db }, ownerId, admit, (q) => q(text, values))
+        : await this.db.$queryRawUnsafe<unknown[]>(text, ...values);
+    return rows.length > 0;
   }
 
   /** Gives up a turn that never got going (its first write failed). */

@@ -5,3 +5,4 @@ export * from './run-events.repository';
 export * from './permissions.repository';
 export * from './chat.repository';
 export * from './plugin-hooks.repository';
+export * from './foreground-limits';

@@ -22,6 +22,7 @@ export const RUNS_POOL_PROVIDERS: Provider[] = [
     useFactory: (config: AppConfig) =>
       createPgPool({
         url: config.database.url,
+        ssl: config.database.ssl,
         poolSize: config.database.poolSize,
         applicationName: `${config.service}-runs`,
       }),

@@ -15,9 +15,46 @@ import type { Pool } from 'pg';
 import { likePattern, PRISMA, storableText } from '@switchyard/server-db';
 import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { RUNS_POOL } from './runs-pool';
+import { admitForeground, checkRoom, type ForegroundLimits } from './foreground-limits';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
+
+const CREATE_RUN = `WITH r AS (
+         INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background)
+         VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
+                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17, $18::jsonb, $19)
+         RETURNING id
+       )
+       INSERT INTO run_event (run_id, seq, type, data)
+       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
+       FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+       RETURNING seq, type, data, created_at AS at`;
+
+function createValues(run: NewRun, events: readonly RunEventBody[]): unknown[] {
+  return [
+    run.id,
+    run.ownerId,
+    run.status,
+    run.goal,
+    JSON.stringify(run.config),
+    JSON.stringify(run.inputs),
+    JSON.stringify(run.files),
+    run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
+    run.sourceRunId ?? null,
+    run.batchId ?? null,
+    run.replica,
+    run.leaseMs,
+    events.length,
+    encodeEvents(events),
+    run.workflowId ?? null,
+    run.agentId ?? null,
+    run.sandboxPosture ?? null,
+    JSON.stringify(run.fileGrants ?? []),
+    run.background ?? false,
+  ];
+}
 
 export interface NewRun {
   readonly id: string;
@@ -41,6 +78,8 @@ export interface NewRun {
   /** The replica that will drive it, holding the lease for `leaseMs`. */
   readonly replica: string;
   readonly leaseMs: number;
+  /** A background task's run, or a workflow's called as a tool: not counted against foreground limits. */
+  readonly background?: boolean;
 }
 
 /** Fields an append may change on the run row, in the same statement. */
@@ -168,42 +207,26 @@ export class RunsRepository {
     return this.prisma.$queryRawUnsafe<T[]>(text, ...values);
   }
 
-  /** Inserts the run and its first events in one statement. */
-  async create(run: NewRun, events: readonly RunEventBody[]): Promise<RunEvent[]> {
-    const rows = await this.query<EventRow>(
-      'run_create',
-      `WITH r AS (
-         INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants)
-         VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17, $18::jsonb)
-         RETURNING id
-       )
-       INSERT INTO run_event (run_id, seq, type, data)
-       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
-       FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, type, data, created_at AS at`,
-      [
-        run.id,
-        run.ownerId,
-        run.status,
-        run.goal,
-        JSON.stringify(run.config),
-        JSON.stringify(run.inputs),
-        JSON.stringify(run.files),
-        run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
-        run.sourceRunId ?? null,
-        run.batchId ?? null,
-        run.replica,
-        run.leaseMs,
-        events.length,
-        encodeEvents(events),
-        run.workflowId ?? null,
-        run.agentId ?? null,
-        run.sandboxPosture ?? null,
-        JSON.stringify(run.fileGrants ?? []),
-      ],
-    );
+  /** Whether `wanted` more foreground runs fit the limits now: the refusal they would meet, if any. */
+  async foregroundRoom(
+    ownerId: string,
+    limits: ForegroundLimits,
+    wanted: number,
+  ): Promise<AppError | undefined> {
+    return checkRoom((text, values) => this.query(undefined, text, values), ownerId, limits, wanted);
+  }
+
+  /**
+   * Inserts the run and its first events in one statement. With `admit`, only within the owner's and
+   * the deployment's foreground limits (checked under their locks, in the same transaction): refused
+   * with `capacity_exceeded` otherwise.
+   */
+  async create(run: NewRun, events: readonly RunEventBody[], admit?: ForegroundLimits): Promise<RunEvent[]> {
+    const rows = admit
+      ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
+          q<EventRow>(CREATE_RUN, createValues(run, events)),
+        )
+      : await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events));
     return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);
   }
 

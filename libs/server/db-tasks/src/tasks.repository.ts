@@ -11,6 +11,12 @@ import { PRISMA } from '@switchyard/server-db';
 
 /** Finished tasks kept per owner; older ones are pruned when a task finishes. */
 export const KEPT_FINISHED_TASKS = 100;
+/**
+ * An owner's finished tasks are pruned at most this often per scheduler replica: a DELETE with a
+ * sort over the owner's finished rows on every finish was a fifth of the scheduler's database work
+ * per one-step task. Between prunes an owner may briefly hold more than KEPT_FINISHED_TASKS.
+ */
+export const PRUNE_INTERVAL_MS = 1_000;
 
 export interface NewTask {
   readonly id: string;
@@ -47,6 +53,9 @@ export function toTask(r: BgTask, now = Date.now()): Task {
 /** Background tasks, written by the scheduler only. Postgres is their truth; Redis only carries them. */
 @Injectable()
 export class TasksRepository {
+  /** When each owner's finished tasks were last pruned by this replica (ms). */
+  private readonly prunedAt = new Map<string, number>();
+
   constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
 
   async insert(t: NewTask): Promise<BgTask> {
@@ -190,6 +199,10 @@ export class TasksRepository {
   }
 
   private async prune(ownerId: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.prunedAt.get(ownerId) ?? 0) < PRUNE_INTERVAL_MS) return;
+    this.prunedAt.set(ownerId, now);
+    if (this.prunedAt.size > 10_000) this.prunedAt.clear(); // a bound, not a cache to keep
     await this.prisma.$executeRawUnsafe(
       `DELETE FROM bg_task WHERE id IN (
          SELECT id FROM bg_task WHERE owner_id = $1::uuid AND state IN ('completed','failed','cancelled','interrupted')

@@ -399,6 +399,7 @@ export class WorkflowsRepository {
 
   /** The definition to run: the draft, version n, or the published version. */
   async resolve(scope: ResolveScope, id: string, selector: VersionSelector): Promise<ResolvedWorkflow> {
+    if (selector !== 'draft') return this.resolveVersion(scope, id, selector);
     const [w] = await this.query<WorkflowDbRow>(
       `SELECT ${COLUMNS} FROM workflow WHERE id = $1::uuid AND ($3::boolean OR owner_id = $2::uuid)`,
       id,
@@ -406,30 +407,45 @@ export class WorkflowsRepository {
       scope.admin,
     );
     if (!w) throw notFound(id);
-    if (selector === 'draft') {
-      return {
-        workflowId: w.id,
-        version: null,
-        name: w.name,
-        inputSchema: w.input_schema ?? {},
-        plan: w.plan as AgentPlan,
-      };
-    }
-    const n = selector === 'published' ? w.published_version : selector;
-    if (n === null) throw notPublished(id);
-    const [v] = await this.query<VersionDbRow>(
-      `SELECT workflow_id, version, name, description, input_schema, plan, graph, created_at
-       FROM workflow_version WHERE workflow_id = $1::uuid AND version = $2`,
-      id,
-      n,
-    );
-    if (!v) throw noVersion(id, n);
     return {
-      workflowId: v.workflow_id,
-      version: v.version,
-      name: v.name,
-      inputSchema: v.input_schema ?? {},
-      plan: v.plan as AgentPlan,
+      workflowId: w.id,
+      version: null,
+      name: w.name,
+      inputSchema: w.input_schema ?? {},
+      plan: w.plan as AgentPlan,
+    };
+  }
+
+  /**
+   * A published (or numbered) version in one round trip: every background task resolves its
+   * workflow's published version when its body starts, so this is on the tasks' hot path.
+   */
+  private async resolveVersion(
+    scope: ResolveScope,
+    id: string,
+    selector: 'published' | number,
+  ): Promise<ResolvedWorkflow> {
+    const [r] = await this.query<VersionDbRow & { published_version: number | null; found: number | null }>(
+      `SELECT w.published_version, v.version AS found, v.workflow_id, v.version, v.name, v.input_schema, v.plan
+       FROM workflow w
+       LEFT JOIN workflow_version v
+         ON v.workflow_id = w.id AND v.version = COALESCE($4::int, w.published_version)
+       WHERE w.id = $1::uuid AND ($3::boolean OR w.owner_id = $2::uuid)`,
+      id,
+      scope.ownerId,
+      scope.admin,
+      selector === 'published' ? null : selector,
+    );
+    if (!r) throw notFound(id);
+    const n = selector === 'published' ? r.published_version : selector;
+    if (n === null) throw notPublished(id);
+    if (r.found === null) throw noVersion(id, n);
+    return {
+      workflowId: r.workflow_id,
+      version: r.version,
+      name: r.name,
+      inputSchema: r.input_schema ?? {},
+      plan: r.plan as AgentPlan,
     };
   }
 

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import type { DatabaseSettings } from '@switchyard/server-config';
+import { pgSslOptions } from './prisma';
 
 /*
  * Our own migration runner. Prisma's `migrate deploy` runs through the WASM engine here and fails on
@@ -48,13 +50,13 @@ export function readMigrations(dir: string): Migration[] {
 }
 
 /** Creates the database named in `url` when it does not exist yet (needs CREATEDB on the server). */
-export async function ensureDatabase(url: string): Promise<boolean> {
+export async function ensureDatabase(url: string, ssl?: DatabaseSettings['ssl']): Promise<boolean> {
   const target = new URL(url);
   const dbName = decodeURIComponent(target.pathname.replace(/^\//, ''));
   if (!dbName) throw new Error('DATABASE_URL names no database');
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString() });
+  const client = new Client({ connectionString: admin.toString(), ssl: pgSslOptions(ssl) });
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
@@ -75,11 +77,15 @@ export async function ensureDatabase(url: string): Promise<boolean> {
 
 export async function migrate(
   url: string,
-  opts: { dir?: string; log?: (line: string) => void } = {},
+  opts: { dir?: string; log?: (line: string) => void; ssl?: DatabaseSettings['ssl'] } = {},
 ): Promise<MigrationResult> {
   const migrations = readMigrations(opts.dir ?? findMigrationsDir());
   const log = opts.log ?? (() => undefined);
-  const client = new Client({ connectionString: url, application_name: 'switchyard-migrate' });
+  const client = new Client({
+    connectionString: url,
+    application_name: 'switchyard-migrate',
+    ssl: pgSslOptions(opts.ssl),
+  });
   await client.connect();
   const applied: string[] = [];
   const alreadyApplied: string[] = [];

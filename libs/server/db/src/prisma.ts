@@ -1,6 +1,9 @@
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import { Pool } from 'pg';
+import type { DatabaseSettings } from '@switchyard/server-config';
 
 export { Prisma, PrismaClient } from '@prisma/client';
 export type {
@@ -14,6 +17,24 @@ export interface DbOptions {
   readonly url: string;
   readonly poolSize: number;
   readonly applicationName: string;
+  /** TLS as configured (DATABASE_SSL_MODE and friends); undefined: plain. */
+  readonly ssl?: DatabaseSettings['ssl'];
+}
+
+/**
+ * node-postgres' `ssl` option with libpq's meanings: verify `full` checks the chain and the host
+ * name, `ca` the chain only, `none` encrypts without checking. Certificate files are read here, at
+ * pool creation; a pool's new connections reuse them.
+ */
+export function pgSslOptions(ssl: DatabaseSettings['ssl']): ConnectionOptions | false {
+  if (!ssl) return false;
+  const read = (f: string | undefined) => (f ? readFileSync(f, 'utf8') : undefined);
+  return {
+    rejectUnauthorized: ssl.verify !== 'none',
+    ...(ssl.caFile ? { ca: read(ssl.caFile) } : {}),
+    ...(ssl.certFile ? { cert: read(ssl.certFile), key: read(ssl.keyFile) } : {}),
+    ...(ssl.verify === 'ca' ? { checkServerIdentity: () => undefined } : {}),
+  };
 }
 
 /** Prisma over node-postgres (Rust-free client, driver adapter). */
@@ -23,6 +44,7 @@ export function createPrisma(opts: DbOptions): PrismaClient {
     max: opts.poolSize,
     application_name: opts.applicationName,
     connectionTimeoutMillis: 5_000,
+    ssl: pgSslOptions(opts.ssl),
   });
   return new PrismaClient({ adapter });
 }
@@ -49,6 +71,7 @@ export function createPgPool(opts: DbOptions & { onIdleError?: (err: Error) => v
     max: opts.poolSize,
     application_name: opts.applicationName,
     connectionTimeoutMillis: 5_000,
+    ssl: pgSslOptions(opts.ssl),
   });
   pool.on(
     'error',

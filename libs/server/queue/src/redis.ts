@@ -1,20 +1,33 @@
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import type { RedisSettings } from '@switchyard/server-config';
 import { Queue, Worker, type QueueOptions } from 'bullmq';
 
 export type { Redis } from 'ioredis';
 
-export interface RedisOptions {
-  readonly url: string;
+export interface RedisOptions extends Pick<RedisSettings, 'url'>, Partial<Omit<RedisSettings, 'url'>> {
   /** Shown in `CLIENT LIST`. */
   readonly name: string;
 }
 
 /**
- * A Redis connection configured the way BullMQ needs it (no per-command retry limit: blocking
+ * A Redis connection (credentials and TLS as configured: REDIS_USERNAME/REDIS_PASSWORD, REDIS_TLS_*)
+ * configured the way BullMQ needs it (no per-command retry limit: blocking
  * commands wait through reconnects) that still fails fast at startup when Redis is not there.
  */
 export function createRedis(opts: RedisOptions): Redis {
+  const read = (f: string | undefined) => (f ? readFileSync(f, 'utf8') : undefined);
   return new Redis(opts.url, {
+    ...(opts.username ? { username: opts.username } : {}),
+    ...(opts.password ? { password: opts.password } : {}),
+    ...(opts.tls
+      ? {
+          tls: {
+            ...(opts.tls.caFile ? { ca: read(opts.tls.caFile) } : {}),
+            ...(opts.tls.certFile ? { cert: read(opts.tls.certFile), key: read(opts.tls.keyFile) } : {}),
+          },
+        }
+      : {}),
     connectionName: opts.name,
     maxRetriesPerRequest: null,
     enableReadyCheck: true,

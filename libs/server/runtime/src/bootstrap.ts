@@ -116,7 +116,7 @@ export async function bootstrapService(opts: BootstrapOptions): Promise<RunningS
   await opts.configureHttp?.(app);
 
   const server = new SwitchyardNatsServer({
-    servers: config.nats.servers,
+    ...config.nats,
     queue: config.service,
     name: `${config.service}-server-${info.instanceId}`,
     subjectPrefix: config.nats.subjectPrefix,

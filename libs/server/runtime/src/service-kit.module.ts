@@ -113,7 +113,7 @@ export class ServiceKitModule {
         provide: BUS,
         useFactory: () =>
           Bus.connect({
-            servers: config.nats.servers,
+            ...config.nats,
             name: `${config.service}-client-${info.instanceId}`,
             subjectPrefix: config.nats.subjectPrefix,
             defaultTimeoutMs: config.rpc.timeoutMs,
@@ -128,6 +128,7 @@ export class ServiceKitModule {
         useFactory: () =>
           createPrisma({
             url: config.database.url,
+            ssl: config.database.ssl,
             poolSize: config.database.poolSize,
             applicationName: `switchyard-${config.service}`,
           }),
@@ -137,7 +138,7 @@ export class ServiceKitModule {
       providers.push({
         provide: REDIS,
         useFactory: async () => {
-          const redis = createRedis({ url: config.redis.url, name: `switchyard-${config.service}` });
+          const redis = createRedis({ ...config.redis, name: `switchyard-${config.service}` });
           // Connect now so a missing Redis shows in logs at boot, but do not refuse to start:
           // readiness reports it and ioredis keeps reconnecting.
           await redis

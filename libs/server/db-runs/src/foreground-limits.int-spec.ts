@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, RunConfig, type RunEventBody } from '@switchyard/contracts';
+import {
+  createPgPool,
+  createPrisma,
+  createScratchDatabase,
+  type PgPool,
+  type PrismaClient,
+  type ScratchDatabase,
+} from '@switchyard/server-db';
+import { IdentityRepository } from '@switchyard/server-db-identity';
+import { ChatRepository } from './chat.repository';
+import { RunsRepository, type NewRun } from './runs.repository';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+const created: RunEventBody = {
+  type: 'run_created',
+  data: { goal: 'g', config: RunConfig.parse({}), source: 'goal' },
+};
+
+/** Foreground admission against real Postgres, through the pool and through Prisma. */
+describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, via %s)', (via) => {
+  let db: ScratchDatabase;
+  let prisma: PrismaClient;
+  let pool: PgPool | undefined;
+  let runs: RunsRepository;
+  let chats: ChatRepository;
+  let alice: string;
+  let bob: string;
+
+  const newRun = (ownerId: string, over: Partial<NewRun> = {}): NewRun => ({
+    id: randomUUID(),
+    ownerId,
+    status: 'planning',
+    goal: 'g',
+    config: {},
+    inputs: {},
+    files: [],
+    plan: null,
+    replica: 'r1',
+    leaseMs: 60_000,
+    ...over,
+  });
+  const refusalOf = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(err instanceof AppError)) throw new Error(`expected a refusal, got ${String(err)}`);
+    return err;
+  };
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(SERVER, { label: 'fglimits' });
+    prisma = createPrisma({ url: db.url, poolSize: 8, applicationName: 'test' });
+    pool =
+      via === 'pool' ? createPgPool({ url: db.url, poolSize: 8, applicationName: 'test-runs' }) : undefined;
+    runs = new RunsRepository(prisma, pool);
+    chats = new ChatRepository(prisma, pool);
+    const identity = new IdentityRepository(prisma);
+    alice = (await identity.ensureOwner('alice', 'user')).owner.id;
+    bob = (await identity.ensureOwner('bob', 'user')).owner.id;
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await prisma.$disconnect();
+    await db.drop();
+  });
+
+  beforeEach(async () => {
+    await prisma.run.deleteMany({});
+    await prisma.chatSession.deleteMany({});
+  });
+
+  it('admits exactly the limit out of many concurrent starts of one owner, and refuses the rest by scope', async () => {
+    const limits = { owner: 5, deployment: 0 };
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => runs.create(newRun(alice), [created], limits)),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(refused).toHaveLength(15);
+    for (const r of refused)
+      expect(r.reason).toMatchObject({
+        code: 'capacity_exceeded',
+        details: { capacityScope: 'owner', limit: 5, active: 5, retryable: true },
+      });
+    expect(await prisma.run.count({ where: { ownerId: alice } })).toBe(5);
+    // Bob is not affected by Alice's limit.
+    await runs.create(newRun(bob), [created], limits);
+  });
+
+  it('counts the deployment across owners; ended runs and background runs do not count', async () => {
+    const limits = { owner: 10, deployment: 3 };
+    const first = newRun(alice);
+    await runs.create(first, [created], limits);
+    await runs.create(newRun(alice), [created], limits);
+    await runs.create(newRun(bob), [created], limits);
+    const full = await refusalOf(runs.create(newRun(bob), [created], limits));
+    expect(full.details).toMatchObject({ capacityScope: 'deployment', active: 3, limit: 3 });
+    // A task's run is admitted elsewhere: not refused, not counted.
+    await runs.create(newRun(bob, { background: true }), [created]);
+    // The run ends (any terminal status): its slot is free.
+    await runs.append(first.id, [{ type: 'cancelled', data: { message: 'cancelled by test' } }], {
+      update: { status: 'cancelled', finished: true, release: true },
+    });
+    await runs.create(newRun(bob), [created], limits);
+    expect(await runs.foregroundRoom(alice, limits, 1)).toMatchObject({
+      details: { capacityScope: 'deployment' },
+    });
+  });
+
+  it('chat turns share the limit: a new turn is refused at it, a takeover keeps its slot', async () => {
+    const limits = { owner: 2, deployment: 0 };
+    const s1 = await chats.create(alice, { permissionMode: 'ask' });
+    const s2 = await chats.create(alice, { permissionMode: 'ask' });
+    await runs.create(newRun(alice), [created], limits);
+    expect(await chats.claimTurn(alice, s1.id, 'r1', undefined, limits)).toBe(true);
+    const refused = await refusalOf(chats.claimTurn(alice, s2.id, 'r1', undefined, limits));
+    expect(refused.details).toMatchObject({ capacityScope: 'owner', active: 2, limit: 2 });
+    expect(refused.message).toMatch(/you have 2 runs and chat turns active, the owner limit is 2/);
+    // The replica of s1's turn died: another takes the turn over without a new slot.
+    expect(await chats.claimTurn(alice, s1.id, 'r2', 'r1', limits)).toBe(true);
+    // A run start is refused while the turn is active...
+    await refusalOf(runs.create(newRun(alice), [created], limits));
+    // ...and admitted once the turn has ended.
+    await chats.releaseTurn(alice, s1.id, 'r2');
+    await runs.create(newRun(alice), [created], limits);
+  });
+});
