@@ -104,7 +104,7 @@ describe('workflows end to end', () => {
       (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
     alice = await token('alice');
     bob = await token('bob');
-  }, 120_000);
+  });
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
 
@@ -185,7 +185,7 @@ describe('workflows end to end', () => {
     });
     expect(goal.status).toBe(200);
     const s2 = await follow(goal.json['runId'] as string);
-    const done = await s2.next('complete', 30_000);
+    const done = await s2.next('complete', 60_000);
     expect(done.data.data.result).toMatchObject({ result: { greeting: 'hello model', n: 7 } });
 
     // Editing the draft does not change what the tool runs.
@@ -222,7 +222,7 @@ describe('workflows end to end', () => {
     expect((await call('DELETE', `/api/workflows/${wf.id}?revision=5`, alice)).status).toBe(200);
     expect(await catalogNames()).not.toContain(`run_workflow_${wf.id}`);
     expect((await call('GET', `/api/workflows/${wf.id}`, alice)).status).toBe(404);
-  }, 90_000);
+  });
 
   it('unpublishing removes the tool from the catalog at once', async () => {
     const wf = (await create({ plan: greet })).json as unknown as WorkflowJson;
@@ -321,7 +321,7 @@ describe('workflows end to end', () => {
       const s = await follow(runId);
       await s.next('plan_approval_requested');
       await call('POST', `/api/agent/${runId}/approve`, alice);
-      await s.next('complete', 30_000);
+      await s.next('complete', 60_000);
       for (const node of template.graph.nodes.filter((n) => n.type === 'tool')) {
         const [done] = stepFrames(s.frames, 'step_complete', node.id).map((f) => f.data.data);
         results.set(`${template.id}/${node.id}`, done?.result);
@@ -363,7 +363,7 @@ describe('workflows end to end', () => {
     const unknown = await call('POST', '/api/workflows/templates/no-such-template/instantiate', alice);
     expect([unknown.status, unknown.json['code']]).toEqual([404, 'not_found']);
     expect((await call('GET', '/api/workflows/templates', bob)).status).toBe(200);
-  }, 120_000);
+  });
 
   it('refuses an undeclared input in a graph at the node and argument that use it', async () => {
     const res = await create({

@@ -251,8 +251,7 @@ describe('web console (browser)', () => {
       async () => (await detail(runId)).executions.some((x) => x.stepId === 'long' && x.status === 'running'),
       60_000,
     );
-    await stack.stopService('executor', 'SIGKILL');
-    await stack.startService('executor');
+    await stack.restartAll('executor', 'SIGKILL');
     await waitFor(async () => (await detail(runId)).status === 'interrupted', 60_000, 200);
     const page = await signedIn(alice, `/runs/${runId}`);
     await page.getByRole('button', { name: 'Resume' }).click();

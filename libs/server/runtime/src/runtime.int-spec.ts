@@ -201,12 +201,11 @@ describe('service runtime over real NATS and Postgres', () => {
   });
 
   it('reports nobody answering as `unavailable` at once, not after the timeout', async () => {
-    const started = Date.now();
-    await expect(bus.request('scheduler.nothing.here', {}, { timeoutMs: 5000 })).rejects.toMatchObject({
+    // A timeout longer than the test may take: an answer at all was not a timeout's.
+    await expect(bus.request('scheduler.nothing.here', {}, { timeoutMs: 600_000 })).rejects.toMatchObject({
       code: 'unavailable',
       details: { reason: 'no_responders' },
     });
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   it('reports a slow answer as `unavailable` after the timeout', async () => {
