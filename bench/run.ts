@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { runChatBench } from './chat.bench';
 import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
+import { runScaleBench } from './scale.bench';
 import { runTasksBench } from './tasks.bench';
 import { runToolsBench } from './tools.bench';
 import { runTriggersBench } from './triggers.bench';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   triggers: runTriggersBench,
   web: runWebBench,
   chat: runChatBench,
+  scale: runScaleBench,
 };
 
 async function main(): Promise<void> {

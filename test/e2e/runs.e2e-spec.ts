@@ -268,7 +268,8 @@ describe('agent runs end to end', () => {
             id: 'reader',
             tool: 'read_file',
             arguments: { filePath: file },
-            retry: { attempts: 5, backoffMs: 150 },
+            // Retried for up to 30 s (2+4+8+16): a bound on how late the writer may be, not a speed.
+            retry: { attempts: 5, backoffMs: 2_000 },
           },
           wait('delay', 200, 'now'),
           {
@@ -284,7 +285,7 @@ describe('agent runs end to end', () => {
     await s.next('complete');
     const retries = stepFrames(s.frames, 'step_retry', 'reader');
     expect(retries.length).toBeGreaterThanOrEqual(1);
-    expect(retries.map((f) => f.data.data.delayMs)).toEqual(retries.map((_, i) => 150 * 2 ** i));
+    expect(retries.map((f) => f.data.data.delayMs)).toEqual(retries.map((_, i) => 2_000 * 2 ** i));
     const starts = stepFrames(s.frames, 'step_start', 'reader');
     expect(starts.map((f) => f.data.data.attempt)).toEqual(starts.map((_, i) => i + 1));
     expect(stepEvent(s.frames, 'step_complete', 'reader')?.data.data.result).toContain('here');

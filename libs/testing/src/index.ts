@@ -12,3 +12,4 @@ export * from './tcp-proxy';
 export * from './owner-feed';
 export * from './platform';
 export * from './plugin-fixture';
+export * from './chaos';

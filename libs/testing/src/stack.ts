@@ -152,6 +152,10 @@ export class Stack {
         PATH: process.env['PATH'] ?? '',
         // Services check every RPC reply against its contract (see BusOptions.validateReplies).
         NODE_ENV: 'test',
+        // Bounds that only guard a hang (a suite may set its own): on a busy machine a health check
+        // slower than the 1 s default is no sign of a dead service, nor a 10 s answer of a lost request.
+        HEALTH_TIMEOUT_MS: '30000',
+        RPC_TIMEOUT_MS: '60000',
         ...this.env,
         PORT: String(port),
         METRICS_PORT: String(metricsPort ?? port),

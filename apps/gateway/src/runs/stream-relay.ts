@@ -74,6 +74,9 @@ export class StreamRelay {
   ): Promise<void> {
     let lastSent = afterSeq;
     let done = false;
+    // A client that reads slower than events come: once the socket's buffer is full, events wait in
+    // Postgres (not in this process) until it drains, then are read from there.
+    let blocked = false;
     let corked = false;
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: () => void = () => undefined;
@@ -88,7 +91,7 @@ export class StreamRelay {
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
     // A caller that resumes at the newest event of a finished run is ended at once, without frames.
     const send = (e: E, newest: boolean) => {
-      if (done) return;
+      if (done || blocked) return;
       if (e.seq <= lastSent) {
         if (newest && e.seq === lastSent && log.isTerminal(e)) finish();
         return;
@@ -102,13 +105,20 @@ export class StreamRelay {
           res.uncork();
         });
       }
-      res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      const room = res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       lastSent = e.seq;
-      if (newest && log.isTerminal(e)) finish();
+      if (newest && log.isTerminal(e)) return finish();
+      if (!room) {
+        blocked = true;
+        res.once('drain', () => {
+          blocked = false;
+          enqueue(() => catchUp());
+        });
+      }
     };
     const catchUp = async (from = lastSent) => {
       for (let after = from; ; after = lastSent) {
-        if (done) return;
+        if (done || blocked) return;
         const page = await log.readAfter(after, PAGE);
         page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
         if (page.length < PAGE) return;
