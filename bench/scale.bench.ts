@@ -20,7 +20,7 @@ const PG_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CHAIN = 20;
 const PARALLEL = 1_000;
 const IDLE_STREAMS = 10_000;
-const ROUNDS = 3;
+const ROUNDS = 2;
 const LEASE_MS = 15_000;
 const SWEEP_MS = 5_000;
 

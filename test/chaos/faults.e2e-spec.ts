@@ -147,9 +147,11 @@ describe('faults under load', () => {
         LOG_LEVEL: 'warn',
         SHUTDOWN_GRACE_MS: '3000',
         WORKSPACE_DIR: workspace,
-        RUN_LEASE_MS: '2000',
+        RUN_LEASE_MS: '5000',
         RUN_SWEEP_MS: '300',
         COMMAND_ALLOWLIST: 'sleep',
+        // Steps that must outlast a fault wait an hour; a test that wants a timeout sets its own.
+        TOOL_TIMEOUT_MS: '3600000',
       },
       ['gateway', 'planner', 'executor', 'tool-registry', 'scheduler'],
       { gateway: 2, executor: 2, 'tool-registry': 2, scheduler: 2 },
@@ -159,7 +161,8 @@ describe('faults under load', () => {
       body: { owner: 'alice', role: 'user' },
     });
     alice = res.json['token'] as string;
-  });
+    // Eight service processes and three servers of its own: minutes on a busy machine.
+  }, 360_000);
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
 

@@ -83,7 +83,9 @@ describe('agent runs end to end', () => {
       LLM_PROVIDER: 'openai',
       LLM_MODEL: 'fake',
       LLM_BASE_URL: llm.baseUrl,
-      RUN_LEASE_MS: '1500',
+      // Short, so a killed replica's runs are found soon; long enough that a busy machine's
+      // event-loop stalls do not lapse a live replica's lease.
+      RUN_LEASE_MS: '5000',
       RUN_SWEEP_MS: '300',
     });
     const token = async (owner: string) => {

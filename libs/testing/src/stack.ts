@@ -50,7 +50,7 @@ function defaultReplicas(): number {
 }
 
 /** How long a service may take to answer /readyz before its start counts as failed. */
-const READY_TIMEOUT_MS = 120_000;
+const READY_TIMEOUT_MS = 300_000;
 
 /**
  * Every service process a stack of this test file started and did not stop yet. A stack whose start
