@@ -70,6 +70,26 @@ async function withStack<T>(
   }
 }
 
+/**
+ * At most `n` connection set-ups at once: a thousand simultaneous connects overflow the listen
+ * backlog (the client sees "fetch failed"); the runs themselves still all run at once.
+ */
+function limiter(n: number) {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await work();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+const connecting = limiter(64);
+
 async function startRun(
   url: string,
   token: string,
@@ -77,13 +97,15 @@ async function startRun(
   planApproval = false,
 ): Promise<string> {
   for (;;) {
-    const res = await api(url, 'POST', '/api/agent/run', {
-      token,
-      body: {
-        config: { planApproval, permissionMode: 'full-access', limits: { maxParallelSteps: 64 } },
-        workflow,
-      },
-    });
+    const res = await connecting(() =>
+      api(url, 'POST', '/api/agent/run', {
+        token,
+        body: {
+          config: { planApproval, permissionMode: 'full-access', limits: { maxParallelSteps: 64 } },
+          workflow,
+        },
+      }),
+    );
     if (res.status === 200) return res.json['runId'] as string;
     // An owner or deployment limit on active runs: wait as told and ask again.
     if (res.status === 429) {
@@ -96,7 +118,9 @@ async function startRun(
 
 async function runToEnd(url: string, token: string, workflow: unknown): Promise<void> {
   const runId = await startRun(url, token, workflow);
-  const s = await openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token });
+  const s = await connecting(() =>
+    openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token }),
+  );
   try {
     await s.next('complete', 600_000);
   } finally {
@@ -135,7 +159,7 @@ async function idleStreams() {
     const url = stack.gatewayUrl;
     const runId = await startRun(url, token, chain(1), true);
     const open = (): Promise<SseStream> =>
-      openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token });
+      connecting(() => openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token }));
     const warm = await Promise.all(Array.from({ length: 200 }, open));
     await Promise.all(warm.map((s) => s.next('plan_approval_requested', 120_000)));
     warm.forEach((s) => s.close());

@@ -258,8 +258,10 @@ export async function checkInvariants(databaseUrl: string, input: InvariantInput
       (r) => `run ${String(r['id'])} failed without an error code`,
     );
     await each(
-      `SELECT run_id, seq FROM run_event WHERE type = 'step_failed' AND NOT (data ? 'code')`,
+      `SELECT run_id, seq FROM run_event
+        WHERE type = 'step_failed' AND NOT (data ? 'code') AND data->>'cancelled' IS DISTINCT FROM 'true'`,
       [],
+      // (A step the run's cancel ended is no failure: it says cancelled instead of a code.)
       (r) => `run ${String(r['run_id'])} event ${String(r['seq'])}: a step failed without a code`,
     );
     await each(
