@@ -140,16 +140,26 @@ async function throughput(replicas: number) {
       perStep.push((performance.now() - t0) / CHAIN);
     }
     const walls: number[] = [];
+    // A start answered with an error (not 429) is counted and reported, not retried.
+    const failed: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: PARALLEL }, (_, i) =>
-          runToEnd(urls[i % urls.length] as string, token, chain(1)),
+          runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
+            failed.push(err.message.slice(0, 300));
+          }),
         ),
       );
       walls.push(performance.now() - t0);
     }
-    return { replicas, sequentialMsPerStep: r1(median(perStep)), parallelWallMs: Math.round(median(walls)) };
+    return {
+      replicas,
+      sequentialMsPerStep: r1(median(perStep)),
+      parallelWallMs: Math.round(median(walls)),
+      parallelFailed: failed.length,
+      ...(failed[0] ? { firstFailure: failed[0] } : {}),
+    };
   });
 }
 
