@@ -3,6 +3,7 @@ import { runChatBench } from './chat.bench';
 import { runMcpBench } from './mcp.bench';
 import { runRpcBench } from './rpc.bench';
 import { runRunsBench } from './runs.bench';
+import { runScaleBench } from './scale.bench';
 import { runTasksBench } from './tasks.bench';
 import { runToolsBench } from './tools.bench';
 import { runTriggersBench } from './triggers.bench';
@@ -18,6 +19,7 @@ const BENCHES: Record<string, (outDir: string) => Promise<Record<string, unknown
   web: runWebBench,
   chat: runChatBench,
   mcp: runMcpBench,
+  scale: runScaleBench,
 };
 
 async function main(): Promise<void> {

@@ -60,7 +60,7 @@ describe('run budgets and agents end to end', () => {
     });
     alice = await platform.token('alice');
     bob = await platform.token('bob');
-  }, 120_000);
+  });
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
 

@@ -40,7 +40,7 @@ describe('the edge, tried by a hostile caller', () => {
       (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
     alice = await token('alice');
     bob = await token('bob');
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();

@@ -68,7 +68,7 @@ describe('files end to end', () => {
     await waitFor(async () => {
       detail = await call('GET', `/api/agent/runs/${runId}`, token);
       return ['completed', 'failed', 'cancelled'].includes(String(detail.json['status']));
-    }, 20_000).catch((err: Error) => {
+    }, 60_000).catch((err: Error) => {
       throw new Error(`${err.message}; the run: ${detail?.text.slice(0, 3_000) ?? 'never read'}`);
     });
     return { started, detail: detail as ApiResponse, runId };
@@ -95,7 +95,7 @@ describe('files end to end', () => {
     alice = await token('alice');
     bob = await token('bob');
     aliceId = ((await call('GET', '/api/me', alice)).json['owner'] as { id: string }).id;
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();
@@ -133,7 +133,7 @@ describe('files end to end', () => {
       expect(res.status).toBe(413);
       expect(res.json['code']).toBe('payload_too_large');
       const incoming = join(filesDir, 'incoming');
-      await waitFor(async () => !existsSync(incoming) || readdirSync(incoming).length === 0, 5_000);
+      await waitFor(async () => !existsSync(incoming) || readdirSync(incoming).length === 0, 60_000);
       // Just at the limit is fine.
       expect((await upload(alice, 'edge.bin', Buffer.alloc(LIMIT), 'application/octet-stream')).status).toBe(
         201,
@@ -332,7 +332,7 @@ describe('files end to end', () => {
       await waitFor(async () => {
         detail = await call('GET', `/api/agent/runs/${String(res.json['runId'])}`, alice);
         return ['completed', 'failed'].includes(String(detail.json['status']));
-      }, 20_000);
+      }, 60_000);
       return { res, detail: detail as ApiResponse };
     };
 

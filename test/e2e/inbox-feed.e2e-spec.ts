@@ -53,7 +53,7 @@ describe('the console API: inbox and owner feed', () => {
     admin = platform.admin;
     alice = await platform.token('alice');
     bob = await platform.token('bob');
-  }, 120_000);
+  });
 
   afterAll(async () => {
     feeds.forEach((s) => s.close());
@@ -66,12 +66,12 @@ describe('the console API: inbox and owner feed', () => {
     const adminFeed = await feed(admin);
 
     const planned = await start({ workflow: { steps: [wait('only', 1)] } });
-    await waitFor(async () => (await inbox()).items.length === 1, 15_000);
+    await waitFor(async () => (await inbox()).items.length === 1, 60_000);
     const stepped = await start({
       config: { planApproval: false, stepApproval: 'all' },
       workflow: { steps: [wait('a', 'first'), wait('b', 'second', ['a'])] },
     });
-    await waitFor(async () => (await inbox()).items.length === 2, 15_000);
+    await waitFor(async () => (await inbox()).items.length === 2, 60_000);
 
     const [plan, step] = (await inbox()).items;
     expect(plan).toMatchObject({ gate: 'plan', run: { id: planned, status: 'awaiting_plan_approval' } });
@@ -92,7 +92,7 @@ describe('the console API: inbox and owner feed', () => {
     expect((await inbox(bob)).items).toEqual([]);
     expect((await inbox(admin)).items).toEqual([]);
 
-    await waitFor(hasRun(aliceFeed, stepped, 'step_approval_requested'), 15_000);
+    await waitFor(hasRun(aliceFeed, stepped, 'step_approval_requested'), 60_000);
     expect(runEvents(aliceFeed, planned).map((e) => [e.type, e.status])).toEqual([
       ['run_created', 'planning'],
       ['plan_ready', 'planning'],
@@ -105,15 +105,15 @@ describe('the console API: inbox and owner feed', () => {
 
     // Releasing step a opens b's gate: a leaves the inbox, b enters it.
     expect((await call('POST', `/api/agent/${stepped}/approve?stepId=a`, alice)).status).toBe(200);
-    await waitFor(async () => (await inbox()).items.some((i) => i.stepId === 'b'), 15_000);
+    await waitFor(async () => (await inbox()).items.some((i) => i.stepId === 'b'), 60_000);
     expect((await inbox()).items.map((i) => [i.run.id, i.gate, i.stepId])).toEqual([
       [planned, 'plan', undefined],
       [stepped, 'step', 'b'],
     ]);
     expect((await call('POST', `/api/agent/${stepped}/approve`, alice)).status).toBe(200);
     expect((await call('POST', `/api/agent/${planned}/cancel`, alice)).status).toBe(200);
-    await waitFor(hasRun(aliceFeed, stepped, 'complete'), 15_000);
-    await waitFor(hasRun(aliceFeed, planned, 'cancelled'), 15_000);
+    await waitFor(hasRun(aliceFeed, stepped, 'complete'), 60_000);
+    await waitFor(hasRun(aliceFeed, planned, 'cancelled'), 60_000);
     expect(runEvents(aliceFeed, stepped).at(-1)).toMatchObject({ type: 'complete', status: 'completed' });
     expect(runEvents(aliceFeed, planned).at(-1)).toMatchObject({ type: 'cancelled', status: 'cancelled' });
     expect(runEvents(aliceFeed, stepped).map((e) => e.type)).toEqual(
@@ -123,12 +123,12 @@ describe('the console API: inbox and owner feed', () => {
 
     // Bob's own run reaches his feed (so his feed was live all along), and nothing of Alice's did.
     const bobs = await start({ config: { planApproval: false }, workflow: { steps: [wait('x', 1)] } }, bob);
-    await waitFor(hasRun(bobFeed, bobs, 'complete'), 15_000);
+    await waitFor(hasRun(bobFeed, bobs, 'complete'), 60_000);
     const adminRun = await start(
       { config: { planApproval: false }, workflow: { steps: [wait('y', 1)] } },
       admin,
     );
-    await waitFor(hasRun(adminFeed, adminRun, 'complete'), 15_000);
+    await waitFor(hasRun(adminFeed, adminRun, 'complete'), 60_000);
     for (const [s, own] of [
       [bobFeed, bobs],
       [adminFeed, adminRun],
@@ -154,7 +154,7 @@ describe('the console API: inbox and owner feed', () => {
     const taskId = submitted.json['id'] as string;
     const states = () =>
       aliceFeed.events().flatMap((e) => (e.kind === 'task' && e.taskId === taskId ? [e.status] : []));
-    await waitFor(() => states().includes('completed'), 30_000);
+    await waitFor(() => states().includes('completed'), 60_000);
     expect(states()).toEqual(['queued', 'running', 'completed']);
     // The task's body is a run of Alice's: its changes reach her feed too, and never Bob's.
     expect(aliceFeed.events().some((e) => e.kind === 'run' && e.type === 'complete')).toBe(true);

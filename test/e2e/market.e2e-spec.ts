@@ -143,7 +143,7 @@ describe('MCP market end to end', () => {
     alice = (await call('POST', '/api/tokens', admin, { owner: 'alice', role: 'user' })).json[
       'token'
     ] as string;
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();

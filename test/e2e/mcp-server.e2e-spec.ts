@@ -75,7 +75,7 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
 
   beforeAll(async () => {
     p = await Platform.start('mcpserver', { TOOL_TIMEOUT_MS: '600000' });
-    second = await p.stack.startReplica('gateway');
+    second = await p.stack.startService('gateway');
     alice = await p.token('alice');
     bob = await p.token('bob');
     ids['echo'] = await publish(alice, 'echo', [

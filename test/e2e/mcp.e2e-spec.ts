@@ -54,7 +54,7 @@ describe('MCP servers through the gateway', () => {
       async () =>
         (await fetch(`http://127.0.0.1:${httpPort}/mcp`, { method: 'GET' }).catch(() => undefined)) !==
         undefined,
-      15_000,
+      60_000,
       100,
     );
     stack = await Stack.start(
@@ -72,7 +72,7 @@ describe('MCP servers through the gateway', () => {
       },
       ['gateway', 'tool-registry'],
     );
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();
@@ -227,7 +227,7 @@ server.connect(new StdioServerTransport());
         )) as { status?: number; message?: string } | undefined;
         return err?.status === 409 ? err : undefined;
       },
-      10_000,
+      60_000,
       200,
     );
     expect(refused.message).toContain('changed its tool definitions');
@@ -237,7 +237,7 @@ server.connect(new StdioServerTransport());
     expect((await call('POST', `/mcp/tool/${id}/test`)).json).toMatchObject({ success: true });
     expect((await call('GET', `/mcp/tool/${id}`)).json).toMatchObject({ changed: false });
     expect(await inCatalog()).toBe(true);
-  }, 40_000);
+  });
 
   it('lists the catalog without waiting for a server that is slow to come back', async () => {
     const slowFlag = join(dir, 'slow.flag');
@@ -266,12 +266,12 @@ server.connect(new StdioServerTransport());
           Date.now() - started < 5_000
         );
       },
-      10_000,
+      60_000,
       200,
     );
     // Once it is up, its tools are back.
-    await waitFor(async () => (await names()).includes('mcp__slowpoke__echo'), 20_000, 500);
-  }, 60_000);
+    await waitFor(async () => (await names()).includes('mcp__slowpoke__echo'), 60_000, 500);
+  });
 
   it('re-enables a record disabled by three failures once a Test succeeds', async () => {
     const later = join(dir, 'later-server.js');
@@ -284,7 +284,7 @@ server.connect(new StdioServerTransport());
     writeFileSync(later, `import(${JSON.stringify(EVERYTHING)});\n`);
     expect((await call('POST', `/mcp/tool/${id}/test`)).json).toMatchObject({ success: true });
     expect((await call('GET', `/mcp/tool/${id}`)).json['disabledUntil']).toBeNull();
-  }, 60_000);
+  });
 
   it('fails a test with the real reason, as 200 success=false', async () => {
     const id = await record('broken', 'LOCAL', { command: 'definitely-not-a-program-xyz', args: [] });
@@ -314,7 +314,7 @@ server.connect(new StdioServerTransport());
     const r = await call('POST', `/mcp/tool/${id}/test`);
     expect(r.json['success']).toBe(false);
     expect(String(r.json['message'])).toContain('did not complete the MCP handshake within 8000 ms');
-  }, 40_000);
+  });
 
   it('turns a child killed mid-call into tool_failed and leaves no process behind', async () => {
     const call = invoke('mcp__everything__trigger-long-running-operation', { duration: 10, steps: 5 });
@@ -325,7 +325,7 @@ server.connect(new StdioServerTransport());
         return [];
       }
     };
-    await waitFor(() => pids().length > 0, 10_000, 50);
+    await waitFor(() => pids().length > 0, 60_000, 50);
     await new Promise((r) => setTimeout(r, 300));
     for (const pid of pids()) process.kill(Number(pid), 'SIGKILL');
     await expect(call).rejects.toMatchObject({ code: 'tool_failed' });
@@ -335,11 +335,11 @@ server.connect(new StdioServerTransport());
         const ps = execFileSync('ps', ['-eo', 'stat,args']).toString();
         return !ps.split('\n').some((l) => l.includes(marker));
       },
-      5_000,
+      60_000,
       100,
     );
     // The next call starts a fresh child.
     const echo = await invoke('mcp__everything__echo', { message: 'again' });
     expect(echo.content[0]?.text).toBe('Echo: again');
-  }, 40_000);
+  });
 });

@@ -53,7 +53,7 @@ describe('memory end to end', () => {
     return waitFor(async () => {
       const d = RunDetail.parse((await call('GET', `/api/agent/runs/${runId}`, token)).json);
       return FINISHED_RUN_STATUSES.has(d.status) && d;
-    }, 30_000);
+    }, 60_000);
   };
   /** One tool call as a run of its own; answers the step's result, or its failure event. */
   const tool = async (token: string, name: string, args: Record<string, unknown>) => {
@@ -105,7 +105,7 @@ describe('memory end to end', () => {
     };
     alice = await token('alice');
     bob = await token('bob');
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await pg?.end();
@@ -131,7 +131,7 @@ describe('memory end to end', () => {
     const tools = await waitFor(async () => {
       const t = await memoryTools(alice);
       return t.length > 0 && t;
-    }, 5_000);
+    }, 60_000);
     expect(tools.map((t) => [t.name, t.effect])).toEqual([
       ['memory_forget', 'write'],
       ['memory_list', 'read'],
@@ -179,7 +179,7 @@ describe('memory end to end', () => {
 
   it("never lets one owner see or delete another's memories, through routes or tools", async () => {
     await setMemory(bob, true);
-    await waitFor(async () => (await memoryTools(bob)).length === 4, 5_000);
+    await waitFor(async () => (await memoryTools(bob)).length === 4, 60_000);
     const bobs = await remember(bob, 'Bob keeps the nightly build server password in the vault');
     const alices = MemoryPage.parse((await call('GET', '/api/memories?limit=200', alice)).json).items;
     expect(alices.map((m) => m.id)).not.toContain(bobs.id);
@@ -240,7 +240,7 @@ describe('memory end to end', () => {
 
   it('turned off, the tools leave the catalog at once and nothing is injected; the memories stay listed', async () => {
     await setMemory(alice, false);
-    await waitFor(async () => (await memoryTools(alice)).length === 0, 5_000);
+    await waitFor(async () => (await memoryTools(alice)).length === 0, 60_000);
     expect(await memoryTools(bob)).toHaveLength(4);
 
     const plan = { steps: [{ id: 'w', tool: 'wait', arguments: { ms: 0, value: 'ok' } }] };

@@ -106,7 +106,7 @@ describe('permission rules and hooks end to end', () => {
     bob = await token('bob');
     const me = await call('GET', '/api/me', alice);
     aliceArea = join(workspace, 'owners', (me.json['owner'] as { id: string }).id);
-  }, 120_000);
+  });
 
   afterEach(async () => {
     streams.splice(0).forEach((s) => s.close());
@@ -391,7 +391,7 @@ describe('permission rules and hooks end to end', () => {
       hookCalls.splice(0);
       const { runId, s } = await run([wait('observed')], { permissionMode: 'full-access' });
       await s.next('complete');
-      await waitFor(async () => hookCalls.length >= 2, 5_000);
+      await waitFor(async () => hookCalls.length >= 2, 60_000);
       expect(hookCalls.find((c) => c.path === '/post')?.body).toMatchObject({
         event: 'post_tool_use',
         runId,

@@ -130,7 +130,7 @@ describe('plugin hooks and trust end to end', () => {
     alice = (await call('POST', '/api/tokens', admin, { owner: 'alice', role: 'user' })).json[
       'token'
     ] as string;
-  }, 120_000);
+  });
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
 

@@ -51,7 +51,7 @@ describe('plugins through the gateway', () => {
     const dir = await buildFixturePlugin(join(root, 'fixture'), join(root, 'cache'));
     await tar.c({ gzip: true, file: join(root, 'fixture.tgz'), cwd: dir }, ['.']);
     tgz = readFileSync(join(root, 'fixture.tgz'));
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();

@@ -55,7 +55,7 @@ describe('sandbox posture on runs, schedules and triggers end to end', () => {
     expect((await call('POST', `/api/agent/${runId}/cancel`, alice)).status).toBe(200);
     await waitFor(
       async () => (await call('GET', `/api/agent/runs/${runId}`, alice)).json['status'] === 'cancelled',
-      15_000,
+      60_000,
     );
     return runId;
   };
@@ -94,7 +94,7 @@ describe('sandbox posture on runs, schedules and triggers end to end', () => {
     alice = (await call('POST', '/api/tokens', admin, { owner: 'alice', role: 'user' })).json[
       'token'
     ] as string;
-  }, 120_000);
+  });
 
   afterEach(() => streams.splice(0).forEach((s) => s.close()));
 
@@ -154,7 +154,7 @@ describe('sandbox posture on runs, schedules and triggers end to end', () => {
       const s = (await call('GET', `/api/agent/schedules/${scheduleId}`, alice)).json;
       // (While the registry restarted, it was held as "cannot confirm"; now with the registry's reason.)
       return String(s['heldReason']).includes('PLUGIN_SANDBOX=none') ? s : undefined;
-    }, 10_000);
+    }, 60_000);
     expect(held['heldReason']).toContain('PLUGIN_SANDBOX=none');
     await pg.query(`UPDATE workflow_schedule SET next_fire_at = now() - interval '1 second' WHERE id = $1`, [
       scheduleId,
@@ -177,8 +177,8 @@ describe('sandbox posture on runs, schedules and triggers end to end', () => {
     const fired = await waitFor(async () => {
       const s = (await call('GET', `/api/agent/schedules/${scheduleId}`, alice)).json;
       return (s['triggerCount'] as number) > 0 ? s : undefined;
-    }, 15_000);
+    }, 60_000);
     expect(fired).toMatchObject({ triggerCount: 1, heldReason: null });
     expect((await deliver()).status).toBe(202);
-  }, 120_000);
+  });
 });

@@ -54,7 +54,7 @@ describe('npm start', () => {
     expect(await exited).toBe(0);
     expect(out).toContain('all services stopped');
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-  }, 150_000);
+  });
 
   it('refuses to start a service with invalid configuration, naming the variable in one line', async () => {
     const child = spawn(process.execPath, [join(ROOT, 'dist/apps/planner/src/main.js')], {

@@ -49,7 +49,7 @@ describe('tool records API', () => {
       ['gateway', 'tool-registry'],
     );
     user = (await call('POST', '/api/tokens', admin, { owner: 'uma' })).json['token'] as string;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();

@@ -60,7 +60,7 @@ describe('schedules and webhooks end to end', () => {
       (await call('POST', '/api/tokens', admin, { owner, role: 'user' })).json['token'] as string;
     alice = await token('alice');
     bob = await token('bob');
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();
@@ -121,7 +121,7 @@ describe('schedules and webhooks end to end', () => {
     const task = await waitFor(async () => {
       const t = (await call('GET', `/api/agent/tasks/${taskId}`, alice)).json;
       return t['state'] === 'completed' ? t : undefined;
-    }, 30_000);
+    }, 60_000);
     expect(task).toMatchObject({ priority: 'interactive', output: { tag: 'from-hook' } });
 
     expect((await deliver(id, undefined, {})).status).toBe(401);

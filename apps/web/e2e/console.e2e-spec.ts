@@ -80,7 +80,9 @@ describe('web console (browser)', () => {
       LLM_PROVIDER: 'openai',
       LLM_MODEL: 'fake',
       LLM_BASE_URL: llm.baseUrl,
-      RUN_LEASE_MS: '1500',
+      // Short, so a killed replica's runs are found soon; long enough that a busy machine's
+      // event-loop stalls do not lapse a live replica's lease.
+      RUN_LEASE_MS: '5000',
       RUN_SWEEP_MS: '300',
       // One background task at a time, so a second one waits in the queue.
       TASK_RUNNING_LIMIT: '1',
@@ -251,8 +253,7 @@ describe('web console (browser)', () => {
       async () => (await detail(runId)).executions.some((x) => x.stepId === 'long' && x.status === 'running'),
       60_000,
     );
-    await stack.stopService('executor', 'SIGKILL');
-    await stack.startService('executor');
+    await stack.restartAll('executor', 'SIGKILL');
     await waitFor(async () => (await detail(runId)).status === 'interrupted', 60_000, 200);
     const page = await signedIn(alice, `/runs/${runId}`);
     await page.getByRole('button', { name: 'Resume' }).click();

@@ -162,7 +162,7 @@ describe('flow builder (browser)', () => {
     await value3.locator('textarea').fill('got {{node.wait_2.result}}');
     await card(page, 'wait_2').hover();
     await card(page, 'wait_2').locator('.flow-out').dragTo(card(page, 'wait_3').locator('.flow-in'));
-    await waitFor(async () => (await page.locator('.react-flow__edge').count()) === 2, 30_000);
+    await waitFor(async () => (await page.locator('.react-flow__edge').count()) === 2, 60_000);
 
     // A sticky note.
     await page.getByRole('button', { name: 'Sticky note' }).click();
@@ -202,16 +202,16 @@ describe('flow builder (browser)', () => {
     const page = await openFlow('/flows/new');
     const wait = await paletteItem(page, 'wait');
     for (let i = 0; i < 50; i++) await wait.click();
-    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 50, 30_000);
+    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 50, 60_000);
     for (let i = 0; i < 50; i++) await page.keyboard.press('Control+z');
-    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 0, 30_000);
+    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 0, 60_000);
     const undo = page.getByRole('button', { name: 'Undo', exact: true });
     expect(await undo.isDisabled()).toBe(true);
     await page.keyboard.press('Control+z');
     expect(await nodeIds(page)).toEqual(['start']);
     await screenshot(page, 'flow-undone');
     for (let i = 0; i < 50; i++) await page.keyboard.press('Control+Shift+z');
-    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 50, 30_000);
+    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 50, 60_000);
     expect(await page.getByRole('button', { name: 'Redo', exact: true }).isDisabled()).toBe(true);
     // The toolbar's buttons do the same as the keys.
     await undo.click();
@@ -311,7 +311,7 @@ describe('flow builder (browser)', () => {
 
     await page.getByRole('button', { name: 'Settings & versions' }).click();
     await page.getByRole('button', { name: 'Restore version 1 into the draft' }).click();
-    await waitFor(async () => JSON.stringify((await stored(id)).graph).includes('first'), 30_000);
+    await waitFor(async () => JSON.stringify((await stored(id)).graph).includes('first'), 60_000);
     await screenshot(page, 'flow-versions');
     await page.keyboard.press('Escape');
     await card(page, 'a').click();
@@ -475,7 +475,7 @@ describe('flow builder (browser)', () => {
     await openFlow(`/flows/${to}`, page);
     await page.locator('.react-flow__pane').click({ position: { x: 20, y: 20 } });
     await page.keyboard.press('Control+v');
-    await waitFor(async () => (await nodeIds(page)).length === 4, 30_000);
+    await waitFor(async () => (await nodeIds(page)).length === 4, 60_000);
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await saved(page, 2);
     const target = await stored(to);
@@ -523,7 +523,7 @@ describe('flow builder (browser)', () => {
     }));
     const planned = await create({ name: 'imported plan', plan: { steps } });
     await openFlow(`/flows/${planned}`, page);
-    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 64, 30_000);
+    await waitFor(async () => (await page.locator('.react-flow__node-tool').count()) === 64, 60_000);
     const at = await positions(page);
     const spots = new Set(Object.values(at).map((p) => `${p?.x},${p?.y}`));
     expect(spots.size).toBe(65);
@@ -556,7 +556,7 @@ describe('flow builder (browser)', () => {
       void d.dismiss();
     });
     await page.close({ runBeforeUnload: true });
-    await waitFor(async () => asked !== '', 10_000);
+    await waitFor(async () => asked !== '', 60_000);
     expect(asked).toBe('beforeunload');
 
     const again = await openFlow(`/flows/${id}`);

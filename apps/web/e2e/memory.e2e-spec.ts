@@ -39,7 +39,7 @@ describe('memory settings (browser)', () => {
     const done = await waitFor(async () => {
       const d = RunDetail.parse((await platform.call('GET', `/api/agent/runs/${runId}`, alice)).json);
       return FINISHED_RUN_STATUSES.has(d.status) && d;
-    }, 30_000);
+    }, 60_000);
     expect(done.status).toBe('completed');
   };
 
@@ -73,7 +73,7 @@ describe('memory settings (browser)', () => {
     expect(await memoryToolCount()).toBe(0);
 
     await toggle.check();
-    await waitFor(async () => (await memoryToolCount()) === 4, 10_000);
+    await waitFor(async () => (await memoryToolCount()) === 4, 60_000);
     await remember('Anvil is the build server');
     await remember('我喜欢喝黑咖啡，不加糖');
     await page.reload();

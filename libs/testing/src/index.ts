@@ -14,3 +14,4 @@ export * from './platform';
 export * from './plugin-fixture';
 export * from './conformance';
 export * from './oauth-fixture';
+export * from './chaos';

@@ -100,7 +100,7 @@ export async function openOwnerFeed(
   })();
   reading.catch(() => undefined);
 
-  const until = (ok: (f: readonly OwnerFeedFrameOf[]) => boolean, timeoutMs = 15_000) =>
+  const until = (ok: (f: readonly OwnerFeedFrameOf[]) => boolean, timeoutMs = 60_000) =>
     new Promise<void>((resolve, reject) => {
       const look = () => {
         if (invalid) {

@@ -133,7 +133,7 @@ export async function openStream(url: string, headers: Record<string, string> = 
     }
   })();
   reading.catch(() => undefined); // reported through `next` and to whoever awaits `reading`
-  const next = <T extends RunEventType>(type: T, timeoutMs = 15_000, after = 0) =>
+  const next = <T extends RunEventType>(type: T, timeoutMs = 60_000, after = 0) =>
     new Promise<SseFrame<RunEventOf<T>>>((resolve, reject) => {
       const check = () => {
         const found = frames.filter(isOf(type)).find((f) => f.id > after);

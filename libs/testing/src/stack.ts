@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, sep } from 'node:path';
 import { SERVICE_NAMES, type ServiceName } from '@switchyard/contracts';
@@ -21,8 +22,13 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A replica's key in a stack: `executor` for the first, `executor#2` for the second, and so on. */
+export type ReplicaId = ServiceName | `${ServiceName}#${number}`;
+
 export interface ServiceProcess {
   readonly name: ServiceName;
+  /** `executor` for the first replica of a service, `executor#2` for the second, … */
+  readonly id: ReplicaId;
   readonly port: number;
   readonly url: string;
   /** Where its `/metrics` is served: `url`, or for the gateway a port of its own. */
@@ -31,23 +37,80 @@ export interface ServiceProcess {
   output(): string;
 }
 
+/** How many replicas of each service a stack starts: one number for all, or per service (1 if unsaid). */
+export type Replicas = number | Partial<Record<ServiceName, number>>;
+
+/**
+ * Replicas of every service when a suite does not say: E2E_REPLICAS=2 runs any e2e suite on two of
+ * everything (`E2E_REPLICAS=2 npx jest test/e2e/runs.e2e-spec.ts`).
+ */
+function defaultReplicas(): number {
+  const n = Number(process.env['E2E_REPLICAS'] ?? '1');
+  if (!Number.isInteger(n) || n < 1) throw new Error(`E2E_REPLICAS must be a whole number ≥ 1, got ${n}`);
+  return n;
+}
+
 /** How long a service may take to answer /readyz before its start counts as failed. */
-const READY_TIMEOUT_MS = 120_000;
+const READY_TIMEOUT_MS = 300_000;
 
-/** The five services as separate OS processes, built from dist/ (npm test builds first). */
+/**
+ * Every service process a stack of this test file started and did not stop yet. A stack whose start
+ * outlived a jest hook's timeout is held by nobody (the suite's `stack` is still undefined), so the
+ * e2e setup (tools/jest/stop-leftovers.js) stops these after each file, and an exiting worker kills them.
+ */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** Stops every service process still running from a stack of this test file; answers how many. */
+export async function stopLeftoverServices(): Promise<number> {
+  const left = [...live];
+  await Promise.all(
+    left.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  live.clear();
+  return left.length;
+}
+
+function replicaId(name: ServiceName, replica: number): ReplicaId {
+  return replica === 1 ? name : `${name}#${replica}`;
+}
+
+/**
+ * The five services as separate OS processes, built from dist/ (npm test builds first); any of them as
+ * several replicas, each its own process on its own port, sharing the database, NATS prefix and Redis.
+ */
 export class Stack {
-  readonly services = new Map<ServiceName, ServiceProcess>();
-  /** Further processes of services already in the stack (startReplica), stopped with it. */
-  readonly replicas: ServiceProcess[] = [];
+  /** Every replica by its id (`gateway`, `gateway#2`, …), in start order. */
+  readonly services = new Map<ReplicaId, ServiceProcess>();
+  private readonly claimed = new Set<ReplicaId>();
 
-  private constructor(readonly env: Record<string, string>) {}
+  readonly env: Record<string, string>;
+  /** Uploads and market files of this stack only (FILES_DIR, MARKET_DIR unless the test sets them). */
+  private readonly scratch = mkdtempSync(join(tmpdir(), 'sy-stack-'));
+
+  private constructor(env: Record<string, string>) {
+    this.env = { FILES_DIR: join(this.scratch, 'files'), MARKET_DIR: join(this.scratch, 'market'), ...env };
+  }
 
   static async start(
     env: Record<string, string>,
     only: readonly ServiceName[] = SERVICE_NAMES,
+    replicas: Replicas = defaultReplicas(),
   ): Promise<Stack> {
     const stack = new Stack(env);
-    const started = await Promise.allSettled(only.map((s) => stack.startService(s)));
+    const count = (s: ServiceName) => (typeof replicas === 'number' ? replicas : (replicas[s] ?? 1));
+    const started = await Promise.allSettled(
+      only.flatMap((s) => Array.from({ length: count(s) }, () => stack.startService(s))),
+    );
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       // Nobody will hold this stack to stop it: the services that did start would run on (and load
@@ -58,28 +121,37 @@ export class Stack {
     return stack;
   }
 
+  /** The replicas of `name` that run, first replica first. */
+  replicas(name: ServiceName): ServiceProcess[] {
+    return [...this.services.values()].filter((p) => p.name === name);
+  }
+
   get gatewayUrl(): string {
-    const gw = this.services.get('gateway');
+    const gw = this.replicas('gateway')[0];
     if (!gw) throw new Error('gateway is not part of this stack');
     return gw.url;
   }
 
+  /** Every gateway replica's address. */
+  get gatewayUrls(): string[] {
+    return this.replicas('gateway').map((p) => p.url);
+  }
+
+  /** Starts one more replica of `name` (the lowest free replica number): `executor`, then `executor#2`. */
   async startService(name: ServiceName): Promise<ServiceProcess> {
-    return this.launch(name, (proc) => this.services.set(name, proc));
-  }
-
-  /** One more process of `name` with the same environment (another replica); stopped by stop(). */
-  startReplica(name: ServiceName): Promise<ServiceProcess> {
-    return this.launch(name, (proc) => this.replicas.push(proc));
-  }
-
-  /** Spawns the service, registers it (so stop() stops it even if it never gets ready), waits for /readyz. */
-  private async launch(name: ServiceName, register: (proc: ServiceProcess) => void): Promise<ServiceProcess> {
     const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
     if (!existsSync(main))
       throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
-    const port = await freePort();
-    const metricsPort = name === 'gateway' ? await freePort() : port;
+    let replica = 1;
+    while (this.services.has(replicaId(name, replica)) || this.claimed.has(replicaId(name, replica)))
+      replica++;
+    const id = replicaId(name, replica);
+    // Claimed before the first await, so replicas started together get distinct ids.
+    this.claimed.add(id);
+    const [port, metricsPort] = await Promise.all([
+      freePort(),
+      name === 'gateway' ? freePort() : undefined,
+    ]).finally(() => this.claimed.delete(id));
     let out = '';
     const child = spawn(process.execPath, [main], {
       cwd: ROOT,
@@ -87,28 +159,35 @@ export class Stack {
         PATH: process.env['PATH'] ?? '',
         // Services check every RPC reply against its contract (see BusOptions.validateReplies).
         NODE_ENV: 'test',
+        // Bounds that only guard a hang (a suite may set its own): on a busy machine a health check
+        // slower than the 1 s default is no sign of a dead service, nor a 10 s answer of a lost request.
+        HEALTH_TIMEOUT_MS: '30000',
+        RPC_TIMEOUT_MS: '60000',
         ...this.env,
         PORT: String(port),
-        METRICS_PORT: String(metricsPort),
+        METRICS_PORT: String(metricsPort ?? port),
         HOST: '127.0.0.1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    live.add(child);
+    child.once('exit', () => live.delete(child));
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
     const proc: ServiceProcess = {
       name,
+      id,
       port,
       url: `http://127.0.0.1:${port}`,
-      metricsUrl: `http://127.0.0.1:${metricsPort}`,
+      metricsUrl: `http://127.0.0.1:${metricsPort ?? port}`,
       child,
       output: () => out,
     };
-    register(proc);
+    this.services.set(id, proc);
     await waitFor(
       async () => {
-        if (child.exitCode !== null)
-          throw new Error(`${name} exited with ${child.exitCode}: ${out.slice(-2000)}`);
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`${id} exited with ${child.exitCode ?? child.signalCode}: ${out.slice(-2000)}`);
         const res = await fetch(`${proc.url}/readyz`).catch(() => undefined);
         return res?.status === 200;
       },
@@ -117,29 +196,38 @@ export class Stack {
       READY_TIMEOUT_MS,
       100,
     ).catch((err: Error) => {
-      throw new Error(`${name} did not become ready: ${err.message}\n${out.slice(-2000)}`);
+      throw new Error(`${id} did not become ready: ${err.message}\n${out.slice(-2000)}`);
     });
     return proc;
   }
 
-  /** SIGTERM and wait for the exit; resolves with the exit code. */
-  async stopService(name: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-    const proc = this.services.get(name);
+  /**
+   * Stops one replica (`executor` is the first, `executor#2` the second) with `signal` and waits for
+   * its exit; resolves with the exit code (null when a signal ended it).
+   */
+  async stopService(id: ReplicaId, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const proc = this.services.get(id);
     if (!proc) return null;
-    this.services.delete(name);
-    if (proc.child.exitCode !== null) return proc.child.exitCode;
+    this.services.delete(id);
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) return proc.child.exitCode;
     const exited = new Promise<number | null>((resolve) => proc.child.once('exit', (code) => resolve(code)));
     proc.child.kill(signal);
     return exited;
   }
 
+  /**
+   * Stops every replica of `name` with `signal` and starts as many again: what a test of "the
+   * executor died" means whatever the replica count (the run may be on any of them).
+   */
+  async restartAll(name: ServiceName, signal: NodeJS.Signals = 'SIGTERM'): Promise<Array<number | null>> {
+    const ids = this.replicas(name).map((p) => p.id);
+    const codes = await Promise.all(ids.map((id) => this.stopService(id, signal)));
+    await Promise.all(ids.map(() => this.startService(name)));
+    return codes;
+  }
+
   async stop(): Promise<void> {
-    const replicas = this.replicas.splice(0).map(async (proc) => {
-      if (proc.child.exitCode !== null) return;
-      const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-      proc.child.kill('SIGTERM');
-      await exited;
-    });
-    await Promise.all([...replicas, ...[...this.services.keys()].map((s) => this.stopService(s))]);
+    await Promise.all([...this.services.keys()].map((s) => this.stopService(s)));
+    rmSync(this.scratch, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,11 @@
-/** Polls `probe` until it returns a truthy value or `timeoutMs` passes (then throws with the last error). */
+/**
+ * Polls `probe` until it returns a truthy value or `timeoutMs` passes (then throws with the last error).
+ * The timeout only guards a hang: it is never how a test measures speed, so keep it generous (a busy
+ * machine is many times slower than a quiet one).
+ */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

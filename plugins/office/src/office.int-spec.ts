@@ -71,7 +71,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   smtpPort = (smtp.server.address() as { port: number }).port;
-}, 120_000);
+});
 
 afterAll(async () => {
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
@@ -256,7 +256,7 @@ describe('the office plugin server', () => {
     workbook = join(files, 'sales.xlsx');
     await makeWorkbook(workbook);
     client = await connect(settings());
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await client.close();

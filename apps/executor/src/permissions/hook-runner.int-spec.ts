@@ -98,10 +98,9 @@ describe('HookRunner (real processes, real HTTP)', () => {
     });
 
     it('is killed at its timeout, with its children', async () => {
-      const started = Date.now();
-      const out = await runner.run(hook({ command: 'sleep 30 & sleep 30', timeoutSeconds: 1 }), envelope);
+      // Sleeps far longer than the test may take: an answer at all means they were killed.
+      const out = await runner.run(hook({ command: 'sleep 3000 & sleep 3000', timeoutSeconds: 1 }), envelope);
       expect(out).toEqual({ kind: 'failed', reason: 'timed out after 1 s' });
-      expect(Date.now() - started).toBeLessThan(5_000);
     });
 
     it("sees a minimal environment, not the executor's", async () => {

@@ -73,6 +73,7 @@ describe('ActiveRuns leases', () => {
       bus,
       config,
       createLogger({ level: 'silent', service: 'executor', instanceId: 't' }),
+      { instanceId: `lease-test-${process.pid}` },
     );
   });
 
@@ -97,12 +98,12 @@ describe('ActiveRuns leases', () => {
     active.closed(dropped.id);
 
     // The old per-replica renewal kept the dropped run alive as long as its sibling was driven.
-    await waitFor(async () => (await repo.get(dropped.id))?.status === 'interrupted', 30_000, 100);
+    await waitFor(async () => (await repo.get(dropped.id))?.status === 'interrupted', 60_000, 100);
     expect((await repo.get(dropped.id))?.error).toContain('stopped responding');
     // The run still driven is renewed (its lease moves past the one it started with) and stays running.
     await waitFor(
       async () => Date.parse(String((await repo.get(kept.id))?.leaseUntil)) > keptLease,
-      30_000,
+      60_000,
       100,
     );
     const still = await repo.get(kept.id);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   Inject,
   Injectable,
@@ -16,7 +15,7 @@ import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { RunsRepository } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, SERVICE_INFO, type ServiceInfo } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
 
 /** What the replica needs of a run it drives (the RunDriver; a stand-in in tests). */
@@ -31,7 +30,8 @@ export type DrivenRun = Pick<RunDriver, 'runId' | 'approve' | 'cancel' | 'abando
  */
 @Injectable()
 export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  readonly replica = randomUUID();
+  /** This process's instance id (host, pid, a random part): what `run.owner_replica` names. */
+  readonly replica: string;
   private readonly drivers = new Map<string, { driver: DrivenRun; unsubscribe: () => void }>();
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
@@ -41,7 +41,10 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+    @Inject(SERVICE_INFO) info: Pick<ServiceInfo, 'instanceId'>,
+  ) {
+    this.replica = info.instanceId;
+  }
 
   onApplicationBootstrap(): void {
     const { leaseMs, sweepMs } = this.config.runs;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError, FINISHED_RUN_STATUSES, type RunControlReply } from '@switchyard/contracts';
 import { isNoResponders } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
-import { RunsRepository } from '@switchyard/server-db-runs';
+import { LeaseLostError, RunsRepository } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { ActiveRuns } from './active-runs';
@@ -43,6 +43,12 @@ export class ControlRun {
     try {
       return await this.active.control(runId, msg);
     } catch (err) {
+      if (err instanceof LeaseLostError)
+        throw new AppError(
+          'conflict',
+          `run ${runId} was taken from this replica (its lease lapsed) while the ${msg.action} was written; read the run and resume it`,
+          { details: { status: 'interrupted' } },
+        );
       if (isNoResponders(err)) {
         throw new AppError(
           'conflict',

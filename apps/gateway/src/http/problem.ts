@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { AppError, httpStatusFor, type ErrorCode, type Problem } from '@switchyard/contracts';
+import { databaseUnavailable } from '@switchyard/server-db';
 
 const TITLES: Record<ErrorCode, string> = {
   validation_failed: 'Validation failed',
@@ -60,7 +61,7 @@ export function toProblem(
   correlationId: string,
   instance?: string,
 ): { problem: Problem; bug: boolean } {
-  const known = err instanceof AppError ? err : fromHttpLayer(err);
+  const known = err instanceof AppError ? err : (fromHttpLayer(err) ?? databaseUnavailable(err));
   const appError =
     known ??
     new AppError('internal', `internal error; quote correlation id ${correlationId} when reporting it`);

@@ -177,7 +177,7 @@ describe('GET /api/events, the owner feed (in-process gateway, real NATS)', () =
     await first.until((f) => f.length === 1);
     const old = first.lastId() ?? '';
     send(owners.bob.id, ...Array.from({ length: FEED_RING_SIZE + 5 }, () => taskEvent()));
-    await first.until((f) => f.length === FEED_RING_SIZE + 6, 30_000);
+    await first.until((f) => f.length === FEED_RING_SIZE + 6, 60_000);
     first.close();
     const late = await feed(url(), as(owners.bob.token, { 'last-event-id': old }));
     const e = runEvent();
@@ -215,7 +215,7 @@ describe('GET /api/events, the owner feed (in-process gateway, real NATS)', () =
 
   it('sends heartbeats, refuses a missing or bad token, and a query token is for the streams only', async () => {
     const s = await feed(url(), as(owners.alice.token));
-    await waitFor(() => s.comments.filter((c) => c === 'heartbeat').length >= 2, 5_000, 50);
+    await waitFor(() => s.comments.filter((c) => c === 'heartbeat').length >= 2, 60_000, 50);
     s.close();
     expect((await api(gateway.url, 'GET', '/api/events')).status).toBe(401);
     const bad = await api(gateway.url, 'GET', '/api/events?token=nope');

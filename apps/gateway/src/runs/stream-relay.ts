@@ -98,7 +98,7 @@ export class StreamRelay {
             res.uncork();
           });
         }
-        res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        return res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       },
       () => {
         stopHeartbeat();
@@ -110,6 +110,7 @@ export class StreamRelay {
         }
         res.end();
       },
+      (resume) => res.once('drain', resume),
     );
     req.on('close', stop);
     await stop.subscribed;
@@ -135,15 +136,21 @@ export class StreamRelay {
    * events first, then replays what Postgres holds, then follows live, filling a gap in the live
    * feed (plain NATS is at-most-once) from Postgres. Ends (calling `end` once) after a terminal
    * event that is the newest, on a failure, or when the returned function is called.
+   *
+   * A consumer slower than the events (a client that reads nothing) answers `false` from `deliver`
+   * when it is full: events then wait in Postgres, not in this process, until `drained` calls back,
+   * and are read from there.
    */
   follow<E extends { seq: number; type: string }>(
     log: EventLog<E>,
     afterSeq: number,
-    deliver: (event: E) => void,
+    deliver: (event: E) => boolean | void,
     end: () => void,
+    drained?: (resume: () => void) => void,
   ): Following {
     let lastSent = afterSeq;
     let done = false;
+    let blocked = false;
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: () => void = () => undefined;
     const finish = () => {
@@ -155,18 +162,25 @@ export class StreamRelay {
     // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
     // A caller that resumes at the newest event of a finished run is ended at once, without frames.
     const send = (e: E, newest: boolean) => {
-      if (done) return;
+      if (done || blocked) return;
       if (e.seq <= lastSent) {
         if (newest && e.seq === lastSent && log.isTerminal(e)) finish();
         return;
       }
-      deliver(e);
+      const room = deliver(e) !== false;
       lastSent = e.seq;
-      if (newest && log.isTerminal(e)) finish();
+      if (newest && log.isTerminal(e)) return finish();
+      if (!room && drained) {
+        blocked = true;
+        drained(() => {
+          blocked = false;
+          enqueue(() => catchUp());
+        });
+      }
     };
     const catchUp = async (from = lastSent) => {
       for (let after = from; ; after = lastSent) {
-        if (done) return;
+        if (done || blocked) return;
         const page = await log.readAfter(after, PAGE);
         page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
         if (page.length < PAGE) return;

@@ -80,7 +80,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     const s = await openStream(url(run), { 'x-switchyard-token': token });
     expect(s.res.status).toBe(200);
     expect(s.res.headers.get('content-type')).toContain('text/event-stream');
-    await waitFor(() => s.frames.length === 2, 5_000, 20);
+    await waitFor(() => s.frames.length === 2, 60_000, 20);
     await emit(run, started);
     await emit(run, complete);
     await s.reading;
@@ -98,13 +98,13 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     const run = await events.createRun(ownerId, 'reconnect');
     await emit(run, ...Array.from({ length: 5 }, (_, i) => tokenEvent(String(i))));
     const s = await openStream(url(run), { 'x-switchyard-token': token, 'last-event-id': '3' });
-    await waitFor(() => s.frames.length === 2, 5_000, 20);
+    await waitFor(() => s.frames.length === 2, 60_000, 20);
     // Stored but never published (a lost NATS message), then a later one that is published.
     await events.append(run, [tokenEvent('5')]);
     // A live message that is not a run event (sent around the catalog) is dropped at the edge.
     bus.publish(runEventsSubject(run), { runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' });
     await emit(run, tokenEvent('6'));
-    await waitFor(() => s.frames.length === 4, 5_000, 20);
+    await waitFor(() => s.frames.length === 4, 60_000, 20);
     expect(s.frames.map((f) => f.id)).toEqual([4, 5, 6, 7]);
     s.close();
   });
@@ -135,7 +135,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
   it('sends heartbeats while idle', async () => {
     const run = await events.createRun(ownerId, 'quiet');
     const s = await openStream(url(run), { 'x-switchyard-token': token });
-    await waitFor(() => s.comments.filter((c) => c === 'heartbeat').length >= 2, 5_000, 50);
+    await waitFor(() => s.comments.filter((c) => c === 'heartbeat').length >= 2, 60_000, 50);
     s.close();
   });
 
@@ -185,7 +185,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
       tokenEvent('again'),
     );
     const s = await openStream(url(run), { 'x-switchyard-token': token });
-    await waitFor(() => s.frames.length === 4, 5_000, 20);
+    await waitFor(() => s.frames.length === 4, 60_000, 20);
     expect(s.ended()).toBe(false);
     await emit(run, complete);
     await s.reading;
@@ -212,7 +212,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     // At a terminal event that is not the newest (the run was resumed), the stream stays open.
     await emit(run, { type: 'resumed', data: { from: 'completed', reusedSteps: [] } });
     const resumed = await openStream(url(run, '&lastEventId=3'), { 'x-switchyard-token': token });
-    await waitFor(() => resumed.frames.length === 1, 5_000, 20);
+    await waitFor(() => resumed.frames.length === 1, 60_000, 20);
     expect(resumed.ended()).toBe(false);
     await emit(run, complete);
     await resumed.reading;
@@ -224,7 +224,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     const streams = await Promise.all(
       Array.from({ length: 5 }, () => openStream(url(run), { 'x-switchyard-token': token })),
     );
-    await waitFor(() => streams.every((s) => s.comments.includes('connected')), 5_000, 20);
+    await waitFor(() => streams.every((s) => s.comments.includes('connected')), 60_000, 20);
     await emit(run, ...Array.from({ length: 20 }, (_, i) => tokenEvent(String(i))), complete);
     await Promise.all(streams.map((s) => s.reading));
     for (const s of streams)

@@ -24,6 +24,10 @@ import { TaskTransitions } from './task-transitions';
 
 const OUTPUT_LIMIT = 64 * 1024;
 const TICK_MS = 250;
+/** How often a replica checks Redis against Postgres for work a dead replica left half done. */
+const RECONCILE_MS = 5_000;
+/** A queued row this old that Redis does not hold was never admitted (not a submit in progress). */
+const UNADMITTED_AFTER_MS = 10_000;
 const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
 
 /** A task row already in Postgres, waiting for admission. */
@@ -49,6 +53,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly fair: FairQueue;
   private readonly jobs: Queue<{ taskId: string }>;
   private timer: NodeJS.Timeout | undefined;
+  private reconciler: NodeJS.Timeout | undefined;
   private pumping = false;
   private again = false;
 
@@ -69,11 +74,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_MS);
     void this.tick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.reconciler) clearInterval(this.reconciler);
     await this.jobs.close().catch(() => undefined);
   }
 
@@ -188,6 +195,53 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       this.logger.warn({ err: (err as Error).message }, 'task dispatch failed');
     } finally {
       this.pumping = false;
+    }
+  }
+
+  /**
+   * A scheduler replica killed between two writes leaves work half done: a task marked running in
+   * Redis whose BullMQ job was never added (it would wait for ever and hold a slot), a task ended in
+   * Postgres whose slot was never freed, a row written whose admission never ran. Every replica
+   * repairs these; each repair is idempotent (the job id is the task id; the claim in Postgres lets
+   * one body run). Redis is read before Postgres, so a task dispatched in between is not mistaken
+   * for an ended one.
+   */
+  async reconcile(): Promise<void> {
+    try {
+      if (!(await this.fair.isInitialised())) return; // the next tick rebuilds from Postgres
+      const running = await this.fair.runningIds();
+      const active = new Map((await this.repo.active()).map((t) => [t.id, t]));
+      let repaired = 0;
+      for (const id of running) {
+        const t = active.get(id);
+        if (!t) {
+          await this.fair.finish(id); // ended (or removed) in Postgres: its slot is free
+          repaired++;
+        } else if (t.state === 'queued' && !(await this.jobs.getJob(id))) {
+          await this.jobs.add(
+            'task',
+            { taskId: id },
+            { jobId: id, removeOnComplete: true, removeOnFail: true },
+          );
+          repaired++;
+        }
+      }
+      const cutoff = Date.now() - UNADMITTED_AFTER_MS;
+      const queued = [...active.values()].filter(
+        (t) => t.state === 'queued' && t.createdAt.getTime() < cutoff,
+      );
+      const held = await this.fair.holds(queued.map((t) => t.id));
+      for (const [i, t] of queued.entries()) {
+        if (held[i]) continue;
+        const admitted = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
+        if (admitted.ok) repaired++;
+      }
+      if (repaired) {
+        this.logger.warn({ repaired }, 'task queue repaired from Postgres (a replica stopped mid-way)');
+        void this.pump();
+      }
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'task queue reconciliation failed');
     }
   }
 

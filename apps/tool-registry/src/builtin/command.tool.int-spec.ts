@@ -147,12 +147,12 @@ describe('execute_command', () => {
         return 0;
       }
     };
-    await waitFor(() => count() >= 2, 10_000, 50);
+    await waitFor(() => count() >= 2, 60_000, 50);
     controller.abort('cancelled');
     const r = await running;
     expect(r.isError).toBe(true);
     expect((r.content[0] as { text: string }).text).toContain('cancelled and killed');
-    await waitFor(() => count() === 0, 5_000, 50);
+    await waitFor(() => count() === 0, 60_000, 50);
   });
 
   describe('as a hostile owner, inside the sandbox', () => {

@@ -59,7 +59,7 @@ function registryUnderTest(label: string, env: Record<string, string> = {}) {
       subjectPrefix: prefix,
       defaultTimeoutMs: 30_000,
     });
-  }, 60_000);
+  });
   afterAll(async () => {
     await h.bus?.close();
     await h.service?.close();
@@ -99,7 +99,7 @@ describe('plugins in the tool registry (real bubblewrap, real MCP server)', () =
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
     port = (tcp.address() as { port: number }).port;
     await buildFixturePlugin(join(work, 'fixture'), cache);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await new Promise((r) => tcp?.close(r));

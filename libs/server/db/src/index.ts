@@ -7,3 +7,4 @@ export * from './scratch-database';
 export * from './secret-box';
 export * from './storable';
 export * from './paging';
+export * from './unavailable';

@@ -40,7 +40,9 @@ describe('createPgPool (real Postgres)', () => {
         await admin.end();
       }
       // Each terminated idle client is reported (57P01: admin shutdown), none crashes the process.
-      for (let i = 0; i < 200 && dropped.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      // (libs/testing imports this lib, so no waitFor here; the bound only guards a hang.)
+      for (const deadline = Date.now() + 60_000; dropped.length < 3 && Date.now() < deadline;)
+        await new Promise((r) => setTimeout(r, 10));
       expect(dropped).toEqual(['57P01', '57P01', '57P01']);
       const r = await pool.query<{ one: number }>('SELECT 1 AS one');
       expect(r.rows[0]?.one).toBe(1);

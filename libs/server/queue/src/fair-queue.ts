@@ -220,6 +220,23 @@ export class FairQueue {
     await finishScript.run(this.redis, [this.prefix, taskId]);
   }
 
+  /** The ids of every task marked running (for a reconciliation against the caller's store). */
+  async runningIds(): Promise<string[]> {
+    return this.redis.smembers(`${this.prefix}running`);
+  }
+
+  /** Which of `taskIds` the queue holds (waiting or running), in order. */
+  async holds(taskIds: readonly string[]): Promise<boolean[]> {
+    if (!taskIds.length) return [];
+    const replies = await this.redis
+      .pipeline(taskIds.map((id) => ['exists', `${this.prefix}t:${id}`]))
+      .exec();
+    return (replies ?? []).map(([err, n]) => {
+      if (err) throw err;
+      return n === 1;
+    });
+  }
+
   /** Takes a waiting task out before it starts, freeing its queue slot; false if it was not waiting. */
   async remove(taskId: string): Promise<boolean> {
     return (await removeScript.run(this.redis, [this.prefix, taskId])) === 1;

@@ -49,7 +49,7 @@ describe('OTLP metrics push (a real service, a local collector)', () => {
     });
     // One HTTP request so the request counter and duration histogram have data points.
     await fetch(`${service.url}/healthz`);
-    await waitFor(() => received.length >= 2, 5_000, 50);
+    await waitFor(() => received.length >= 2, 60_000, 50);
     await service.close();
     const last = received[received.length - 1] as OtlpBody;
     const rm = last.resourceMetrics[0];

@@ -13,6 +13,7 @@ import { MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { type Observable, throwError } from 'rxjs';
 import type { z } from 'zod';
 import { AppError, parseOrThrow, type ErrorBody, type RpcContract } from '@switchyard/contracts';
+import { databaseUnavailable } from '@switchyard/server-db';
 import { callContextFromHeaders, refusedMessage } from '@switchyard/server-bus';
 import type { CallContext, ContextStore, Logger } from '@switchyard/server-observability';
 import { CONTEXT, LOGGER } from './tokens';
@@ -58,10 +59,14 @@ export class RpcErrorFilter implements RpcExceptionFilter<unknown> {
     const natsCtx = host.getType() === 'rpc' ? host.switchToRpc().getContext<NatsContext>() : undefined;
     const correlationId = this.store.correlationId() ?? callContextFrom(natsCtx).correlationId;
     let body: ErrorBody;
+    const away = exception instanceof AppError ? undefined : databaseUnavailable(exception);
     if (exception instanceof AppError) {
       body = exception.toBody(correlationId);
       if (exception.code === 'internal')
         this.logger.error({ err: exception, correlationId }, exception.message);
+    } else if (away) {
+      this.logger.warn({ err: (exception as Error)?.message, correlationId }, away.message);
+      body = away.toBody(correlationId);
     } else {
       this.logger.error(
         { err: exception, correlationId, subject: natsCtx?.getSubject() },

@@ -1,0 +1,276 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { SERVICE_NAMES } from '@switchyard/contracts';
+import { createScratchDatabase } from '@switchyard/server-db';
+import { api, openStream, replicaByInstance, Stack, waitFor, type SseStream } from '@switchyard/testing';
+import { Client } from 'pg';
+
+/*
+ * npm run bench -- scale
+ *   - sequential step latency (a 20-step chain, ms per step) and the wall time of 1,000 one-step runs
+ *     started at once, with one and with two replicas of every service (same machine, same run);
+ *   - gateway memory per idle SSE stream with 10,000 streams open on one gateway (goal ≤ 12 KiB);
+ *   - time from an executor replica's SIGKILL to its run's `interrupted` frame, against the lease
+ *     (RUN_LEASE_MS) + 1 s, with the default lease and sweep.
+ */
+const PG_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+const CHAIN = 20;
+const PARALLEL = 1_000;
+const IDLE_STREAMS = 10_000;
+const ROUNDS = 2;
+const LEASE_MS = 15_000;
+const SWEEP_MS = 5_000;
+
+const r1 = (n: number) => Math.round(n * 10) / 10;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const rssKiB = (pid: number) =>
+  Number(
+    execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+      .toString()
+      .trim(),
+  );
+const wait = (id: string, ms: number, dependsOn: string[] = []) => ({
+  id,
+  tool: 'wait',
+  arguments: { ms, value: id },
+  dependsOn,
+});
+const chain = (n: number) => ({
+  steps: Array.from({ length: n }, (_, i) => wait(`s${i}`, 0, i ? [`s${i - 1}`] : [])),
+});
+
+async function withStack<T>(
+  replicas: number,
+  env: Record<string, string>,
+  body: (stack: Stack, token: string) => Promise<T>,
+): Promise<T> {
+  const db = await createScratchDatabase(PG_SERVER, { label: 'bench_scale' });
+  const admin = `bench_${randomBytes(24).toString('base64url')}`;
+  const stack = await Stack.start(
+    {
+      DATABASE_URL: db.url,
+      NATS_SUBJECT_PREFIX: `benchscale${process.pid}r${replicas}.`,
+      SWITCHYARD_ADMIN_TOKEN: admin,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      TOOL_CONFIG_KEY: randomBytes(32).toString('base64'),
+      ...env,
+    },
+    SERVICE_NAMES,
+    replicas,
+  );
+  try {
+    return await body(stack, admin);
+  } finally {
+    await stack.stop();
+    await db.drop();
+  }
+}
+
+/**
+ * At most `n` connection set-ups at once: a thousand simultaneous connects overflow the listen
+ * backlog (the client sees "fetch failed"); the runs themselves still all run at once.
+ */
+function limiter(n: number) {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await work();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+const connecting = limiter(64);
+
+async function startRun(
+  url: string,
+  token: string,
+  workflow: unknown,
+  planApproval = false,
+): Promise<string> {
+  for (;;) {
+    const res = await connecting(() =>
+      api(url, 'POST', '/api/agent/run', {
+        token,
+        body: {
+          config: { planApproval, permissionMode: 'full-access', limits: { maxParallelSteps: 64 } },
+          workflow,
+        },
+      }),
+    );
+    if (res.status === 200) return res.json['runId'] as string;
+    // An owner or deployment limit on active runs: wait as told and ask again.
+    if (res.status === 429) {
+      await new Promise((r) => setTimeout(r, 1_000 * Number(res.headers.get('retry-after') ?? '1')));
+      continue;
+    }
+    throw new Error(`start answered ${res.status}: ${res.text}`);
+  }
+}
+
+async function runToEnd(url: string, token: string, workflow: unknown): Promise<void> {
+  const runId = await startRun(url, token, workflow);
+  const s = await connecting(() =>
+    openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token }),
+  );
+  try {
+    await s.next('complete', 600_000);
+  } finally {
+    s.close();
+  }
+}
+
+/** Per-step latency of a sequential chain, and the wall time of PARALLEL one-step runs at once. */
+async function throughput(replicas: number) {
+  return withStack(replicas, {}, async (stack, token) => {
+    const urls = stack.gatewayUrls;
+    for (let i = 0; i < 3; i++) await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
+    const perStep: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const t0 = performance.now();
+      await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
+      perStep.push((performance.now() - t0) / CHAIN);
+    }
+    const walls: number[] = [];
+    // A start answered with an error (not 429) is counted and reported, not retried.
+    const failed: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: PARALLEL }, (_, i) =>
+          runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
+            failed.push(err.message.slice(0, 300));
+          }),
+        ),
+      );
+      walls.push(performance.now() - t0);
+    }
+    return {
+      replicas,
+      sequentialMsPerStep: r1(median(perStep)),
+      parallelWallMs: Math.round(median(walls)),
+      parallelFailed: failed.length,
+      ...(failed[0] ? { firstFailure: failed[0] } : {}),
+    };
+  });
+}
+
+/** Gateway RSS per idle open stream, with IDLE_STREAMS streams of one run waiting at its plan gate. */
+async function idleStreams() {
+  return withStack(1, {}, async (stack, token) => {
+    const url = stack.gatewayUrl;
+    const runId = await startRun(url, token, chain(1), true);
+    const open = (): Promise<SseStream> =>
+      connecting(() => openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token }));
+    const warm = await Promise.all(Array.from({ length: 200 }, open));
+    await Promise.all(warm.map((s) => s.next('plan_approval_requested', 120_000)));
+    warm.forEach((s) => s.close());
+    await new Promise((r) => setTimeout(r, 1_000));
+    const pid = stack.replicas('gateway')[0]?.child.pid as number;
+    const before = rssKiB(pid);
+    const streams: SseStream[] = [];
+    for (let i = 0; i < IDLE_STREAMS; i += 200) {
+      const batch = await Promise.all(Array.from({ length: Math.min(200, IDLE_STREAMS - i) }, open));
+      await Promise.all(batch.map((s) => s.next('plan_approval_requested', 120_000)));
+      streams.push(...batch);
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+    const after = rssKiB(pid);
+    const stillOpen = streams.filter((s) => !s.ended()).length;
+    streams.forEach((s) => s.close());
+    return {
+      streams: IDLE_STREAMS,
+      stillOpen,
+      gatewayRssKiB: { before, after },
+      perStreamKiB: r1((after - before) / IDLE_STREAMS),
+      goalKiB: 12,
+    };
+  });
+}
+
+/** From SIGKILL of the executor replica driving a run to the run's `interrupted` frame. */
+async function killToInterrupted() {
+  return withStack(
+    2,
+    { RUN_LEASE_MS: String(LEASE_MS), RUN_SWEEP_MS: String(SWEEP_MS) },
+    async (stack, token) => {
+      const url = stack.gatewayUrl;
+      const times: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const runId = await startRun(url, token, { steps: [wait('slow', 3_000_000)] });
+        const s = await openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token });
+        await s.next('step_start', 120_000);
+        // The replica holding the lease: run.owner_replica is its instance id (<host>-<pid>-<random>).
+        const pg = new Client({ connectionString: stack.env['DATABASE_URL'] });
+        await pg.connect();
+        const row = await waitFor(async () => {
+          const r = await pg.query<{ owner_replica: string | null }>(
+            'SELECT owner_replica FROM run WHERE id = $1',
+            [runId],
+          );
+          return r.rows[0]?.owner_replica ?? undefined;
+        }).finally(() => pg.end());
+        const victim = replicaByInstance(stack, row);
+        if (victim?.name !== 'executor') throw new Error(`no executor replica is ${row}`);
+        const killedAt = performance.now();
+        await stack.stopService(victim.id, 'SIGKILL');
+        const frame = await s.next('interrupted', 120_000);
+        times.push(frame.receivedAt - killedAt);
+        s.close();
+        await stack.startService('executor');
+      }
+      return {
+        leaseMs: LEASE_MS,
+        sweepMs: SWEEP_MS,
+        killToInterruptedMs: times.map(Math.round),
+        medianMs: Math.round(median(times)),
+        goalMs: LEASE_MS + 1_000,
+      };
+    },
+  );
+}
+
+export async function runScaleBench(outDir: string): Promise<Record<string, unknown>> {
+  const loadAtStart = loadavg();
+  const one = await throughput(1);
+  const two = await throughput(2);
+  const idle = await idleStreams();
+  const kill = await killToInterrupted();
+  const result = {
+    benchmark: 'scale',
+    at: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      node: process.version,
+      loadAvgAtStart: loadAtStart.map(r1),
+      loadAvgAtEnd: loadavg().map(r1),
+    },
+    method: {
+      rounds: ROUNDS,
+      statistic: 'median of rounds',
+      chain: `${CHAIN} sequential wait {ms:0} steps, HTTP start → SSE complete`,
+      parallel: `${PARALLEL} one-step runs started at once, spread over the gateways, each followed to complete`,
+      replicas: 'every service as N processes on this machine (NODE_ENV=production)',
+    },
+    replicas: { one, two },
+    ratios: {
+      sequentialTwoOverOne: Math.round((two.sequentialMsPerStep / one.sequentialMsPerStep) * 100) / 100,
+      parallelTwoOverOne: Math.round((two.parallelWallMs / one.parallelWallMs) * 100) / 100,
+      goal: 'two replicas not slower than one by more than 10% (≤ 1.10)',
+    },
+    idleStreams: idle,
+    executorKill: kill,
+  };
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'scale.json'), JSON.stringify(result, null, 2) + '\n');
+  return result;
+}
