@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Routes, RunStatus } from '@switchyard/contracts';
@@ -7,6 +7,7 @@ import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { EmptyState, ErrorNote, Loading, PageHeader, formatTime } from '../ui/bits';
 import { RunStatusBadge } from '../runs/badges';
+import { useSearchText } from '../ui/useSearchText';
 
 // The dialog brings the plan validator (Ajv): loaded when a person opens it.
 const StartRunDialog = lazy(() => import('../runs/StartRunDialog'));
@@ -19,22 +20,10 @@ export function RunsPage() {
   const { can } = useAuth();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
-  const q = params.get('q') ?? '';
+  const { q, text, setText } = useSearchText();
   const statusParam = params.get('status');
   const status = RunStatus.safeParse(statusParam).success ? (statusParam as RunStatus) : undefined;
-  const [text, setText] = useState(q);
   const [starting, setStarting] = useState(params.get('new') === '1');
-
-  useEffect(() => {
-    const id = setTimeout(() => {
-      if (text === q) return;
-      const next = new URLSearchParams(params);
-      if (text) next.set('q', text);
-      else next.delete('q');
-      setParams(next, { replace: true });
-    }, 300);
-    return () => clearTimeout(id);
-  }, [text, q, params, setParams]);
 
   const runs = useInfiniteQuery({
     queryKey: ['runs', { q, status }],

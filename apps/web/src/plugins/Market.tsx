@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
+import { useId, useMemo, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
@@ -14,6 +14,7 @@ import { useI18n } from '../i18n/i18n';
 import { Badge, EmptyState, ErrorNote, FieldErrors, JsonView, Loading } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { Modal } from '../ui/Modal';
+import { useSearchText } from '../ui/useSearchText';
 
 const sourcesKey = ['market-sources'] as const;
 const entriesKey = ['market-entries'] as const;
@@ -28,20 +29,9 @@ export function Market() {
   const { t } = useI18n();
   const { can } = useAuth();
   const [params, setParams] = useSearchParams();
-  const q = params.get('q') ?? '';
+  const { q, text, setText } = useSearchText();
   const source = params.get('source') ?? '';
-  const [text, setText] = useState(q);
   const [open, setOpen] = useState<MarketEntry | null>(null);
-  useEffect(() => {
-    const id = setTimeout(() => {
-      if (text === q) return;
-      const next = new URLSearchParams(params);
-      if (text) next.set('q', text);
-      else next.delete('q');
-      setParams(next, { replace: true });
-    }, 300);
-    return () => clearTimeout(id);
-  }, [text, q, params, setParams]);
 
   const sources = useQuery({
     queryKey: sourcesKey,
