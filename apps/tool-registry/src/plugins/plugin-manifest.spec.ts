@@ -86,6 +86,7 @@ describe('plugin tools in the catalog', () => {
         effect: 'write',
         idempotent: true,
         source: 'plugin',
+        plugin: 'office-pack',
         outputSchema: {
           type: 'object',
           properties: { files: { type: 'array' } },
@@ -99,6 +100,7 @@ describe('plugin tools in the catalog', () => {
         effect: 'external',
         idempotent: false,
         source: 'plugin',
+        plugin: 'office-pack',
         requiresApproval: true,
         outputSchema: { type: 'object' },
       },
