@@ -236,7 +236,7 @@ export const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(256 * 1024),
   RUN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
-  RUN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  RUN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),
   RUN_RESULT_LIMIT_BYTES: z.coerce
     .number()
     .int()
