@@ -339,8 +339,12 @@ function Grants({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () => Pro
   const { t } = useI18n();
   const id = useId();
   const queries = useQueryClient();
+  // Set in the click itself (React renders it before the browser paints), so the box never shows
+  // its old state while the mutation is being scheduled.
+  const [sending, setSending] = useState<Partial<PluginGrants>>({});
   const grant = useMutation({
     mutationFn: (body: Partial<PluginGrants>) => call(Routes.pluginGrants, { params: { id: p.id }, body }),
+    onSettled: () => setSending({}),
     // The answer is the plugin as stored: shown at once, so a box never flips back while the list reloads.
     onSuccess: (stored) => {
       queries.setQueryData(pluginsKey, (old: PluginList | undefined) =>
@@ -350,8 +354,7 @@ function Grants({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () => Pro
     },
   });
   /** What the box shows: the change being sent, else what is stored. */
-  const shown = (k: keyof PluginGrants) =>
-    grant.isPending ? (grant.variables[k] ?? p.grants[k]) : p.grants[k];
+  const shown = (k: keyof PluginGrants) => sending[k] ?? p.grants[k];
   const kinds = ['network', 'files'] as const;
   return (
     <details className="plugin-section">
@@ -366,8 +369,11 @@ function Grants({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () => Pro
                   id={`${id}-${k}`}
                   type="checkbox"
                   checked={shown(k)}
-                  disabled={grant.isPending}
-                  onChange={(e) => grant.mutate({ [k]: e.target.checked })}
+                  disabled={grant.isPending || Object.keys(sending).length > 0}
+                  onChange={(e) => {
+                    setSending({ [k]: e.target.checked });
+                    grant.mutate({ [k]: e.target.checked });
+                  }}
                 />
                 {t(`plugins.grant.${k}`)}
               </label>
