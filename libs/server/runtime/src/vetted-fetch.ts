@@ -69,6 +69,16 @@ export async function fetchVetted(
 }
 
 /** One request to the vetted address; a redirect is answered, not followed. */
+/** A request function and a DNS lookup that connect to the vetted address, whatever DNS says by now. */
+function pinned(target: VettedTarget): { lookup: LookupFunction; send: typeof httpRequest } {
+  const lookup: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all)
+      callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  return { lookup, send: target.url.protocol === 'https:' ? httpsRequest : httpRequest };
+}
+
 function once(
   target: VettedTarget,
   method: string,
@@ -76,12 +86,7 @@ function once(
   opts: VettedFetchOptions,
   signal: AbortSignal,
 ): Promise<Hop> {
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if ((options as { all?: boolean }).all)
-      callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
-  const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const { lookup, send } = pinned(target);
   return new Promise((resolve, reject) => {
     const req = send(
       target.url,
@@ -176,12 +181,7 @@ export function vettedFetchLike(policy: AddressPolicy): FetchLike {
     new Headers(init.headers).forEach((value, key) => (headers[key] = value));
     const body = requestBody(init.body, headers);
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const lookup: LookupFunction = (_host, options, callback) => {
-      if ((options as { all?: boolean }).all)
-        callback(null, [{ address: target.address, family: target.family }]);
-      else callback(null, target.address, target.family);
-    };
-    const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const { lookup, send } = pinned(target);
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(target.url, {
         method: init.method ?? 'GET',
