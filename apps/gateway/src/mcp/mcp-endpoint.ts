@@ -33,7 +33,9 @@ export class McpEndpoint {
     const access = await this.access.enabledFor(caller);
     let sessionId: string;
     const given = req.headers['mcp-session-id'];
-    if (req.method === 'POST' && isInitializeRequest(req.body)) {
+    // The method first: the full schema check is for the one request that may be an initialize.
+    const method = (req.body as { method?: unknown } | undefined)?.method;
+    if (req.method === 'POST' && method === 'initialize' && isInitializeRequest(req.body)) {
       sessionId = await this.sessions.create(caller.owner.id);
       res.setHeader('mcp-session-id', sessionId);
     } else if (typeof given !== 'string' || !given) {
