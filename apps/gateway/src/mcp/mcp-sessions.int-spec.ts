@@ -98,6 +98,9 @@ describe('McpSessions', () => {
     await waitFor(() => b.subscriber.trackingId !== undefined && b.subscriber.trackingId !== old, 30_000, 20);
     const again = await a.sessions.create(alice);
     expect(await b.sessions.find(again, alice)).toBeDefined();
+    const reads = b.cache.reads;
+    for (let i = 0; i < 5; i++) expect(await b.sessions.find(again, alice)).toBeDefined();
+    expect(b.cache.reads).toBe(reads); // cached again
     await a.sessions.end(again);
     await waitFor(async () => (await b.sessions.find(again, alice)) === undefined, 10_000, 10);
   });
