@@ -40,8 +40,11 @@ import { McpController } from './mcp/mcp.controller';
 import { McpAccessService } from './mcp/mcp-access';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { McpNotifier } from './mcp/mcp-notifier';
+import { McpResumedStreams } from './mcp/mcp-resume';
 import { McpServerFactory } from './mcp/mcp-server';
+import { McpSessionCache } from './mcp/mcp-session-cache';
 import { McpSessions } from './mcp/mcp-sessions';
+import { McpSubscriber } from './mcp/mcp-subscriber';
 
 @Module({
   controllers: [
@@ -80,9 +83,12 @@ import { McpSessions } from './mcp/mcp-sessions';
     AdminBootstrap,
     McpAccessRepository,
     McpAccessService,
+    McpSubscriber,
+    McpSessionCache,
     McpSessions,
     McpNotifier,
     McpServerFactory,
+    McpResumedStreams,
     McpEndpoint,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },
