@@ -362,7 +362,9 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
     expect(r.status).toBe(403);
     expect(r.type).toMatch(/^text\/html/);
     expect(r.text).toContain('<code>forbidden</code>');
-    expect(r.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
+    expect(r.text).toContain(
+      '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
     expect(r.text).not.toMatch(/<img|<script>alert|<script src/i);
     expect(scripts(r.text)).toBe(1);
 

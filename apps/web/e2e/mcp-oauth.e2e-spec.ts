@@ -41,7 +41,11 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
   };
   const catalog = async () =>
     ((await admin('GET', '/api/agent/tools')).json as unknown as Array<{ name: string }>).map((t) => t.name);
-  const signedIn = async (path: string, token = platform.admin, viewport?: { width: number; height: number }) => {
+  const signedIn = async (
+    path: string,
+    token = platform.admin,
+    viewport?: { width: number; height: number },
+  ) => {
     const { page, problems: p } = await openPage(context, viewport);
     problems.push(p);
     await signIn(page, `${platform.url}${path}`, token);
@@ -100,16 +104,25 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
     await screenshot(page, 'oauth-record-form');
     await dialog.getByRole('button', { name: 'Save' }).click();
     await row(page).getByText('Not connected').waitFor();
-    await row(page).getByText(/press Connect/).waitFor();
+    await row(page)
+      .getByText(/press Connect/)
+      .waitFor();
     await screenshot(page, 'oauth-not-connected');
 
     // From the click to a tested record: timed, reported, never asserted.
     const started = performance.now();
-    const popup = await popupOf(page, () => row(page).getByRole('button', { name: `Connect ${RECORD}` }).click());
+    const popup = await popupOf(page, () =>
+      row(page)
+        .getByRole('button', { name: `Connect ${RECORD}` })
+        .click(),
+    );
     const allow = popup.getByRole('button', { name: 'Allow' });
     await allow.waitFor();
     expect(new URL(popup.url()).origin).toBe(fixture.url);
-    await page.getByTestId('connect-status').getByText(/Waiting for the sign-in window/).waitFor();
+    await page
+      .getByTestId('connect-status')
+      .getByText(/Waiting for the sign-in window/)
+      .waitFor();
     await screenshot(page, 'oauth-waiting');
     await Promise.all([popup.waitForEvent('close'), allow.click()]);
     const status = page.getByTestId('connect-status');
@@ -126,12 +139,20 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
 
     const me = (await admin('GET', '/api/me')).json['owner'] as { name: string };
     await row(page).getByText('Connected', { exact: true }).waitFor();
-    await row(page).getByText(new RegExp(`^by ${me.name} · `)).waitFor();
-    expect(await row(page).getByRole('button', { name: `Connect ${RECORD}` }).count()).toBe(0);
+    await row(page)
+      .getByText(new RegExp(`^by ${me.name} · `))
+      .waitFor();
+    expect(
+      await row(page)
+        .getByRole('button', { name: `Connect ${RECORD}` })
+        .count(),
+    ).toBe(0);
     expect((await recordNamed(RECORD)).oauth).toMatchObject({ state: 'connected', connectedByName: me.name });
     await screenshot(page, 'oauth-connected');
     // The fixture saw the person's consent and a PKCE code exchange for the gateway's callback.
-    expect(fixture.authorizeRequests.at(-1)?.get('redirect_uri')).toBe(`${platform.url}/api/mcp/oauth/callback`);
+    expect(fixture.authorizeRequests.at(-1)?.get('redirect_uri')).toBe(
+      `${platform.url}/api/mcp/oauth/callback`,
+    );
     expect(fixture.tokenRequests.at(-1)).toMatchObject({ grantType: 'authorization_code', status: 200 });
 
     await page.goto(`${platform.url}/tools/catalog?q=${RECORD}`);
@@ -180,7 +201,10 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
     await status.getByText(`${RECORD} is connected; its tools are in the catalog again.`).waitFor();
     await row(page).getByText('Connected', { exact: true }).waitFor();
     await waitFor(async () => (await catalog()).includes(WHOAMI), 60_000);
-    const call = await admin('POST', '/api/agent/tools/invoke', { tool: WHOAMI, arguments: { note: 'back' } });
+    const call = await admin('POST', '/api/agent/tools/invoke', {
+      tool: WHOAMI,
+      arguments: { note: 'back' },
+    });
     expect(call.status).toBe(200);
 
     // Light, then narrow in Chinese with the record back in Reconnect: nothing wider than the screen.
@@ -193,12 +217,22 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
     await page.getByRole('button', { name: '中文' }).click();
     await page.reload();
     await row(page).getByText('需要重新连接').waitFor();
-    await row(page).getByRole('button', { name: `重新连接 ${RECORD}` }).waitFor();
+    await row(page)
+      .getByRole('button', { name: `重新连接 ${RECORD}` })
+      .waitFor();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await screenshot(page, 'oauth-reconnect-narrow-zh');
-    popup = await popupOf(page, () => row(page).getByRole('button', { name: `重新连接 ${RECORD}` }).click());
+    popup = await popupOf(page, () =>
+      row(page)
+        .getByRole('button', { name: `重新连接 ${RECORD}` })
+        .click(),
+    );
     await Promise.all([popup.waitForEvent('close'), popup.getByRole('button', { name: 'Allow' }).click()]);
-    await page.getByTestId('connect-status').getByText(`${RECORD} 已连接，它的工具已重新加入目录。`).waitFor();
+    await page
+      .getByTestId('connect-status')
+      .getByText(`${RECORD} 已连接，它的工具已重新加入目录。`)
+      .waitFor();
+    await row(page).getByText('已连接', { exact: true }).waitFor();
     await screenshot(page, 'oauth-connected-narrow-zh');
   });
 
@@ -210,7 +244,9 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
     // What a popup blocker does to the page: window.open answers null.
     await page.addInitScript('window.open = () => null');
     await signIn(page, `${platform.url}/tools?q=${RECORD}`, platform.admin);
-    await row(page).getByRole('button', { name: `Reconnect ${RECORD}` }).click();
+    await row(page)
+      .getByRole('button', { name: `Reconnect ${RECORD}` })
+      .click();
     const status = page.getByTestId('connect-status');
     const link = status.getByRole('link', { name: 'Open the sign-in page in a new tab' });
     await status.getByText('Your browser blocked the sign-in window.').waitFor();
@@ -271,7 +307,9 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
     let page = await signedIn('/settings/mcp', mia);
     await page.getByText(/You have no published workflow yet/).waitFor();
     await screenshot(page, 'mcp-settings-empty');
-    const published = await platform.call('POST', `/api/workflows/${workflowId}/publish`, mia, { revision: 1 });
+    const published = await platform.call('POST', `/api/workflows/${workflowId}/publish`, mia, {
+      revision: 1,
+    });
     expect(published.status).toBe(200);
 
     await page.reload();
@@ -289,11 +327,17 @@ describe('OAuth Connect and MCP access settings (browser)', () => {
 
     await page.reload();
     await page.getByText(/^Last changed /).waitFor();
-    expect(await page.getByLabel('Permission mode of the runs MCP clients start').inputValue()).toBe('full-access');
+    expect(await page.getByLabel('Permission mode of the runs MCP clients start').inputValue()).toBe(
+      'full-access',
+    );
     expect(await page.getByLabel('Only the ones I choose').isChecked()).toBe(true);
     expect(await page.getByRole('checkbox', { name: /Weekly digest/ }).isChecked()).toBe(true);
     const stored = (await platform.call('GET', '/api/settings/mcp', mia)).json as unknown as McpAccess;
-    expect(stored).toMatchObject({ permissionMode: 'full-access', exposedWorkflows: [workflowId], enabled: true });
+    expect(stored).toMatchObject({
+      permissionMode: 'full-access',
+      exposedWorkflows: [workflowId],
+      enabled: true,
+    });
 
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('button', { name: '中文' }).click();

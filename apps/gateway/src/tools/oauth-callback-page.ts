@@ -78,7 +78,8 @@ const TEXT = {
 export function escapeHtml(text: string): string {
   return text.replace(
     /[&<>"'`]/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' })[c] as string,
+    (c) =>
+      ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' })[c] as string,
   );
 }
 

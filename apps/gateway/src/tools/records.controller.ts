@@ -136,10 +136,7 @@ export class RecordsController {
   }
 
   @Endpoint(Routes.mcpToolAll)
-  async all(
-    @In() input: Input<typeof Routes.mcpToolAll>,
-    @Req() req: GatewayRequest,
-  ): Promise<McpToolList> {
+  async all(@In() input: Input<typeof Routes.mcpToolAll>, @Req() req: GatewayRequest): Promise<McpToolList> {
     return this.named(await this.bus.call(Rpc.registry.all, input.query, asCaller(req)));
   }
 

@@ -9,12 +9,14 @@ export const mcpEn = {
   'tools.oauth.state.reconnect': 'Reconnect needed',
   'tools.oauth.by': 'by {who} · {at}',
   'tools.oauth.byGone': 'a removed owner',
-  'tools.oauth.notConnectedHint': 'Signs in with OAuth: press Connect. Its tools stay out of the catalog until then.',
+  'tools.oauth.notConnectedHint':
+    'Signs in with OAuth: press Connect. Its tools stay out of the catalog until then.',
   'tools.oauth.heldOut': 'Its tools are held out of the catalog until you reconnect.',
   'tools.oauth.machine': 'client credentials: no sign-in page',
   'tools.oauth.starting': 'Asking the server where to sign in…',
   'tools.oauth.preparing': 'Preparing the sign-in page…',
-  'tools.oauth.waiting': 'Waiting for the sign-in window: finish signing in there. This page updates by itself.',
+  'tools.oauth.waiting':
+    'Waiting for the sign-in window: finish signing in there. This page updates by itself.',
   'tools.oauth.blocked': 'Your browser blocked the sign-in window.',
   'tools.oauth.openTab': 'Open the sign-in page in a new tab',
   'tools.oauth.cancel': 'Cancel',
@@ -120,13 +122,16 @@ export const mcpZh: Record<keyof typeof mcpEn, string> = {
   'settings.mcp.enabledHint': '关闭后：使用该所有者令牌的每个 /mcp 请求都会被拒绝（403）。',
   'settings.mcp.adminOnly': '只有管理员可以开启或关闭 MCP 访问。',
   'settings.mcp.mode': 'MCP 客户端启动的运行所用的权限模式',
-  'settings.mcp.modeHint.ask': '工具调用中无人能回答审批：需要等人审批的步骤会被拒绝；读取操作和你的允许规则覆盖的步骤照常运行。',
-  'settings.mcp.modeHint.approve-for-me': '工具调用照常进行；标记为需要审批的步骤会被拒绝，因为工具调用中无人能回答。',
+  'settings.mcp.modeHint.ask':
+    '工具调用中无人能回答审批：需要等人审批的步骤会被拒绝；读取操作和你的允许规则覆盖的步骤照常运行。',
+  'settings.mcp.modeHint.approve-for-me':
+    '工具调用照常进行；标记为需要审批的步骤会被拒绝，因为工具调用中无人能回答。',
   'settings.mcp.modeHint.full-access': '不再询问：每个步骤都会运行。你的拒绝规则仍然生效。',
   'settings.mcp.workflows': '公开的工作流',
   'settings.mcp.all': '我所有已发布的工作流，包括以后发布的',
   'settings.mcp.some': '只公开我选择的',
-  'settings.mcp.noPublished': '你还没有已发布的工作流，因此 MCP 客户端看不到工作流工具。发布一个流程后它会出现在这里。',
+  'settings.mcp.noPublished':
+    '你还没有已发布的工作流，因此 MCP 客户端看不到工作流工具。发布一个流程后它会出现在这里。',
   'settings.mcp.toFlows': '打开流程',
   'settings.mcp.notPublished': '目前未发布：重新发布后再次公开',
   'settings.mcp.chosen': '已选 {n} / {of}',

@@ -1,7 +1,12 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
-import { PERMISSIONS, ROLE_PERMISSIONS, type McpAccess as Access, type WorkflowSummary } from '@switchyard/contracts';
+import {
+  PERMISSIONS,
+  ROLE_PERMISSIONS,
+  type McpAccess as Access,
+  type WorkflowSummary,
+} from '@switchyard/contracts';
 import { AuthProvider } from '../api/auth';
 import { tokenStore } from '../api/client';
 import { I18nProvider } from '../i18n/i18n';
@@ -180,7 +185,9 @@ test('shows the endpoint and client snippets for this origin', async () => {
   serve({ role: 'user', workflows: [] });
   renderPage();
   const endpoint = `${window.location.origin}/mcp`;
-  expect(((await screen.findByLabelText('Endpoint (Streamable HTTP)')) as HTMLInputElement).value).toBe(endpoint);
+  expect(((await screen.findByLabelText('Endpoint (Streamable HTTP)')) as HTMLInputElement).value).toBe(
+    endpoint,
+  );
   const desktop = screen.getByLabelText(/Claude Desktop/);
   expect(JSON.parse(desktop.textContent ?? '')).toEqual({
     mcpServers: {

@@ -38,7 +38,8 @@ function sameDraft(a: Draft, b: Draft): boolean {
     a.enabled === b.enabled &&
     a.permissionMode === b.permissionMode &&
     a.exposure === b.exposure &&
-    (a.exposure === 'all' || (a.chosen.size === b.chosen.size && [...a.chosen].every((id) => b.chosen.has(id))))
+    (a.exposure === 'all' ||
+      (a.chosen.size === b.chosen.size && [...a.chosen].every((id) => b.chosen.has(id))))
   );
 }
 
@@ -70,7 +71,11 @@ export function clientSnippets(endpoint: string): { desktop: string; http: strin
       2,
     ),
     http: JSON.stringify(
-      { mcpServers: { switchyard: { type: 'http', url: endpoint, headers: { Authorization: 'Bearer sy_…' } } } },
+      {
+        mcpServers: {
+          switchyard: { type: 'http', url: endpoint, headers: { Authorization: 'Bearer sy_…' } },
+        },
+      },
       null,
       2,
     ),
@@ -115,8 +120,7 @@ export function McpAccess() {
 
   const access = useQuery({
     queryKey: [...accessKey, ownerParam],
-    queryFn: ({ signal }) =>
-      call(Routes.mcpAccessGet, { query: other ? { owner: ownerParam } : {}, signal }),
+    queryFn: ({ signal }) => call(Routes.mcpAccessGet, { query: other ? { owner: ownerParam } : {}, signal }),
   });
   const workflows = useQuery({
     queryKey: ['workflows', 'published'],
@@ -161,8 +165,7 @@ export function McpAccess() {
 
   const published = workflows.data ?? [];
   const publishedIds = new Set(published.map((w) => w.id));
-  const stale =
-    draft && workflows.isSuccess ? [...draft.chosen].filter((id) => !publishedIds.has(id)) : [];
+  const stale = draft && workflows.isSuccess ? [...draft.chosen].filter((id) => !publishedIds.has(id)) : [];
   const dirty = Boolean(access.data && draft && !sameDraft(draftOf(access.data), draft));
   const data = access.data;
 
@@ -297,7 +300,9 @@ export function McpAccess() {
                     {t('settings.mcp.noPublished')}
                   </EmptyState>
                 ) : null}
-                {draft.exposure === 'some' && workflows.isSuccess && (published.length > 0 || stale.length > 0) ? (
+                {draft.exposure === 'some' &&
+                workflows.isSuccess &&
+                (published.length > 0 || stale.length > 0) ? (
                   <>
                     <p className="hint" aria-live="polite">
                       {draft.chosen.size === 0

@@ -60,7 +60,8 @@ function serve(state: { record: McpToolRecord; connect: () => unknown }) {
         permissions: PERMISSIONS,
         tokenId: '00000000-0000-4000-8000-0000000000bb',
       });
-    if (req.path === '/mcp/tool/list') return reply(200, { items: [state.record], total: 1, pageNum: 1, pageSize: 20 });
+    if (req.path === '/mcp/tool/list')
+      return reply(200, { items: [state.record], total: 1, pageNum: 1, pageSize: 20 });
     if (req.path === `/mcp/tool/${state.record.id}` && req.method === 'GET') return reply(200, state.record);
     if (req.path === `/mcp/tool/${state.record.id}/connect`) return state.connect();
     if (req.path === `/mcp/tool/${state.record.id}/test`)

@@ -81,14 +81,18 @@ function OAuthLine({ oauth }: { oauth: NonNullable<McpToolRecord['oauth']> }) {
           })}
         </span>
       ) : null}
-      {oauth.grant === 'client_credentials' ? <span className="sub"> · {t('tools.oauth.machine')}</span> : null}
+      {oauth.grant === 'client_credentials' ? (
+        <span className="sub"> · {t('tools.oauth.machine')}</span>
+      ) : null}
       {oauth.state === 'reconnect' ? (
         <>
           {oauth.reason ? <div className="warn-text oauth-reason">{oauth.reason}</div> : null}
           <div className="sub">{t('tools.oauth.heldOut')}</div>
         </>
       ) : null}
-      {oauth.state === 'not_connected' ? <div className="sub">{t('tools.oauth.notConnectedHint')}</div> : null}
+      {oauth.state === 'not_connected' ? (
+        <div className="sub">{t('tools.oauth.notConnectedHint')}</div>
+      ) : null}
     </div>
   );
 }
@@ -132,7 +136,11 @@ function ConnectPanel({
             t('tools.oauth.waiting')
           )}
         </div>
-        <button type="button" ref={state.phase === 'waiting' && state.blocked ? undefined : ref} onClick={onCancel}>
+        <button
+          type="button"
+          ref={state.phase === 'waiting' && state.blocked ? undefined : ref}
+          onClick={onCancel}
+        >
           {t('tools.oauth.cancel')}
         </button>
       </div>
@@ -156,7 +164,10 @@ function ConnectPanel({
       </div>
     );
   return (
-    <div className={`connect-panel ${state.phase === 'failed' ? 'bad' : 'muted'}`} data-testid="connect-status">
+    <div
+      className={`connect-panel ${state.phase === 'failed' ? 'bad' : 'muted'}`}
+      data-testid="connect-status"
+    >
       <div className="grow">
         {state.phase === 'cancelled' ? (
           <div role="status">{t('tools.oauth.cancelled')}</div>

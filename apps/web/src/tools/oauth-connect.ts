@@ -76,8 +76,12 @@ export function useOAuthConnect(texts: { preparing: string }): {
       pending.current = null;
       if (popup.current && !popup.current.closed) popup.current.close();
       popup.current = null;
-      setState(next);
-      void refresh();
+      // Connected shows once the list does too, so the row and the message never disagree.
+      if (next.phase === 'connected') void refresh().finally(() => setState(next));
+      else {
+        setState(next);
+        void refresh();
+      }
     },
     [refresh],
   );

@@ -77,12 +77,13 @@ export function pairs(
 export function touchesConfig(f: RecordForm, record?: McpToolRecord): boolean {
   if (f.type === 'LOCAL') return Boolean(f.command.trim() || f.args.trim() || f.env.trim());
   const oauthChanged =
-    f.oauth !== Boolean(record?.oauth) || (f.oauth && f.grant !== (record?.oauth?.grant ?? 'authorization_code'));
+    f.oauth !== Boolean(record?.oauth) ||
+    (f.oauth && f.grant !== (record?.oauth?.grant ?? 'authorization_code'));
   return Boolean(
     f.baseUrl.trim() ||
-      f.headers.trim() ||
-      oauthChanged ||
-      (f.oauth && (f.clientId.trim() || f.clientSecret.trim() || f.authMethod || f.scope.trim())),
+    f.headers.trim() ||
+    oauthChanged ||
+    (f.oauth && (f.clientId.trim() || f.clientSecret.trim() || f.authMethod || f.scope.trim())),
   );
 }
 
