@@ -189,6 +189,11 @@ export interface RouteDef {
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
   readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream' | 'application/octet-stream';
+  /**
+   * Content negotiation: a request whose Accept prefers this type (a browser's navigation) gets it
+   * instead, for the answer and for refusals alike; JSON otherwise.
+   */
+  readonly alsoProduces?: 'text/html';
   /** A raw request body the handler reads itself (streamed, with its own size limit) instead of JSON: a plugin bundle or an upload. */
   readonly consumes?: 'application/gzip' | 'application/octet-stream';
   /** The SSE streams are the only routes that also accept `?token=` (EventSource cannot set headers). */
@@ -1288,11 +1293,13 @@ export const Routes = {
     method: 'GET',
     path: '/api/mcp/oauth/callback',
     summary:
-      'Where the OAuth provider sends the browser back: the single-use state (bound to the person and record that started Connect, valid ten minutes) and PKCE are verified and the tokens stored; a token, when sent, must be the starter’s',
+      'Where the OAuth provider sends the browser back: the single-use state (bound to the person and record that started Connect, valid ten minutes) and PKCE are verified and the tokens stored; a token, when sent, must be the starter’s. ' +
+      'A browser (Accept: text/html) gets a small page instead of JSON, with the same status: it says the outcome, tells the web client that opened it (postMessage to the gateway’s own origin and a BroadcastChannel) and closes itself',
     tag: 'tool records',
     auth: 'public',
     query: McpOAuthCallbackQuery,
     response: McpOAuthCallbackResult,
+    alsoProduces: 'text/html',
     errors: [
       'validation_failed',
       'unauthenticated',

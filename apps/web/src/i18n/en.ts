@@ -1,5 +1,6 @@
 import { assistantEn } from './assistant';
 import { flowEditorEn } from './flow-editor';
+import { mcpEn } from './mcp';
 import { pluginsEn } from './plugins';
 
 /** English UI strings: the source; every other language has exactly these keys. */
@@ -676,6 +677,7 @@ export const en = {
   ...flowEditorEn,
   ...assistantEn,
   ...pluginsEn,
+  ...mcpEn,
 } as const;
 
 export type MessageKey = keyof typeof en;
