@@ -11,7 +11,7 @@ export const RunEventTypeName = z.enum(
   ],
 );
 
-/** The run events that change what a list or an inbox shows: a status or a gate. */
+/** The run events that change what a list or an inbox shows: a status, a gate or an input request. */
 export const OWNER_FEED_RUN_EVENTS = [
   'run_created',
   'plan_ready',
@@ -20,6 +20,8 @@ export const OWNER_FEED_RUN_EVENTS = [
   'run_started',
   'step_approval_requested',
   'step_approved',
+  'step_input_requested',
+  'step_input_answered',
   'resumed',
   'complete',
   'error',
