@@ -240,6 +240,10 @@ export const ChatInputRequested = z.object({
   mode: ElicitationMode,
   message: z.string(),
   requestedSchema: RequestedSchema.optional(),
+  fieldOrder: z
+    .array(z.string())
+    .optional()
+    .describe("form mode: the fields' names in the server's order (the stored log does not keep key order)"),
   url: z.string().optional().describe('url mode: the page for the person to open (never fetched by the platform)'),
   expiresAt: z.string(),
 });

@@ -144,6 +144,8 @@ export const ElicitationAsk = z.object({
   action: z.literal('elicit'),
   invocationId: z.string().min(1).max(100),
   asker: InputAsker,
+  /** The owner the call was made for (its caller's): must be the run's or chat's owner. */
+  ownerId: z.string().uuid().optional(),
   /** The catalog name of the tool being called. */
   tool: z.string().max(300),
   /** The MCP record (or server) that asks. */
@@ -268,10 +270,17 @@ export type FormField =
 const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
-/** The fields of a requested schema, in the schema's order. */
-export function formFields(schema: RequestedSchema): FormField[] {
+/**
+ * The fields of a requested schema, in the schema's order, or in `order` (the field names as the
+ * server gave them: a schema read back from a jsonb column has its keys sorted).
+ */
+export function formFields(schema: RequestedSchema, order?: readonly string[]): FormField[] {
   const required = new Set(schema.required ?? []);
-  return Object.entries(schema.properties).map(([name, f]): FormField => {
+  const rank = new Map((order ?? []).map((name, i) => [name, i]));
+  const entries = Object.entries(schema.properties);
+  if (rank.size)
+    entries.sort(([a], [b]) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER));
+  return entries.map(([name, f]): FormField => {
     const base = {
       name,
       label: f.title || name,

@@ -241,7 +241,13 @@ export class ChatTurn {
     const { init } = this;
     const call = this.current;
     const callId = ask.asker.kind === 'chat' ? ask.asker.callId : undefined;
-    if (!call || call.invocationId !== ask.invocationId || call.callId !== callId || this.stop)
+    if (
+      !call ||
+      call.invocationId !== ask.invocationId ||
+      call.callId !== callId ||
+      ask.ownerId !== this.ownerId ||
+      this.stop
+    )
       throw new AppError('conflict', `chat ${this.sessionId} has no call ${ask.invocationId} in flight`);
     const what = {
       ownerId: this.ownerId,
@@ -260,7 +266,10 @@ export class ChatTurn {
       mode: ask.request.mode,
       message: r.message,
       ...(ask.request.mode === 'form'
-        ? { requestedSchema: ask.request.requestedSchema }
+        ? {
+            requestedSchema: ask.request.requestedSchema,
+            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
+          }
         : { url: ask.request.url }),
       expiresAt: r.expiresAt,
     });

@@ -28,6 +28,7 @@ import { RunWriter } from './engine/run-writer';
 import type { InputPort } from '../inputs/input-waits';
 
 const RUN = '00000000-0000-4000-8000-0000000000aa';
+const OWNER = '00000000-0000-4000-8000-0000000000bb';
 
 /**
  * The run's log in memory, refusing what Postgres refuses (NUL, half a surrogate pair) the way it
@@ -221,7 +222,7 @@ function setup({
   const driver = new RunDriver(
     {
       runId: RUN,
-      ctx: { correlationId: 'test' },
+      ctx: { correlationId: 'test', ownerId: OWNER },
       goal: 'test',
       config: RunConfig.parse({
         planApproval,
@@ -888,6 +889,7 @@ describe("RunDriver: a server's input request during a step's call", () => {
     action: 'elicit',
     invocationId,
     asker: { kind: 'run', runId: RUN, stepId: 's' },
+    ownerId: OWNER,
     tool: 'reader',
     server: 'fixture',
     request: {
@@ -918,6 +920,7 @@ describe("RunDriver: a server's input request during a step's call", () => {
         mode: 'form',
         message: 'Your name?',
         requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        fieldOrder: ['name'],
         expiresAt: '2030-01-01T00:00:00.000Z',
       },
     ]);
@@ -970,9 +973,30 @@ describe("RunDriver: a server's input request during a step's call", () => {
     expect(inputs.declines).toEqual([{ id: inputs.asked[0]?.id, reason: expect.stringContaining('unattended') }]);
   });
 
-  it('refuses a request for a call the run does not have in flight', async () => {
+  it("refuses a request for a call the run does not have in flight, or made for another owner's call", async () => {
     const t = setup({ answers: [] });
     await expect(t.driver.input(askOf(`${RUN}:s:9`))).rejects.toMatchObject({ code: 'conflict' });
+    const inputs = new MemoryInputs();
+    const holder: { driver?: RunDriver } = {};
+    let refused: unknown;
+    const u = setup({
+      answers: [
+        async () => {
+          // The same invocation id, but the call was made for someone else.
+          refused = await (holder.driver as RunDriver)
+            .input({ ...askOf(`${RUN}:s:1`), ownerId: '00000000-0000-4000-8000-0000000000cc' })
+            .catch((err: unknown) => err);
+          return ok('done');
+        },
+      ],
+      inputs,
+    });
+    holder.driver = u.driver;
+    await u.driver.planReady({ steps: [step('s')] }, { review: false });
+    await u.driver.settled;
+    expect(refused).toMatchObject({ code: 'conflict' });
+    expect(inputs.asked).toEqual([]);
+    expect(u.log.types).not.toContain('step_input_requested');
   });
 
   it('ends the wait with cancel when the run is cancelled, and says why', async () => {

@@ -108,6 +108,26 @@ describe('MCP elicitation on a connection', () => {
     expect(relayed).toEqual(['asked']);
   });
 
+  it("a call waiting for its person's answer does not keep another call's request from being relayed", async () => {
+    let answerFirst: (r: ElicitResult) => void = () => undefined;
+    let asked: () => void = () => undefined;
+    const firstAsked = new Promise<void>((resolve) => (asked = resolve));
+    const first = call('ask_profile', { reason: 'first' }, (params) => {
+      expect(params.message).toBe('first');
+      asked();
+      return new Promise<ElicitResult>((resolve) => (answerFirst = resolve));
+    });
+    await firstAsked;
+    // The first call waits for its person; the second call's server asks and is relayed to its own.
+    const second = await call('ask_profile', { reason: 'second' }, async (params) => {
+      expect(params.message).toBe('second');
+      return { action: 'decline' };
+    });
+    expect(second.structuredContent).toEqual({ action: 'decline' });
+    answerFirst({ action: 'cancel' });
+    expect((await first).structuredContent).toEqual({ action: 'cancel' });
+  });
+
   it('keeps URLs the platform cannot show out (only http and https are shown)', () => {
     expect(
       requestOf({ mode: 'url', message: 'x', url: 'javascript:alert(1)', elicitationId: 'e' }),

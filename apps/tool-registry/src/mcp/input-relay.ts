@@ -66,6 +66,7 @@ export class InputRelays {
         action: 'elicit',
         invocationId: call.invocationId,
         asker: call.asker,
+        ...(call.ctx.ownerId ? { ownerId: call.ctx.ownerId } : {}),
         tool,
         server,
         request,

@@ -199,12 +199,17 @@ export async function connectMcp(
     closed = true;
   };
   // A server's request carries no link to the tools/call it belongs to (stdio has no per-request
-  // stream at all), so it is attributed by what is in flight on this connection: with exactly one
-  // call, that call asked; with none or several, it is declined (guessing could show one owner's
-  // request to another) and the reason is logged.
-  const inflight = new Set<{ readonly relay: InputRelay | undefined; readonly tool: string }>();
+  // stream at all), so it is attributed by what is in flight on this connection: the calls not
+  // already waiting for a person's answer (a server asks once at a time per call). With exactly one
+  // such call, that call asked; with none or several it is declined (guessing could show one owner's
+  // request to another) and the reason is logged. See docs/elicitation.md.
+  const inflight = new Set<{
+    readonly relay: InputRelay | undefined;
+    readonly tool: string;
+    asking: number;
+  }>();
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
-    const calls = [...inflight];
+    const calls = [...inflight].filter((c) => c.asking === 0);
     const only = calls.length === 1 ? calls[0] : undefined;
     if (!only?.relay) {
       deps.logger.warn(
@@ -214,14 +219,19 @@ export async function connectMcp(
           ...(only ? { tool: only.tool } : {}),
         },
         !calls.length
-          ? 'mcp server asked for input outside any tool call; declined'
+          ? 'mcp server asked for input with no tool call free to ask (none in flight, or each waiting for an answer already); declined'
           : calls.length > 1
             ? `mcp server asked for input while ${calls.length} calls to it were in flight; declined (it cannot be told which call asked)`
             : 'mcp server asked for input during a call nobody can answer (a direct call); declined',
       );
       return { action: 'decline' };
     }
-    return only.relay(request.params, extra.signal);
+    only.asking++;
+    try {
+      return await only.relay(request.params, extra.signal);
+    } finally {
+      only.asking--;
+    }
   });
   try {
     await client.connect(transport, { timeout: deps.timeoutMs });
@@ -229,7 +239,7 @@ export async function connectMcp(
     return {
       client,
       callTool: async (params, options, relay) => {
-        const call = { relay, tool: params.name };
+        const call = { relay, tool: params.name, asking: 0 };
         inflight.add(call);
         try {
           return (await client.callTool(params, undefined, options)) as CallToolResult;

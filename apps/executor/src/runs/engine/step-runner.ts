@@ -241,7 +241,13 @@ export class StepRunner {
     const { host } = this;
     const stepId = ask.asker.kind === 'run' ? ask.asker.stepId : undefined;
     const call = stepId === undefined ? undefined : this.calls.get(stepId);
-    if (stepId === undefined || !call || call.invocationId !== ask.invocationId || host.closed())
+    if (
+      stepId === undefined ||
+      !call ||
+      call.invocationId !== ask.invocationId ||
+      ask.ownerId !== host.ctx.ownerId ||
+      host.closed()
+    )
       throw new AppError(
         'conflict',
         `run ${host.runId} has no call ${ask.invocationId} in flight${stepId ? ` for step ${stepId}` : ''}`,
@@ -264,7 +270,10 @@ export class StepRunner {
       mode: ask.request.mode,
       message: r.message,
       ...(ask.request.mode === 'form'
-        ? { requestedSchema: ask.request.requestedSchema }
+        ? {
+            requestedSchema: ask.request.requestedSchema,
+            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
+          }
         : { url: ask.request.url }),
       expiresAt: r.expiresAt,
     });

@@ -12,10 +12,11 @@ CREATE TABLE "input_request" (
     "server" TEXT NOT NULL,
     "mode" VARCHAR(8) NOT NULL,
     "message" TEXT NOT NULL,
-    "requested_schema" JSONB,
+    -- json, not jsonb (which sorts object keys): the form lists its fields in the server's order.
+    "requested_schema" JSON,
     "url" TEXT,
     "status" VARCHAR(16) NOT NULL DEFAULT 'pending',
-    "content" JSONB,
+    "content" JSON,
     "reason" TEXT,
     "answered_by" VARCHAR(16),
     "answered_by_owner" UUID,
