@@ -1,12 +1,5 @@
 import { join } from 'node:path';
-import {
-  api,
-  FakeLlmServer,
-  Platform,
-  sseBlocks,
-  waitFor,
-  type ApiResponse,
-} from '@switchyard/testing';
+import { api, FakeLlmServer, Platform, sseBlocks, waitFor, type ApiResponse } from '@switchyard/testing';
 
 const FIXTURE = join(__dirname, '..', '..', 'libs', 'testing', 'fixtures', 'elicit', 'server.mjs');
 const ASK = 'mcp__forms__ask_profile';
@@ -101,8 +94,7 @@ describe('MCP elicitation through the platform', () => {
       return ['completed', 'failed', 'cancelled', 'interrupted'].includes(r.status) ? r : undefined;
     });
   /** The run's one waiting input request, once it is there. */
-  const waiting = (id: string) =>
-    waitFor(async () => (await run(id)).inputRequests?.[0]);
+  const waiting = (id: string) => waitFor(async () => (await run(id)).inputRequests?.[0]);
   const result = (r: { events: EventJson[] }) =>
     r.events.find((e) => e.type === 'step_complete')?.data['result'];
   const answer = (id: string, body: unknown, token = alice): Promise<ApiResponse> =>
@@ -161,7 +153,11 @@ describe('MCP elicitation through the platform', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.json['code']).toBe('validation_failed');
-    expect(Object.fromEntries((bad.json['errors'] as Array<{ path: string; message: string }>).map((i) => [i.path, i.message]))).toEqual({
+    expect(
+      Object.fromEntries(
+        (bad.json['errors'] as Array<{ path: string; message: string }>).map((i) => [i.path, i.message]),
+      ),
+    ).toEqual({
       'content.extra': 'is not a field of this form',
       'content.name': 'must be at least 2 characters',
       'content.email': 'must be an email address',
@@ -179,7 +175,12 @@ describe('MCP elicitation through the platform', () => {
     // The owner accepts; fields left out take their defaults (what the form shows pre-filled).
     const ok = await answer(req.id, {
       action: 'accept',
-      content: { name: 'Ada', email: 'ada@example.com', toppings: ['olives', 'basil'], birthday: '1815-12-10' },
+      content: {
+        name: 'Ada',
+        email: 'ada@example.com',
+        toppings: ['olives', 'basil'],
+        birthday: '1815-12-10',
+      },
     });
     expect([ok.status, ok.json]).toEqual([200, { id: req.id, status: 'accepted' }]);
     const done = await finished(runId);
@@ -217,14 +218,20 @@ describe('MCP elicitation through the platform', () => {
     const runId = await p.startRun(oneStep(ASK), alice);
     const req = await waiting(runId);
     expect((await p.call('GET', `/api/elicitations/${req.id}`, bob)).status).toBe(404);
-    const attempt = await answer(req.id, { action: 'accept', content: { name: 'Bob', email: 'b@example.com' } }, bob);
+    const attempt = await answer(
+      req.id,
+      { action: 'accept', content: { name: 'Bob', email: 'b@example.com' } },
+      bob,
+    );
     expect([attempt.status, attempt.json['code']]).toEqual([404, 'not_found']);
     expect((await p.call('GET', '/api/agent/inbox', bob)).json['inputRequests']).toEqual([]);
     expect((await p.call('GET', '/api/elicitations', bob)).json['items']).toEqual([]);
     expect((await p.call('GET', `/api/elicitations?runId=${runId}`, bob)).json['items']).toEqual([]);
     expect((await p.call('GET', `/api/agent/runs/${runId}`, bob)).status).toBe(404);
     // A request id that does not exist, or is not an id at all.
-    expect((await p.call('GET', '/api/elicitations/00000000-0000-4000-8000-000000000000', alice)).status).toBe(404);
+    expect(
+      (await p.call('GET', '/api/elicitations/00000000-0000-4000-8000-000000000000', alice)).status,
+    ).toBe(404);
     expect((await answer('not-a-uuid', { action: 'decline' })).status).toBe(400);
     // Bob's attempts changed nothing: the owner's decline reaches the server.
     expect((await answer(req.id, { action: 'decline' })).json).toEqual({ id: req.id, status: 'declined' });
@@ -368,15 +375,20 @@ describe('MCP elicitation through the platform', () => {
     const id = asked.data['elicitationId'] as string;
     expect(asked.data).toMatchObject({ tool: ASK, server: 'forms', mode: 'form', message: 'Who is asking?' });
     const detail = (await p.call('GET', `/api/chat/sessions/${sessionId}`, alice)).json;
-    expect((detail['inputRequests'] as InputRequestJson[]).map((r) => [r.id, r.sessionId, r.callId])).toEqual([
-      [id, sessionId, expect.any(String)],
-    ]);
-    expect(((await p.call('GET', '/api/agent/inbox', alice)).json['inputRequests'] as InputRequestJson[]).map((r) => r.id)).toEqual([id]);
+    expect((detail['inputRequests'] as InputRequestJson[]).map((r) => [r.id, r.sessionId, r.callId])).toEqual(
+      [[id, sessionId, expect.any(String)]],
+    );
+    expect(
+      ((await p.call('GET', '/api/agent/inbox', alice)).json['inputRequests'] as InputRequestJson[]).map(
+        (r) => r.id,
+      ),
+    ).toEqual([id]);
     // Chats are private: not even an admin reads another owner's, and bob cannot answer.
     expect((await p.call('GET', `/api/elicitations/${id}`, p.admin)).status).toBe(404);
     expect((await answer(id, { action: 'decline' }, bob)).status).toBe(404);
     expect(
-      (await answer(id, { action: 'accept', content: { name: 'Ada', email: 'ada@example.com', age: 36 } })).json,
+      (await answer(id, { action: 'accept', content: { name: 'Ada', email: 'ada@example.com', age: 36 } }))
+        .json,
     ).toEqual({ id, status: 'accepted' });
     await reading;
     expect(frames.find((f) => f.type === 'input_answered')?.data).toMatchObject({
@@ -435,8 +447,15 @@ describe('MCP elicitation: nobody answers in time', () => {
     });
     const id = answered?.['elicitationId'] as string;
     const req = (await api(p.url, 'GET', `/api/elicitations/${id}`, { token: alice })).json;
-    expect(req).toMatchObject({ status: 'cancelled', answeredBy: 'platform', reason: expect.stringContaining('4.5 s') });
-    const late = await api(p.url, 'POST', `/api/elicitations/${id}`, { token: alice, body: { action: 'decline' } });
+    expect(req).toMatchObject({
+      status: 'cancelled',
+      answeredBy: 'platform',
+      reason: expect.stringContaining('4.5 s'),
+    });
+    const late = await api(p.url, 'POST', `/api/elicitations/${id}`, {
+      token: alice,
+      body: { action: 'decline' },
+    });
     expect(late.status).toBe(409);
   });
 });

@@ -139,14 +139,16 @@ describe('elicitation forms', () => {
       'content.sizes': 'must not list a choice twice',
       'content.ok': 'must be true or false',
     });
-    expect(checkElicitationContent(schema, { name: 'Adalovelace', email: 'nope', tags: ['w', 'x', 'y'] }).issues).toEqual([
+    expect(
+      checkElicitationContent(schema, { name: 'Adalovelace', email: 'nope', tags: ['w', 'x', 'y'] }).issues,
+    ).toEqual([
       { path: 'content.name', message: 'must be at most 5 characters' },
       { path: 'content.email', message: 'must be an email address' },
       { path: 'content.tags', message: '"w" is not one of the choices' },
     ]);
-    expect(checkElicitationContent(schema, { name: 'Ada', email: 'a@b.co', tags: ['x', 'y', 'z'] }).issues).toEqual([
-      { path: 'content.tags', message: 'must have at most 2 choices' },
-    ]);
+    expect(
+      checkElicitationContent(schema, { name: 'Ada', email: 'a@b.co', tags: ['x', 'y', 'z'] }).issues,
+    ).toEqual([{ path: 'content.tags', message: 'must have at most 2 choices' }]);
   });
 
   it('takes content only with accept', () => {
@@ -154,7 +156,10 @@ describe('elicitation forms', () => {
     expect(InputAnswerBody.safeParse({ action: 'accept', content: { a: 1 } }).success).toBe(true);
     const bad = InputAnswerBody.safeParse({ action: 'cancel', content: { a: 1 } });
     expect(bad.success).toBe(false);
-    expect(bad.error?.issues[0]).toMatchObject({ path: ['content'], message: 'content goes only with accept' });
+    expect(bad.error?.issues[0]).toMatchObject({
+      path: ['content'],
+      message: 'content goes only with accept',
+    });
     expect(InputAnswerBody.safeParse({ action: 'maybe' }).success).toBe(false);
     expect(InputAnswerBody.safeParse({ action: 'accept', extra: 1 }).success).toBe(false);
   });

@@ -181,7 +181,10 @@ export const InputRequest = z.object({
   mode: ElicitationMode,
   message: z.string(),
   requestedSchema: RequestedSchema.nullable().describe('form mode: the fields asked for'),
-  url: z.string().nullable().describe('url mode: the page for the person to open (the platform never fetches it)'),
+  url: z
+    .string()
+    .nullable()
+    .describe('url mode: the page for the person to open (the platform never fetches it)'),
   content: ElicitationContent.nullable().describe('what was accepted'),
   reason: z.string().nullable().describe('why the platform settled it (unattended, timeout, cancelled…)'),
   answeredBy: InputAnsweredBy.nullable(),
@@ -279,7 +282,9 @@ export function formFields(schema: RequestedSchema, order?: readonly string[]): 
   const rank = new Map((order ?? []).map((name, i) => [name, i]));
   const entries = Object.entries(schema.properties);
   if (rank.size)
-    entries.sort(([a], [b]) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER));
+    entries.sort(
+      ([a], [b]) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER),
+    );
   return entries.map(([name, f]): FormField => {
     const base = {
       name,
@@ -354,61 +359,123 @@ function validDate(value: string): boolean {
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 
-function formatIssue(format: 'email' | 'uri' | 'date' | 'date-time', value: string): string | undefined {
+const count = (s: string) => [...s].length;
+
+/** Why a value does not fit its field: structured, so a page can say it in the person's language. */
+export type FieldProblem =
+  | {
+      readonly kind:
+        'required' | 'unknown' | 'text' | 'number' | 'integer' | 'boolean' | 'list' | 'duplicate';
+    }
+  | {
+      readonly kind: 'minLength' | 'maxLength' | 'minimum' | 'maximum' | 'minItems' | 'maxItems';
+      readonly limit: number;
+    }
+  | { readonly kind: 'format'; readonly format: 'email' | 'uri' | 'date' | 'date-time' }
+  | { readonly kind: 'choice'; readonly choices: readonly string[] }
+  | { readonly kind: 'notChoice'; readonly values: readonly string[] };
+
+function formatProblem(format: 'email' | 'uri' | 'date' | 'date-time', value: string): boolean {
   switch (format) {
     case 'email':
-      return EMAIL.test(value) ? undefined : 'must be an email address';
+      return !EMAIL.test(value);
     case 'uri':
-      return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) && URL.canParse(value)
-        ? undefined
-        : 'must be an absolute URI (such as https://example.com/page)';
+      return !(/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) && URL.canParse(value));
     case 'date':
-      return validDate(value) ? undefined : 'must be a date as YYYY-MM-DD';
+      return !validDate(value);
     case 'date-time':
-      return DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value))
-        ? undefined
-        : 'must be a date and time as RFC 3339 (such as 2026-01-31T09:30:00Z)';
+      return !(DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value)));
   }
 }
 
-const count = (s: string) => [...s].length;
-
 /** Why `value` does not fit `field`, or undefined when it does. */
-function fieldIssue(field: FormField, value: ElicitationValue): string | undefined {
+export function fieldProblem(field: FormField, value: ElicitationValue): FieldProblem | undefined {
   switch (field.kind) {
     case 'text': {
-      if (typeof value !== 'string') return 'must be text';
+      if (typeof value !== 'string') return { kind: 'text' };
       if (field.minLength !== undefined && count(value) < field.minLength)
-        return `must be at least ${field.minLength} characters`;
+        return { kind: 'minLength', limit: field.minLength };
       if (field.maxLength !== undefined && count(value) > field.maxLength)
-        return `must be at most ${field.maxLength} characters`;
-      return field.format ? formatIssue(field.format, value) : undefined;
+        return { kind: 'maxLength', limit: field.maxLength };
+      return field.format && formatProblem(field.format, value)
+        ? { kind: 'format', format: field.format }
+        : undefined;
     }
     case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
-      if (field.integer && !Number.isInteger(value)) return 'must be a whole number';
-      if (field.minimum !== undefined && value < field.minimum) return `must be at least ${field.minimum}`;
-      if (field.maximum !== undefined && value > field.maximum) return `must be at most ${field.maximum}`;
+      if (typeof value !== 'number' || !Number.isFinite(value)) return { kind: 'number' };
+      if (field.integer && !Number.isInteger(value)) return { kind: 'integer' };
+      if (field.minimum !== undefined && value < field.minimum)
+        return { kind: 'minimum', limit: field.minimum };
+      if (field.maximum !== undefined && value > field.maximum)
+        return { kind: 'maximum', limit: field.maximum };
       return undefined;
     }
     case 'boolean':
-      return typeof value === 'boolean' ? undefined : 'must be true or false';
+      return typeof value === 'boolean' ? undefined : { kind: 'boolean' };
     case 'select':
-      if (typeof value !== 'string') return 'must be one of the choices';
-      return field.options.some((o) => o.value === value)
+      return typeof value === 'string' && field.options.some((o) => o.value === value)
         ? undefined
-        : `must be one of ${field.options.map((o) => JSON.stringify(o.value)).join(', ')}`;
+        : { kind: 'choice', choices: field.options.map((o) => o.value) };
     case 'multiselect': {
-      if (!Array.isArray(value)) return 'must be a list of choices';
+      if (!Array.isArray(value)) return { kind: 'list' };
       const bad = value.filter((v) => !field.options.some((o) => o.value === v));
-      if (bad.length) return `${bad.map((v) => JSON.stringify(v)).join(', ')} is not one of the choices`;
-      if (new Set(value).size !== value.length) return 'must not list a choice twice';
+      if (bad.length) return { kind: 'notChoice', values: bad };
+      if (new Set(value).size !== value.length) return { kind: 'duplicate' };
       if (field.minItems !== undefined && value.length < field.minItems)
-        return `must have at least ${field.minItems} choice${field.minItems === 1 ? '' : 's'}`;
+        return { kind: 'minItems', limit: field.minItems };
       if (field.maxItems !== undefined && value.length > field.maxItems)
-        return `must have at most ${field.maxItems} choice${field.maxItems === 1 ? '' : 's'}`;
+        return { kind: 'maxItems', limit: field.maxItems };
       return undefined;
     }
+  }
+}
+
+const FORMAT_TEXT = {
+  email: 'must be an email address',
+  uri: 'must be an absolute URI (such as https://example.com/page)',
+  date: 'must be a date as YYYY-MM-DD',
+  'date-time': 'must be a date and time as RFC 3339 (such as 2026-01-31T09:30:00Z)',
+} as const;
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** A problem as the API says it. */
+export function problemText(p: FieldProblem): string {
+  switch (p.kind) {
+    case 'required':
+      return 'is required';
+    case 'unknown':
+      return 'is not a field of this form';
+    case 'text':
+      return 'must be text';
+    case 'number':
+      return 'must be a number';
+    case 'integer':
+      return 'must be a whole number';
+    case 'boolean':
+      return 'must be true or false';
+    case 'list':
+      return 'must be a list of choices';
+    case 'duplicate':
+      return 'must not list a choice twice';
+    case 'minLength':
+      return `must be at least ${plural(p.limit, 'character')}`;
+    case 'maxLength':
+      return `must be at most ${plural(p.limit, 'character')}`;
+    case 'minimum':
+      return `must be at least ${p.limit}`;
+    case 'maximum':
+      return `must be at most ${p.limit}`;
+    case 'minItems':
+      return `must have at least ${plural(p.limit, 'choice')}`;
+    case 'maxItems':
+      return `must have at most ${plural(p.limit, 'choice')}`;
+    case 'format':
+      return FORMAT_TEXT[p.format];
+    case 'choice':
+      return `must be one of ${p.choices.map((c) => JSON.stringify(c)).join(', ')}`;
+    case 'notChoice':
+      return `${p.values.map((v) => JSON.stringify(v)).join(', ')} is not one of the choices`;
   }
 }
 
@@ -426,18 +493,19 @@ export function checkElicitationContent(
   const content: ElicitationContent = {};
   const issues: FieldIssue[] = [];
   for (const [name, value] of Object.entries(given ?? {})) {
-    if (!byName.has(name)) issues.push({ path: `content.${name}`, message: 'is not a field of this form' });
+    if (!byName.has(name))
+      issues.push({ path: `content.${name}`, message: problemText({ kind: 'unknown' }) });
     else content[name] = value;
   }
   for (const f of fields) {
     const value = content[f.name] ?? (f.default === undefined ? undefined : copy(f.default));
     if (value === undefined) {
-      if (f.required) issues.push({ path: `content.${f.name}`, message: 'is required' });
+      if (f.required) issues.push({ path: `content.${f.name}`, message: problemText({ kind: 'required' }) });
       continue;
     }
     content[f.name] = value;
-    const issue = fieldIssue(f, value);
-    if (issue) issues.push({ path: `content.${f.name}`, message: issue });
+    const problem = fieldProblem(f, value);
+    if (problem) issues.push({ path: `content.${f.name}`, message: problemText(problem) });
   }
   return { content, issues };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputRequestStatus } from './elicitation';
 import { RunEventBody } from './run-events';
 import { RunStatus } from './runs';
 import { TaskState } from './tasks';
@@ -47,6 +48,8 @@ export const OwnerFeedEvent = z.discriminatedUnion('kind', [
     type: RunEventTypeName,
   }),
   z.object({ kind: z.literal('task'), taskId: z.string().uuid(), status: TaskState }),
+  /** An input request in a chat opened or was settled (a run's come as its run events). */
+  z.object({ kind: z.literal('input'), id: z.string().uuid(), status: InputRequestStatus }),
 ]);
 export type OwnerFeedEvent = z.infer<typeof OwnerFeedEvent>;
 

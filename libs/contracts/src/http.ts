@@ -1124,7 +1124,8 @@ export const Routes = {
     path: '/api/events',
     summary:
       'Server-sent events of what changed for you (for live lists and the inbox count): `event: run` when one of your runs ' +
-      'changes status or opens or closes a gate, `event: task` when one of your background tasks changes state; ' +
+      'changes status, opens or closes a gate or an input request, `event: task` when one of your background tasks changes state, ' +
+      '`event: input` when an input request in one of your chats opens or is settled; ' +
       'only ever your own, admins included. Frame ids are `<epoch>-<n>`: reconnecting with Last-Event-ID (or ?lastEventId=) ' +
       'replays what was missed while this gateway still holds it; otherwise the first frame is `event: resync` (data {}) and ' +
       'you refetch. A comment heartbeat every 15 s',

@@ -134,7 +134,10 @@ export const StepInputRequested = z.object({
     .array(z.string())
     .optional()
     .describe("form mode: the fields' names in the server's order (the stored log does not keep key order)"),
-  url: z.string().optional().describe('url mode: the page for the person to open (never fetched by the platform)'),
+  url: z
+    .string()
+    .optional()
+    .describe('url mode: the page for the person to open (never fetched by the platform)'),
   expiresAt: z.string().describe('when the wait ends with cancel if nobody answers'),
 });
 export type StepInputRequested = z.infer<typeof StepInputRequested>;

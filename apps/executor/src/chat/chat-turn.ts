@@ -139,7 +139,12 @@ export class ChatTurn {
   private invocation: string | undefined;
   /** The registry call in flight: its call id, deadline and the input requests it made. */
   private current:
-    | { readonly invocationId: string; readonly callId: string; readonly deadline: PausableDeadline; asked: number }
+    | {
+        readonly invocationId: string;
+        readonly callId: string;
+        readonly deadline: PausableDeadline;
+        asked: number;
+      }
     | undefined;
   private tokens = 0;
   private toolCalls = 0;
@@ -291,7 +296,8 @@ export class ChatTurn {
     try {
       const { request, settled } = await init.inputWaits.ask(what, {
         signal: this.abort.signal,
-        stopReason: () => `the turn stopped: ${this.stop?.kind === 'budget' ? this.stop.message : (this.stop?.reason ?? 'cancelled')}`,
+        stopReason: () =>
+          `the turn stopped: ${this.stop?.kind === 'budget' ? this.stop.message : (this.stop?.reason ?? 'cancelled')}`,
         announce: (r) => init.writer.emit('input_requested', shown(r)),
       });
       await init.writer

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import {
   AppError,
+  Events,
   type ElicitationAction,
   type ElicitationParams,
   type ElicitationReply,
@@ -10,10 +11,11 @@ import {
   type InputRequest,
   type InputRequestStatus,
 } from '@switchyard/contracts';
+import type { BusPort } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
 import { InputRequestsRepository } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 
 /** What is asked, and for whom. */
 export interface InputAsk {
@@ -86,21 +88,37 @@ export class InputWaits implements InputPort, BeforeApplicationShutdown {
 
   constructor(
     private readonly repo: InputRequestsRepository,
+    @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /**
+   * A chat's request opened or was settled: its owner's feed hears it (the inbox count). A run's
+   * are told by its run events.
+   */
+  private tell(r: InputRequest | undefined): void {
+    if (!r?.sessionId) return;
+    try {
+      this.bus.emit(Events.ownerFeed(r.ownerId), { kind: 'input', id: r.id, status: r.status });
+    } catch {
+      // A hint for the inbox count: a lost one costs a refetch later.
+    }
+  }
 
   get timeoutMs(): number {
     return this.config.elicitation.timeoutMs;
   }
 
   async declined(a: InputAsk, reason: string): Promise<InputRequest> {
-    return this.repo.create({
+    const r = await this.repo.create({
       id: randomUUID(),
       ...a,
       expiresAt: new Date(),
       settled: { status: 'declined', reason, answeredBy: 'platform' },
     });
+    this.tell(r);
+    return r;
   }
 
   async ask(
@@ -138,6 +156,7 @@ export class InputWaits implements InputPort, BeforeApplicationShutdown {
         expiresAt: new Date(Date.now() + timeoutMs),
       });
       await opts.announce(request);
+      this.tell(request);
       timer = setTimeout(
         () =>
           waiter.finish({
@@ -163,6 +182,7 @@ export class InputWaits implements InputPort, BeforeApplicationShutdown {
           return undefined;
         });
       written(row);
+      this.tell(row);
       return { request: row ?? request, settled };
     } catch (err) {
       // Not recorded or not announced: nobody can answer it, so it does not stay pending.
@@ -192,7 +212,10 @@ export class InputWaits implements InputPort, BeforeApplicationShutdown {
       ...(answeredByOwner ? { answeredByOwner } : {}),
     });
     if (!waiter || !accepted)
-      throw new AppError('conflict', `input request ${id} is not waiting any more (answered, timed out, or its call ended)`);
+      throw new AppError(
+        'conflict',
+        `input request ${id} is not waiting any more (answered, timed out, or its call ended)`,
+      );
     const row = await waiter.written;
     return { id, status: row?.status ?? statusOf(reply.action) };
   }

@@ -77,7 +77,7 @@ describe('ActiveRuns leases', () => {
       config,
       logger,
       { instanceId: `lease-test-${process.pid}` },
-      new InputWaits(new InputRequestsRepository(prisma), config, logger),
+      new InputWaits(new InputRequestsRepository(prisma), bus, config, logger),
     );
   });
 

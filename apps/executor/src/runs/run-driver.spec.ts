@@ -970,7 +970,9 @@ describe("RunDriver: a server's input request during a step's call", () => {
         reason: expect.stringContaining('unattended run'),
       },
     ]);
-    expect(inputs.declines).toEqual([{ id: inputs.asked[0]?.id, reason: expect.stringContaining('unattended') }]);
+    expect(inputs.declines).toEqual([
+      { id: inputs.asked[0]?.id, reason: expect.stringContaining('unattended') },
+    ]);
   });
 
   it("refuses a request for a call the run does not have in flight, or made for another owner's call", async () => {

@@ -588,8 +588,7 @@ export class RunDriver {
       kind === 'awaiting-approval' ||
       kind === 'finishing' ||
       kind === 'closed' ||
-      ((this.stepGates.size > 0 || this.asking.size > 0) &&
-        this.count('running') - this.asking.size <= 0);
+      ((this.stepGates.size > 0 || this.asking.size > 0) && this.count('running') - this.asking.size <= 0);
     if (idle) {
       this.meter.stop();
       clearTimeout(this.wallTimer);

@@ -5,7 +5,18 @@ import { AddressPolicy } from '@switchyard/server-runtime';
 import { connectMcp, type InputRelay, type McpConnection } from './mcp-connection';
 import { requestOf } from './input-relay';
 
-const FIXTURE = join(__dirname, '..', '..', '..', '..', 'libs', 'testing', 'fixtures', 'elicit', 'server.mjs');
+const FIXTURE = join(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'libs',
+  'testing',
+  'fixtures',
+  'elicit',
+  'server.mjs',
+);
 
 /**
  * The client's side of elicitation against a real stdio server (the SDK's own `elicitInput`): the
@@ -132,7 +143,9 @@ describe('MCP elicitation on a connection', () => {
     expect(
       requestOf({ mode: 'url', message: 'x', url: 'javascript:alert(1)', elicitationId: 'e' }),
     ).toBeUndefined();
-    expect(requestOf({ mode: 'url', message: 'x', url: 'file:///etc/passwd', elicitationId: 'e' })).toBeUndefined();
+    expect(
+      requestOf({ mode: 'url', message: 'x', url: 'file:///etc/passwd', elicitationId: 'e' }),
+    ).toBeUndefined();
     expect(
       requestOf({ message: 'x'.repeat(20_000), requestedSchema: { type: 'object', properties: {} } }),
     ).toMatchObject({ mode: 'form', message: 'x'.repeat(10_000) });

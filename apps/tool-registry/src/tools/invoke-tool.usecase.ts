@@ -121,9 +121,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
   private async prepare(
     req: InvokeToolRequest,
     caller: CallContext,
-  ): Promise<
-    (signal: AbortSignal, timeoutMs: number, pause: () => () => void) => Promise<ToolResult>
-  > {
+  ): Promise<(signal: AbortSignal, timeoutMs: number, pause: () => () => void) => Promise<ToolResult>> {
     const workflow = this.workflows.runner(req.tool, req.arguments, caller, {
       ...(req.invocationId ? { invocationId: req.invocationId } : {}),
       ...(req.permissionMode ? { permissionMode: req.permissionMode } : {}),

@@ -1,4 +1,5 @@
 import { assistantEn } from './assistant';
+import { elicitationEn } from './elicitation';
 import { flowEditorEn } from './flow-editor';
 import { pluginsEn } from './plugins';
 
@@ -676,6 +677,7 @@ export const en = {
   ...flowEditorEn,
   ...assistantEn,
   ...pluginsEn,
+  ...elicitationEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

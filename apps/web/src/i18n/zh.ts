@@ -1,4 +1,5 @@
 import type { MessageKey } from './en';
+import { elicitationZh } from './elicitation';
 import { assistantZh } from './assistant';
 import { flowEditorZh } from './flow-editor';
 import { pluginsZh } from './plugins';
@@ -662,4 +663,5 @@ export const zh: Record<MessageKey, string> = {
   ...flowEditorZh,
   ...assistantZh,
   ...pluginsZh,
+  ...elicitationZh,
 };
