@@ -344,7 +344,11 @@ export function Conversation({
               </li>
             );
           })}
-          {busy && view.status === 'running' && !lastIsStreamingText(view) ? (
+          {busy &&
+          view.status === 'running' &&
+          !lastIsStreamingText(view) &&
+          // A call waiting for the person's input shows its form instead.
+          ![...view.calls.values()].some((c) => c.input) ? (
             <li className="chat-working">
               <Loading label={t('chat.thinking')} />
             </li>
