@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { RunDetail } from '@switchyard/contracts';
-import { Platform, waitFor } from '@switchyard/testing';
+import { FakeLlmServer, Platform, waitFor } from '@switchyard/testing';
 import { launchChromium, openPage, screenshot, signIn, type PageProblems } from '@switchyard/testing/browser';
 
 const FIXTURE = join(__dirname, '..', '..', '..', 'libs', 'testing', 'fixtures', 'elicit', 'server.mjs');
@@ -24,6 +24,7 @@ jest.setTimeout(120_000);
 
 describe('MCP input requests in the web console (browser)', () => {
   let platform: Platform;
+  let llm: FakeLlmServer;
   let browser: Browser;
   let context: BrowserContext;
   let alice: string;
@@ -48,7 +49,13 @@ describe('MCP input requests in the web console (browser)', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
 
   beforeAll(async () => {
-    platform = await Platform.start('web-elicit', { MCP_HANDSHAKE_TIMEOUT_MS: '30000' });
+    llm = await FakeLlmServer.start();
+    platform = await Platform.start('web-elicit', {
+      MCP_HANDSHAKE_TIMEOUT_MS: '30000',
+      LLM_PROVIDER: 'openai',
+      LLM_MODEL: 'fake',
+      LLM_BASE_URL: llm.baseUrl,
+    });
     const rec = await platform.call('POST', '/mcp/tool', platform.admin, {
       name: 'forms',
       type: 'LOCAL',
@@ -75,6 +82,7 @@ describe('MCP input requests in the web console (browser)', () => {
   afterAll(async () => {
     await browser?.close();
     await platform?.stop();
+    await llm?.close();
   });
 
   it('answers the form in the run panel: defaults pre-filled, required fields checked, the step completes', async () => {
@@ -163,6 +171,32 @@ describe('MCP input requests in the web console (browser)', () => {
     await form.getByRole('button', { name: '拒绝' }).click();
     const done = await finished(runId);
     expect(resultOf(done)).toMatchObject({ result: { action: 'decline' } });
+  });
+
+  it("answers a tool's question in the chat, after confirming the call", async () => {
+    llm.enqueue(
+      { toolCalls: [{ name: 'mcp__forms__ask_profile', arguments: { reason: 'Who should I sign up?' } }] },
+      { content: 'You are signed up, Ada.' },
+    );
+    const page = await signedIn('/chat');
+    await page.getByRole('heading', { name: 'Start a chat' }).waitFor();
+    await page.getByRole('textbox', { name: 'Message' }).fill('Sign me up for the newsletter');
+    await page.keyboard.press('Enter');
+    // An external tool asks first (the session's "ask" mode); then its server asks for the profile.
+    const card = page.getByTestId('approval-card');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const form = page.getByTestId('input-request');
+    await form.waitFor();
+    expect(await form.getByTestId('input-message').textContent()).toBe('Who should I sign up?');
+    expect(await page.locator('.chat-working').count()).toBe(0);
+    await form.getByLabel('Your name').fill('Ada');
+    await form.getByLabel('Email').fill('ada@example.com');
+    await screenshot(page, 'input-form-chat');
+    await form.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('list', { name: 'Conversation' }).getByText('You are signed up, Ada.').waitFor();
+    expect(await page.getByTestId('input-request').count()).toBe(0);
+    const [, second] = llm.requests.slice(-2);
+    expect(JSON.stringify(second?.messages)).toContain('ada@example.com');
   });
 
   it('answers a URL request from the inbox: the link opens in a new tab, never fetched here', async () => {
