@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
 import {
   ChatRepository,
+  InputRequestsRepository,
   PermissionsRepository,
   PluginHooksRepository,
   RUNS_POOL_PROVIDERS,
@@ -32,13 +33,23 @@ import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-wor
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 import { InputOptionsUseCase } from './workflows/input-options.usecase';
+import { InputRequests } from './inputs/input-requests.usecase';
+import { InputsHandler } from './inputs/inputs.handler';
+import { InputWaits } from './inputs/input-waits';
 
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler, ChatHandler, PluginHooksHandler],
+  controllers: [
+    RunsHandler,
+    PermissionsHandler,
+    WorkflowsHandler,
+    ChatHandler,
+    PluginHooksHandler,
+    InputsHandler,
+  ],
   providers: [
     ...RUNS_POOL_PROVIDERS,
     RunsRepository,
@@ -65,6 +76,9 @@ import { InputOptionsUseCase } from './workflows/input-options.usecase';
     { provide: TASK_JOBS, useClass: BullTaskJobs },
     { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },
     ChatRepository,
+    InputRequestsRepository,
+    InputWaits,
+    InputRequests,
     ActiveChats,
     ChatSessions,
     SendChatMessage,

@@ -11,6 +11,7 @@ import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
+import { ElicitationController } from './elicitation/elicitation.controller';
 import { SettingsController } from './settings/settings.controller';
 import { MemoryController } from './settings/memory.controller';
 import { FilesController } from './files/files.controller';
@@ -57,6 +58,7 @@ import { McpSubscriber } from './mcp/mcp-subscriber';
     PluginsController,
     StreamController,
     RunsController,
+    ElicitationController,
     SettingsController,
     MemoryController,
     WorkflowsController,

@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
 import {
+  InputAnswerBody,
+  InputAnswerReply,
+  InputRequest,
+  InputRequestList,
+  InputRequestListQuery,
+  InputRequestParam,
+} from './elicitation';
+import {
   AdoptUpload,
   FileIdParam,
   FileListQuery,
@@ -266,6 +274,15 @@ export const Rpc = {
     resume: rpc('executor.runs.resume', RunIdParam.extend(ResumeBody.shape), StartedRun),
     fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
     rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),
+    /** The caller's input requests still waiting (MCP elicitation), in their runs and chats. */
+    inputList: rpc('executor.inputs.list', InputRequestListQuery, InputRequestList),
+    inputGet: rpc('executor.inputs.get', InputRequestParam, InputRequest),
+    /** Checks the answer (owner, state, content), then hands it to the replica holding the wait. */
+    inputAnswer: rpc(
+      'executor.inputs.answer',
+      InputRequestParam.extend({ body: InputAnswerBody }),
+      InputAnswerReply,
+    ),
     permissionsGet: rpc('executor.permissions.get', RuleScopeQuery, PermissionSettings),
     permissionsPut: rpc(
       'executor.permissions.put',

@@ -227,6 +227,11 @@ function setup(opts: { answers?: Answer[] } = {}) {
           files: [],
           tools,
           writer,
+          inputWaits: {
+            timeoutMs: 60_000,
+            ask: () => Promise.reject(new Error('this test asks nobody')),
+            declined: () => Promise.reject(new Error('this test asks nobody')),
+          },
           bus,
           logger,
           settings: {

@@ -1,4 +1,5 @@
 import { assistantEn } from './assistant';
+import { elicitationEn } from './elicitation';
 import { flowEditorEn } from './flow-editor';
 import { mcpEn } from './mcp';
 import { pluginsEn } from './plugins';
@@ -678,6 +679,7 @@ export const en = {
   ...assistantEn,
   ...pluginsEn,
   ...mcpEn,
+  ...elicitationEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,4 +1,5 @@
 import type { MessageKey } from './en';
+import { elicitationZh } from './elicitation';
 import { assistantZh } from './assistant';
 import { flowEditorZh } from './flow-editor';
 import { mcpZh } from './mcp';
@@ -664,4 +665,5 @@ export const zh: Record<MessageKey, string> = {
   ...assistantZh,
   ...pluginsZh,
   ...mcpZh,
+  ...elicitationZh,
 };

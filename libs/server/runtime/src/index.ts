@@ -8,3 +8,4 @@ export * from './bootstrap';
 export * from './address-policy';
 export * from './plugin-posture';
 export * from './vetted-fetch';
+export * from './pausable-deadline';
