@@ -114,6 +114,7 @@ import {
   ClaimResult,
   ClaimTask,
   FinishTask,
+  FinishTasks,
   SubmitTaskBody,
   Task,
   TaskCapacity,
@@ -345,6 +346,8 @@ export const Rpc = {
     claim: rpc('scheduler.tasks.claim', ClaimTask, ClaimResult),
     attach: rpc('scheduler.tasks.attach', AttachRun, z.object({ cancel: z.boolean() })),
     finish: rpc('scheduler.tasks.finish', FinishTask, Empty),
+    /** The ends an executor replica learnt while its previous report was on its way, in one call. */
+    finishBatch: rpc('scheduler.tasks.finishBatch', FinishTasks, Empty),
   },
   schedules: {
     /** Refused under "ask" when a non-read step would need an approval nobody can give. */

@@ -129,6 +129,13 @@ export const FinishTask = z.object({
 });
 export type FinishTask = z.infer<typeof FinishTask>;
 
+/** The most ends one report carries (an executor replica runs 16 bodies at once). */
+export const FINISH_BATCH_LIMIT = 256;
+
+/** Executor → scheduler: how several bodies ended, in one message (each recorded once, as `finish`). */
+export const FinishTasks = z.object({ ends: z.array(FinishTask).min(1).max(FINISH_BATCH_LIMIT) });
+export type FinishTasks = z.infer<typeof FinishTasks>;
+
 /** The BullMQ job an executor replica runs: everything is looked up by id. */
 export const TaskJob = z.object({ taskId: z.string().uuid() });
 export type TaskJob = z.infer<typeof TaskJob>;

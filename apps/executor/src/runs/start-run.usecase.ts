@@ -17,6 +17,7 @@ import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
+import { ToolCatalogs } from './tool-catalogs';
 import {
   RunLauncher,
   toolsOf,
@@ -45,6 +46,7 @@ export interface WorkflowLaunch {
 export class StartRun {
   constructor(
     private readonly launcher: RunLauncher,
+    private readonly catalogs: ToolCatalogs,
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
@@ -98,13 +100,17 @@ export class StartRun {
    * checked by the caller) and hands back its driver, whose `settled` tells how it ended.
    */
   async startWorkflow(def: WorkflowLaunch, ctx: CallContext): Promise<RunDriver> {
-    const tools = await this.launcher.catalog(ctx);
     const config = RunConfig.parse(def.config);
-    const checked = validatePlan(def.plan, {
-      tools,
-      inputNames: def.inputNames,
-      readOnly: config.capabilityMode === 'read-only',
-    });
+    const check = (tools: ReadonlyMap<string, ToolDescriptor>) =>
+      validatePlan(def.plan, {
+        tools,
+        inputNames: def.inputNames,
+        readOnly: config.capabilityMode === 'read-only',
+      });
+    let tools = await this.catalogs.kept(ctx);
+    let checked = check(tools);
+    // The kept catalog may lack a tool added since (an MCP server that connected): ask afresh once.
+    if (!checked.ok) checked = check((tools = await this.catalogs.refresh(ctx)));
     if (!checked.ok) throw planRefusal('the workflow is no longer valid', checked.issues);
     const inputs = { ...def.inputs, ...(def.files ? { files: def.files } : {}) };
     return this.launcher.launch(

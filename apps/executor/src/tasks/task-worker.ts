@@ -4,7 +4,15 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { AppError, Events, Rpc, type FinishTask } from '@switchyard/contracts';
+import {
+  AppError,
+  describeIssues,
+  Events,
+  FINISH_BATCH_LIMIT,
+  FinishTask,
+  Rpc,
+  toFieldIssues,
+} from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
 import { BUS, LOGGER } from '@switchyard/server-runtime';
@@ -52,6 +60,9 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly running = new Map<string, RunDriver>();
   private readonly killed = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
+  /** Ends waiting for the report under way to be answered; they go together in the next one. */
+  private ends: Array<{ end: FinishTask; reported: () => void }> = [];
+  private reporting: Promise<void> | undefined;
 
   constructor(
     private readonly workflows: WorkflowRuns,
@@ -144,15 +155,45 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
 
   /**
    * Tells the scheduler how a body ended, retrying while it is unreachable (a restart): an end that
-   * is never reported would leave the task running and its slot taken. A report the scheduler
-   * refuses as invalid is not retried: it would be refused again.
+   * is never reported would leave the task running and its slot taken. Ends learnt while a report is
+   * on its way go together in the next one (one message for many bodies under load). A report the
+   * scheduler refuses as invalid is not retried: it would be refused again; so each end is checked
+   * here first, and one that does not fit is given up alone instead of taking a batch down with it.
    */
-  private async report(f: FinishTask): Promise<void> {
-    try {
-      await this.untilReached(f.id, 'task end not reported yet', () => this.bus.call(Rpc.tasks.finish, f));
-    } catch (err) {
-      this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
+  private report(f: FinishTask): Promise<void> {
+    const checked = FinishTask.safeParse(f);
+    if (!checked.success) {
+      this.logger.error(
+        { taskId: f.id, err: describeIssues(toFieldIssues(checked.error)) },
+        'gave up reporting a task end: it does not fit the report',
+      );
+      return Promise.resolve();
     }
+    return new Promise<void>((reported) => {
+      this.ends.push({ end: f, reported });
+      // Deferred to the end of this turn, so ends learnt together leave together.
+      this.reporting ??= Promise.resolve().then(() => this.sendEnds());
+    });
+  }
+
+  private async sendEnds(): Promise<void> {
+    while (this.ends.length) {
+      const batch = this.ends.splice(0, FINISH_BATCH_LIMIT);
+      const ends = batch.map((b) => b.end);
+      try {
+        await this.untilReached(ends[0]?.id ?? '', 'task end not reported yet', () =>
+          this.bus.call(Rpc.tasks.finishBatch, { ends }),
+        );
+      } catch (err) {
+        this.logger.error(
+          { taskIds: ends.map((e) => e.id), err: (err as Error).message },
+          'gave up reporting task ends',
+        );
+      }
+      batch.forEach((b) => b.reported());
+    }
+    // In the same turn as the last look at the queue: an end reported next starts a new report.
+    this.reporting = undefined;
   }
 
   /**

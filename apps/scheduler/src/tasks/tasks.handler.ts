@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import {
   Rpc,
   type FinishTask,
+  type FinishTasks,
   type RpcRequest,
   type SubmitTaskBody,
   type Task,
@@ -56,6 +57,12 @@ export class TasksHandler {
   @RpcHandler(Rpc.tasks.finish)
   async finish(@RpcPayload(Rpc.tasks.finish) req: FinishTask): Promise<Record<string, never>> {
     await this.tasks.finish(req);
+    return {};
+  }
+
+  @RpcHandler(Rpc.tasks.finishBatch)
+  async finishBatch(@RpcPayload(Rpc.tasks.finishBatch) req: FinishTasks): Promise<Record<string, never>> {
+    await this.tasks.finishAll(req.ends);
     return {};
   }
 }

@@ -3,7 +3,6 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import {
   AppError,
   Events,
-  Rpc,
   type FinishTask,
   type SubmitTaskBody,
   type Task,
@@ -14,16 +13,24 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { TasksRepository, toTask } from '@switchyard/server-db-tasks';
+import { TasksRepository, toTask, type TaskEnd } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
-import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
 import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
 import { TaskTransitions } from './task-transitions';
 
 const OUTPUT_LIMIT = 64 * 1024;
 const TICK_MS = 250;
+/**
+ * How often the finished tasks of owners whose tasks ended meanwhile are pruned (one statement for
+ * all of them): a prune per end was a fifth of the scheduler's database work per one-step task.
+ * Between prunes an owner may briefly hold more than KEPT_FINISHED_TASKS.
+ */
+export const PRUNE_INTERVAL_MS = 1_000;
+/** Tasks handed to BullMQ per round trip of a pump (a batch of ends frees several slots at once). */
+const DISPATCH_BATCH = 16;
 /** How often a replica checks Redis against Postgres for work a dead replica left half done. */
 const RECONCILE_MS = 5_000;
 /** A queued row this old that Redis does not hold was never admitted (not a submit in progress). */
@@ -54,6 +61,9 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly jobs: Queue<{ taskId: string }>;
   private timer: NodeJS.Timeout | undefined;
   private reconciler: NodeJS.Timeout | undefined;
+  private pruner: NodeJS.Timeout | undefined;
+  /** Owners with tasks ended since the last prune. */
+  private readonly toPrune = new Set<string>();
   private pumping = false;
   private again = false;
 
@@ -62,6 +72,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly metrics: TaskMetrics,
     private readonly transitions: TaskTransitions,
     private readonly feed: TaskFeed,
+    private readonly published: PublishedWorkflows,
     @Inject(REDIS) redis: Redis,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -75,12 +86,14 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_MS);
+    this.pruner = setInterval(() => void this.prune(), PRUNE_INTERVAL_MS);
     void this.tick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.reconciler) clearInterval(this.reconciler);
+    if (this.pruner) clearInterval(this.pruner);
     await this.jobs.close().catch(() => undefined);
   }
 
@@ -89,7 +102,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async submit(body: SubmitTaskBody, ctx: CallContext): Promise<Task> {
     const ownerId = ownerOf(ctx);
     // Refused now rather than failing later: only published workflows of the caller run as tasks.
-    await this.bus.call(Rpc.workflows.resolve, { id: body.workflowId, version: 'published' }, { ctx });
+    await this.published.resolve(body.workflowId, ctx);
     const row = await this.repo.insert({
       id: randomUUID(),
       ownerId,
@@ -181,14 +194,18 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       do {
         this.again = false;
         for (;;) {
-          const next = await this.fair.next();
-          if (!next) break;
-          await this.jobs.add(
-            'task',
-            { taskId: next.taskId },
-            { jobId: next.taskId, removeOnComplete: true, removeOnFail: true },
+          const next = await this.fair.nextBatch(DISPATCH_BATCH);
+          if (!next.length) break;
+          await this.jobs.addBulk(
+            next.map((t) => ({
+              name: 'task',
+              data: { taskId: t.taskId },
+              opts: { jobId: t.taskId, removeOnComplete: true, removeOnFail: true },
+            })),
           );
-          this.metrics.dispatched(next.priority, Date.now() - next.enqueuedAtMs);
+          const now = Date.now();
+          for (const t of next) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
+          if (next.length < DISPATCH_BATCH) break;
         }
       } while (this.again);
     } catch (err) {
@@ -267,13 +284,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = 'the executor running this task stopped; it was not started again';
-      if (await this.repo.interrupt(id, reason))
+      if (await this.repo.interrupt(id, reason)) {
         this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
+        this.toPrune.add(now.ownerId);
+      }
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
     if (now?.state === 'queued' && now.killRequested) {
       const killed = await this.repo.kill(id, now.ownerId);
       this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: killed.state, error: killed.error });
+      this.toPrune.add(now.ownerId);
     }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
@@ -284,18 +304,47 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async finish(f: FinishTask): Promise<void> {
-    const json = JSON.stringify(f.output ?? null);
-    const output =
-      json.length > OUTPUT_LIMIT
-        ? { value: json.slice(0, OUTPUT_LIMIT), truncated: true }
-        : { value: f.output ?? null, truncated: f.outputTruncated === true };
-    const row = await this.repo.finish(f, output);
-    await this.fair.finish(f.id);
-    if (row) {
+    await this.finishAll([f]);
+  }
+
+  /** Records how bodies ended (each once), frees their slots and dispatches what they make room for. */
+  async finishAll(reports: readonly FinishTask[]): Promise<void> {
+    const ends = reports.map((f): TaskEnd => {
+      const json = JSON.stringify(f.output ?? null);
+      const cut = json.length > OUTPUT_LIMIT;
+      return {
+        id: f.id,
+        state: f.state,
+        runId: f.runId,
+        output: cut ? json.slice(0, OUTPUT_LIMIT) : (f.output ?? null),
+        outputTruncated: cut || f.outputTruncated === true,
+        error: f.error,
+      };
+    });
+    const ended = await this.repo.finish(ends);
+    await this.fair.finish(...reports.map((f) => f.id));
+    const byId = new Map(reports.map((f) => [f.id, f]));
+    for (const row of ended) {
+      const f = byId.get(row.id);
+      if (!f) continue;
       this.transitions.emit({ taskId: f.id, ownerId: row.ownerId, state: f.state, error: f.error });
+      this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
     void this.pump();
+  }
+
+  /** Keeps KEPT_FINISHED_TASKS finished tasks per owner whose tasks ended since the last prune. */
+  private async prune(): Promise<void> {
+    if (!this.toPrune.size) return;
+    const owners = [...this.toPrune];
+    this.toPrune.clear();
+    try {
+      await this.repo.prune(owners);
+    } catch (err) {
+      for (const o of owners) this.toPrune.add(o);
+      this.logger.warn({ err: (err as Error).message }, 'finished tasks not pruned yet');
+    }
   }
 
   // ── the owner's side ────────────────────────────────────────────────────────────────────────
@@ -309,6 +358,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
       this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
+      this.toPrune.add(ownerId);
     } else if (row.state === 'running' || row.state === 'queued') {
       this.bus.emit(Events.taskKill, { id });
     }

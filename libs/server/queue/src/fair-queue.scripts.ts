@@ -92,56 +92,73 @@ return { 'ok' }
 );
 
 /**
- * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b).
- * Returns {taskId, ownerId, priority, enqueuedAtMs} or nil (all slots busy, or nothing waiting).
+ * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b), most tasks to take (1 if absent).
+ * Returns {taskId, ownerId, priority, enqueuedAtMs, ...} for each task taken, in dispatch order; empty
+ * when all slots are busy or nothing waits.
  *
  * The owner at the head of the ring takes the turn. Its cycle position says which class is due; a class
  * with nothing waiting is skipped to the next slot (at most one lap), so the owner's turn is never
- * wasted. The owner goes to the back of the ring if it still has work waiting.
+ * wasted. The owner goes to the back of the ring if it still has work waiting. Taking several tasks
+ * is taking one after the other: the same turns as as many calls.
  */
 export const nextScript = new LuaScript(
   'fair-queue-next',
   `${PRELUDE}
 local runningLimit, cycle = tonumber(ARGV[2]), ARGV[3]
+local most = tonumber(ARGV[4] or '1')
 local slots = #cycle
-if redis.call('SCARD', P .. 'running') >= runningLimit then return false end
--- One pass in the normal case; the bound only guards against a ring entry that broke the invariant.
-for _ = 1, redis.call('LLEN', P .. 'ring') do
-  local owner = redis.call('LPOP', P .. 'ring')
-  if not owner then return false end
-  local pos = tonumber(redis.call('HGET', okey(owner), 'pos') or '0') % slots
-  for step = 0, slots - 1 do
-    local slot = (pos + step) % slots
-    local priority = CYCLE_CLASS[string.sub(cycle, slot + 1, slot + 1)]
-    local id = redis.call('LPOP', qkey(priority, owner))
-    if id then
-      redis.call('HSET', okey(owner), 'pos', (slot + 1) % slots)
-      redis.call('HINCRBY', okey(owner), 'running', 1)
-      if waitingOf(owner) > 0 then redis.call('RPUSH', P .. 'ring', owner) end
-      redis.call('ZREM', wkey(priority), id)
-      redis.call('SADD', P .. 'running', id)
-      redis.call('HSET', tkey(id), 's', 'running')
-      return { id, owner, priority, redis.call('HGET', tkey(id), 'e') }
+local function takeOne()
+  if redis.call('SCARD', P .. 'running') >= runningLimit then return nil end
+  -- One pass in the normal case; the bound only guards against a ring entry that broke the invariant.
+  for _ = 1, redis.call('LLEN', P .. 'ring') do
+    local owner = redis.call('LPOP', P .. 'ring')
+    if not owner then return nil end
+    local pos = tonumber(redis.call('HGET', okey(owner), 'pos') or '0') % slots
+    for step = 0, slots - 1 do
+      local slot = (pos + step) % slots
+      local priority = CYCLE_CLASS[string.sub(cycle, slot + 1, slot + 1)]
+      local id = redis.call('LPOP', qkey(priority, owner))
+      if id then
+        redis.call('HSET', okey(owner), 'pos', (slot + 1) % slots)
+        redis.call('HINCRBY', okey(owner), 'running', 1)
+        if waitingOf(owner) > 0 then redis.call('RPUSH', P .. 'ring', owner) end
+        redis.call('ZREM', wkey(priority), id)
+        redis.call('SADD', P .. 'running', id)
+        redis.call('HSET', tkey(id), 's', 'running')
+        return { id, owner, priority, redis.call('HGET', tkey(id), 'e') }
+      end
     end
+    releaseIfIdle(owner)
   end
-  releaseIfIdle(owner)
+  return nil
 end
-return false
+local taken = {}
+for _ = 1, most do
+  local one = takeOne()
+  if not one then break end
+  for _, v in ipairs(one) do table.insert(taken, v) end
+end
+return taken
 `,
 );
 
-/** ARGV: prefix, taskId. Returns 1 if the task was running (its slot is now free), else 0. */
+/** ARGV: prefix, taskId, .... Returns how many of the tasks were running (their slots are now free). */
 export const finishScript = new LuaScript(
   'fair-queue-finish',
   `${PRELUDE}
-local id = ARGV[2]
-if redis.call('HGET', tkey(id), 's') ~= 'running' then return 0 end
-local owner = redis.call('HGET', tkey(id), 'o')
-redis.call('SREM', P .. 'running', id)
-redis.call('DEL', tkey(id))
-redis.call('HINCRBY', okey(owner), 'running', -1)
-releaseIfIdle(owner)
-return 1
+local freed = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('HGET', tkey(id), 's') == 'running' then
+    local owner = redis.call('HGET', tkey(id), 'o')
+    redis.call('SREM', P .. 'running', id)
+    redis.call('DEL', tkey(id))
+    redis.call('HINCRBY', okey(owner), 'running', -1)
+    releaseIfIdle(owner)
+    freed = freed + 1
+  end
+end
+return freed
 `,
 );
 

@@ -209,15 +209,25 @@ export class FairQueue {
    * The caller starts its body and calls `finish` when it ends, whatever the outcome.
    */
   async next(): Promise<DispatchedTask | null> {
-    const reply = await nextScript.run(this.redis, [this.prefix, this.limits.running, this.cycleLetters]);
-    if (reply === null) return null;
-    const [taskId, ownerId, priority, enqueuedAt] = strings(reply);
-    return { taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) };
+    return (await this.nextBatch(1))[0] ?? null;
   }
 
-  /** Frees the running slot of a task; a task that is not running (finished already, queued) is left alone. */
-  async finish(taskId: string): Promise<void> {
-    await finishScript.run(this.redis, [this.prefix, taskId]);
+  /** Up to `most` next tasks, in the order as many `next` calls would give them: one round trip. */
+  async nextBatch(most: number): Promise<DispatchedTask[]> {
+    const reply = strings(
+      await nextScript.run(this.redis, [this.prefix, this.limits.running, this.cycleLetters, most]),
+    );
+    const taken: DispatchedTask[] = [];
+    for (let i = 0; i + 3 < reply.length; i += 4) {
+      const [taskId, ownerId, priority, enqueuedAt] = reply.slice(i, i + 4) as [string, string, string, string];
+      taken.push({ taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) });
+    }
+    return taken;
+  }
+
+  /** Frees the running slots of tasks; a task that is not running (finished already, queued) is left alone. */
+  async finish(...taskIds: string[]): Promise<void> {
+    if (taskIds.length) await finishScript.run(this.redis, [this.prefix, ...taskIds]);
   }
 
   /** The ids of every task marked running (for a reconciliation against the caller's store). */

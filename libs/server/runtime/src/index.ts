@@ -8,3 +8,5 @@ export * from './bootstrap';
 export * from './address-policy';
 export * from './plugin-posture';
 export * from './vetted-fetch';
+export * from './change-cache';
+export * from './published-workflows';
