@@ -18,7 +18,13 @@ import {
 import type { BusPort, RequestOptions } from './port';
 import { checkedReply, eventPayload, heardPayload } from './contract-checks';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
-import { natsConnectFailure, natsConnectionOptions, type NatsConnectionSettings } from './connection';
+import {
+  coalesceWrites,
+  natsConnectFailure,
+  natsConnectionOptions,
+  natsErrorsWithoutStacks,
+  type NatsConnectionSettings,
+} from './connection';
 
 export interface BusOptions extends NatsConnectionSettings {
   /** Connection name shown by the NATS server (`nats server report connections`). */
@@ -54,6 +60,7 @@ export class Bus implements BusPort {
   ) {}
 
   static async connect(opts: BusOptions): Promise<Bus> {
+    natsErrorsWithoutStacks();
     try {
       const nc = await connect({
         ...natsConnectionOptions(opts),
@@ -65,6 +72,7 @@ export class Bus implements BusPort {
         // of the client's CPU in the rpc benchmark. Our errors carry subject and service instead.
         noAsyncTraces: true,
       });
+      coalesceWrites(nc);
       return new Bus(nc, opts);
     } catch (err) {
       throw new AppError(
