@@ -196,11 +196,11 @@ function setup(opts: { answers?: Answer[] } = {}) {
     /** The ends of each finish report accepted, by report. */
     reports: [] as string[][],
   };
-  bus.answer(Rpc.tasks.claim, () => scheduler.claim);
-  bus.answer(Rpc.tasks.attach, () => {
+  bus.answer(Rpc.tasks.claimBatch, ({ ids }) => ({ claims: ids.map(() => scheduler.claim) }));
+  bus.answer(Rpc.tasks.attachBatch, ({ runs }) => {
     const failure = scheduler.attachFailures.shift();
     if (failure) throw failure;
-    return { cancel: scheduler.attachCancel };
+    return { answers: runs.map(() => ({ cancel: scheduler.attachCancel })) };
   });
   bus.answer(Rpc.tasks.finishBatch, async ({ ends }) => {
     const failure = scheduler.finishFailures.shift();
@@ -290,8 +290,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup({ answers: [ok({ rows: 3 })] });
     await t.jobs.hand(TASK);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
-      'scheduler.tasks.attach',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.attachBatch',
       'scheduler.tasks.finishBatch',
     ]);
     expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.workflows.resolve.subject)?.payload).toEqual({
@@ -311,9 +311,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     });
     expect(t.calls.map((c) => c.arguments)).toEqual([{ n: 7 }]);
     expect(run?.log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_complete', 'complete']);
-    expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.attach.subject)?.payload).toEqual({
-      id: TASK,
-      runId: runIdOf(1),
+    expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.attachBatch.subject)?.payload).toEqual({
+      runs: [{ id: TASK, runId: runIdOf(1) }],
     });
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: runIdOf(1), output: { rows: 3 }, error: null },
@@ -352,9 +351,9 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await t.jobs.hand(OTHER_TASK);
     expect(t.launched).toEqual([]);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
+      'scheduler.tasks.claimBatch',
       'scheduler.tasks.finishBatch',
-      'scheduler.tasks.claim',
+      'scheduler.tasks.claimBatch',
       'scheduler.tasks.finishBatch',
     ]);
     expect(t.finished).toEqual([
@@ -372,7 +371,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup();
     t.scheduler.claim = { go: false, reason: 'interrupted: its first body stopped' };
     await t.jobs.hand(TASK);
-    expect(t.bus.traffic.requests.map((r) => r.subject)).toEqual(['scheduler.tasks.claim']);
+    expect(t.bus.traffic.requests.map((r) => r.subject)).toEqual(['scheduler.tasks.claimBatch']);
     expect(t.launched).toEqual([]);
     expect(t.finished).toEqual([]);
   });
@@ -524,10 +523,10 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await t.jobs.hand(TASK);
     expect(t.time.sleeps).toEqual([250, 500]);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.attach',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.attachBatch',
       'scheduler.tasks.finishBatch',
     ]);
     expect(t.finished).toEqual([

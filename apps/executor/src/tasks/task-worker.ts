@@ -8,14 +8,15 @@ import {
   AppError,
   describeIssues,
   Events,
-  FINISH_BATCH_LIMIT,
+  TASK_BATCH_LIMIT,
   FinishTask,
   Rpc,
+  type ClaimResult,
   toFieldIssues,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
-import { BUS, LOGGER } from '@switchyard/server-runtime';
+import { BUS, Coalescer, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
 import { TASK_JOBS, type TaskJobSource } from './task-jobs';
@@ -63,6 +64,15 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   /** Ends waiting for the report under way to be answered; they go together in the next one. */
   private ends: Array<{ end: FinishTask; reported: () => void }> = [];
   private reporting: Promise<void> | undefined;
+  /** Claims and attachments made while the previous ones are on their way leave together. */
+  private readonly claims = new Coalescer<string, ClaimResult>(
+    async (ids) => (await this.bus.call(Rpc.tasks.claimBatch, { ids })).claims,
+    TASK_BATCH_LIMIT,
+  );
+  private readonly attachments = new Coalescer<{ id: string; runId: string }, { cancel: boolean }>(
+    async (runs) => (await this.bus.call(Rpc.tasks.attachBatch, { runs })).answers,
+    TASK_BATCH_LIMIT,
+  );
 
   constructor(
     private readonly workflows: WorkflowRuns,
@@ -88,7 +98,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private async process(taskId: string): Promise<void> {
-    const claim = await this.bus.call(Rpc.tasks.claim, { id: taskId });
+    const claim = await this.claims.call(taskId);
     if (!claim.go || !claim.task) {
       this.logger.info({ taskId, reason: claim.reason }, 'task not started');
       return;
@@ -108,7 +118,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         async (runId) => {
           // Retried while the scheduler restarts, like the end report: a task must know its run.
           const { cancel } = await this.untilReached(taskId, 'task run not attached yet', () =>
-            this.bus.call(Rpc.tasks.attach, { id: taskId, runId }),
+            this.attachments.call({ id: taskId, runId }),
           );
           this.forgetOldKills();
           return cancel || this.killed.delete(taskId) ? 'the task was killed' : undefined;
@@ -178,7 +188,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
 
   private async sendEnds(): Promise<void> {
     while (this.ends.length) {
-      const batch = this.ends.splice(0, FINISH_BATCH_LIMIT);
+      const batch = this.ends.splice(0, TASK_BATCH_LIMIT);
       const ends = batch.map((b) => b.end);
       try {
         await this.untilReached(ends[0]?.id ?? '', 'task end not reported yet', () =>

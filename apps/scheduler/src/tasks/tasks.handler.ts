@@ -49,6 +49,16 @@ export class TasksHandler {
     return this.tasks.claim(req.id);
   }
 
+  @RpcHandler(Rpc.tasks.claimBatch)
+  async claimBatch(@RpcPayload(Rpc.tasks.claimBatch) req: RpcRequest<typeof Rpc.tasks.claimBatch>) {
+    return { claims: await this.tasks.claimAll(req.ids) };
+  }
+
+  @RpcHandler(Rpc.tasks.attachBatch)
+  async attachBatch(@RpcPayload(Rpc.tasks.attachBatch) req: RpcRequest<typeof Rpc.tasks.attachBatch>) {
+    return { answers: await this.tasks.attachAll(req.runs) };
+  }
+
   @RpcHandler(Rpc.tasks.attach)
   attach(@RpcPayload(Rpc.tasks.attach) req: RpcRequest<typeof Rpc.tasks.attach>) {
     return this.tasks.attach(req.id, req.runId);

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import {
   AppError,
   Events,
+  type ClaimResult,
   type FinishTask,
   type SubmitTaskBody,
   type Task,
@@ -13,10 +14,16 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { TasksRepository, toTask, type TaskEnd } from '@switchyard/server-db-tasks';
+import {
+  TasksRepository,
+  toTask,
+  type BgTaskRow,
+  type NewTask,
+  type TaskEnd,
+} from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
 import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
-import { APP_CONFIG, BUS, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, Coalescer, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
 import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
 import { TaskTransitions } from './task-transitions';
@@ -64,6 +71,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private pruner: NodeJS.Timeout | undefined;
   /** Owners with tasks ended since the last prune. */
   private readonly toPrune = new Set<string>();
+  /** Submits that arrive while others are being written are written together (group commit). */
+  private readonly inserts = new Coalescer<NewTask, BgTaskRow>((tasks) => this.repo.insertAll(tasks));
   private pumping = false;
   private again = false;
 
@@ -103,7 +112,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const ownerId = ownerOf(ctx);
     // Refused now rather than failing later: only published workflows of the caller run as tasks.
     await this.published.resolve(body.workflowId, ctx);
-    const row = await this.repo.insert({
+    const row = await this.inserts.call({
       id: randomUUID(),
       ownerId,
       workflowId: body.workflowId,
@@ -264,11 +273,28 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
 
   // ── the body's side (executor → scheduler) ──────────────────────────────────────────────────
 
-  async claim(id: string) {
-    const row = await this.repo.claim(id);
-    if (row) {
+  async claim(id: string): Promise<ClaimResult> {
+    return (await this.claimAll([id]))[0] as ClaimResult;
+  }
+
+  /**
+   * Claims for bodies about to start, answered in their order: the tasks still queued (and not
+   * killed) go running in one statement; the rest are answered one by one as before (a task claimed
+   * before by a body that is gone is interrupted, never replayed).
+   */
+  async claimAll(ids: readonly string[]): Promise<ClaimResult[]> {
+    const claimed = new Map((await this.repo.claimAll(ids)).map((row) => [row.id, row]));
+    const answers: ClaimResult[] = [];
+    for (const id of ids) {
+      const row = claimed.get(id);
+      // A task handed over twice in one batch: the first claim has it, the next is a second body.
+      claimed.delete(id);
+      if (!row) {
+        answers.push(await this.refuseClaim(id));
+        continue;
+      }
       this.transitions.emit({ taskId: id, ownerId: row.ownerId, state: 'running', error: null });
-      return {
+      answers.push({
         go: true,
         task: {
           ownerId: row.ownerId,
@@ -276,8 +302,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
           inputs: row.inputs as Record<string, unknown>,
           permissionMode: row.permissionMode as 'ask' | 'approve-for-me' | 'full-access',
         },
-      };
+      });
     }
+    return answers;
+  }
+
+  private async refuseClaim(id: string): Promise<ClaimResult> {
     const now = await this.repo.get(id);
     await this.fair.finish(id);
     void this.pump();
@@ -299,8 +329,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async attach(id: string, runId: string): Promise<{ cancel: boolean }> {
-    const row = await this.repo.attach(id, runId);
-    return { cancel: !row || row.killRequested };
+    return (await this.attachAll([{ id, runId }]))[0] as { cancel: boolean };
+  }
+
+  /** Records the runs of bodies, in their order: cancel when the task is no longer running or a kill was asked. */
+  async attachAll(runs: ReadonlyArray<{ id: string; runId: string }>): Promise<Array<{ cancel: boolean }>> {
+    const attached = await this.repo.attachAll(runs);
+    return runs.map((r) => {
+      const row = attached.get(r.id);
+      return { cancel: !row || row.killRequested };
+    });
   }
 
   async finish(f: FinishTask): Promise<void> {

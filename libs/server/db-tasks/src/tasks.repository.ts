@@ -10,6 +10,9 @@ import type { BgTask } from '@prisma/client';
 import type { Pool } from 'pg';
 import { TASKS_POOL } from './tasks-pool';
 
+/** A task's row, as the repository returns it. */
+export type BgTaskRow = BgTask;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Finished tasks kept per owner; older ones are pruned in batches (TasksRepository.prune). */
@@ -78,14 +81,33 @@ export class TasksRepository {
   }
 
   async insert(t: NewTask): Promise<BgTask> {
-    const [row] = await this.rows(
+    return (await this.insertAll([t]))[0] as BgTask;
+  }
+
+  /** Writes new tasks in one statement; their rows in the order given. */
+  async insertAll(tasks: readonly NewTask[]): Promise<BgTask[]> {
+    const rows = await this.rows(
       'task_insert',
       `INSERT INTO bg_task (id, owner_id, workflow_id, inputs, priority, permission_mode)
-       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5::"TaskPriority", $6)
+       SELECT id, owner_id, workflow_id, inputs, priority::"TaskPriority", permission_mode
+       FROM jsonb_to_recordset($1::jsonb)
+         AS x(id uuid, owner_id uuid, workflow_id uuid, inputs jsonb, priority text, permission_mode text)
        RETURNING ${COLUMNS}`,
-      [t.id, t.ownerId, t.workflowId, JSON.stringify(t.inputs), t.priority, t.permissionMode],
+      [
+        JSON.stringify(
+          tasks.map((t) => ({
+            id: t.id,
+            owner_id: t.ownerId,
+            workflow_id: t.workflowId,
+            inputs: t.inputs,
+            priority: t.priority,
+            permission_mode: t.permissionMode,
+          })),
+        ),
+      ],
     );
-    return row as BgTask;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return tasks.map((t) => byId.get(t.id) as BgTask);
   }
 
   /** A submit that was refused after its row was written leaves nothing behind. */
@@ -138,25 +160,38 @@ export class TasksRepository {
 
   /** queued → running, unless it was killed meanwhile. */
   async claim(id: string): Promise<BgTask | null> {
-    const [row] = await this.rows(
+    return (await this.claimAll([id]))[0] ?? null;
+  }
+
+  /** queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed. */
+  async claimAll(ids: readonly string[]): Promise<BgTask[]> {
+    return this.rows(
       'task_claim',
       `UPDATE bg_task SET state = 'running', started_at = now()
-       WHERE id = $1::uuid AND state = 'queued' AND NOT kill_requested
+       WHERE id = ANY($1::uuid[]) AND state = 'queued' AND NOT kill_requested
        RETURNING ${COLUMNS}`,
-      [id],
+      [ids],
     );
-    return row ?? null;
   }
 
   /** Records the run of a running task; null when it is not running (any more). */
   async attach(id: string, runId: string): Promise<{ killRequested: boolean } | null> {
-    const [row] = await this.rows<{ killRequested: boolean }>(
+    return (await this.attachAll([{ id, runId }])).get(id) ?? null;
+  }
+
+  /** Records the runs of running tasks in one statement: whether a kill was asked, by task. */
+  async attachAll(
+    runs: ReadonlyArray<{ id: string; runId: string }>,
+  ): Promise<Map<string, { killRequested: boolean }>> {
+    const rows = await this.rows<{ id: string; killRequested: boolean }>(
       'task_attach',
-      `UPDATE bg_task SET run_id = $2::uuid WHERE id = $1::uuid AND state = 'running'
-       RETURNING kill_requested AS "killRequested"`,
-      [id, runId],
+      `UPDATE bg_task t SET run_id = a.run_id
+       FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid)) a
+       WHERE t.id = a.id AND t.state = 'running'
+       RETURNING t.id, t.kill_requested AS "killRequested"`,
+      [JSON.stringify(runs.map((r) => ({ id: r.id, run_id: r.runId })))],
     );
-    return row ?? null;
+    return new Map(rows.map((r) => [r.id, { killRequested: r.killRequested }]));
   }
 
   /**

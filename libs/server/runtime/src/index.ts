@@ -10,3 +10,4 @@ export * from './plugin-posture';
 export * from './vetted-fetch';
 export * from './change-cache';
 export * from './published-workflows';
+export * from './coalescer';
