@@ -21,6 +21,7 @@ import { WebhooksController } from './triggers/webhooks.controller';
 import { OwnerFeed } from './runs/owner-feed';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
+import { JsonFastPath } from './http/json-fast-path';
 import { StreamRelay } from './runs/stream-relay';
 import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
@@ -71,6 +72,7 @@ import { McpSessions } from './mcp/mcp-sessions';
     OwnerFeed,
     StreamRelay,
     StreamFastPath,
+    JsonFastPath,
     IdentityRepository,
     RunEventsReader,
     ChatEventsReader,

@@ -61,17 +61,21 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly running = new Map<string, RunDriver>();
   private readonly killed = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
-  /** Ends waiting for the report under way to be answered; they go together in the next one. */
-  private ends: Array<{ end: FinishTask; reported: () => void }> = [];
-  private reporting: Promise<void> | undefined;
-  /** Claims and attachments made while the previous ones are on their way leave together. */
+  /** Claims, attachments and ends made while the previous ones are on their way leave together. */
   private readonly claims = new Coalescer<string, ClaimResult>(
     async (ids) => (await this.bus.call(Rpc.tasks.claimBatch, { ids })).claims,
-    TASK_BATCH_LIMIT,
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
   );
   private readonly attachments = new Coalescer<{ id: string; runId: string }, { cancel: boolean }>(
     async (runs) => (await this.bus.call(Rpc.tasks.attachBatch, { runs })).answers,
-    TASK_BATCH_LIMIT,
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
+  );
+  private readonly ends = new Coalescer<FinishTask, undefined>(
+    async (ends) => {
+      await this.bus.call(Rpc.tasks.finishBatch, { ends });
+      return ends.map(() => undefined);
+    },
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
   );
 
   constructor(
@@ -170,40 +174,20 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
    * scheduler refuses as invalid is not retried: it would be refused again; so each end is checked
    * here first, and one that does not fit is given up alone instead of taking a batch down with it.
    */
-  private report(f: FinishTask): Promise<void> {
+  private async report(f: FinishTask): Promise<void> {
     const checked = FinishTask.safeParse(f);
     if (!checked.success) {
       this.logger.error(
         { taskId: f.id, err: describeIssues(toFieldIssues(checked.error)) },
         'gave up reporting a task end: it does not fit the report',
       );
-      return Promise.resolve();
+      return;
     }
-    return new Promise<void>((reported) => {
-      this.ends.push({ end: f, reported });
-      // Deferred to the end of this turn, so ends learnt together leave together.
-      this.reporting ??= Promise.resolve().then(() => this.sendEnds());
-    });
-  }
-
-  private async sendEnds(): Promise<void> {
-    while (this.ends.length) {
-      const batch = this.ends.splice(0, TASK_BATCH_LIMIT);
-      const ends = batch.map((b) => b.end);
-      try {
-        await this.untilReached(ends[0]?.id ?? '', 'task end not reported yet', () =>
-          this.bus.call(Rpc.tasks.finishBatch, { ends }),
-        );
-      } catch (err) {
-        this.logger.error(
-          { taskIds: ends.map((e) => e.id), err: (err as Error).message },
-          'gave up reporting task ends',
-        );
-      }
-      batch.forEach((b) => b.reported());
+    try {
+      await this.untilReached(f.id, 'task end not reported yet', () => this.ends.call(f));
+    } catch (err) {
+      this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
     }
-    // In the same turn as the last look at the queue: an end reported next starts a new report.
-    this.reporting = undefined;
   }
 
   /**

@@ -6,7 +6,7 @@ import { correlationIdFrom, type Logger, type Metrics } from '@switchyard/server
 import { LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
-import { toProblem } from '../http/problem';
+import { sendRawProblem } from '../http/problem.filter';
 import { refuseHostileInput } from '../http/validation.interceptor';
 import type { Principal } from '../auth/principal';
 import { feedResumeIdOf, OwnerFeed } from './owner-feed';
@@ -115,16 +115,7 @@ export class StreamFastPath {
       refuseHostileInput({ query: raw });
       await stream.start(raw, principal, req, res);
     } catch (err) {
-      const { problem, bug } = toProblem(err, correlationId, PATH);
-      if (bug)
-        this.logger.error({ err, correlationId, url: PATH }, 'request failed with an unexpected error');
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      res
-        .writeHead(problem.status, { 'content-type': 'application/problem+json; charset=utf-8' })
-        .end(JSON.stringify(problem));
+      sendRawProblem(err, correlationId, 'GET', PATH, res, this.logger);
     }
   }
 }
