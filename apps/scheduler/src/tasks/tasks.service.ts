@@ -22,7 +22,17 @@ import {
   type TaskEnd,
 } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
-import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
+import {
+  createQueue,
+  FairQueue,
+  taskQueueNames,
+  type AdmitEntry,
+  type AdmitResult,
+  type DispatchedTask,
+  type Queue,
+  type Redis,
+} from '@switchyard/server-queue';
+
 import { APP_CONFIG, BUS, Coalescer, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
 import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
@@ -71,10 +81,17 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private pruner: NodeJS.Timeout | undefined;
   /** Owners with tasks ended since the last prune. */
   private readonly toPrune = new Set<string>();
-  /** Submits that arrive while others are being written are written together (group commit). */
+  /** Submits that arrive while others are being written are written together (group commit), and admitted together. */
   private readonly inserts = new Coalescer<NewTask, BgTaskRow>((tasks) => this.repo.insertAll(tasks));
+  private readonly admissions = new Coalescer<AdmitEntry, AdmitResult>(async (tasks) => {
+    const { results, freeSlots } = await this.fair.admitBatch(tasks);
+    // With every slot taken nothing could start now: the end that frees one dispatches them.
+    if (freeSlots > 0 && results.some((r) => r.ok)) this.pumpSoon();
+    return results;
+  });
   private pumping = false;
   private again = false;
+  private pumpScheduled = false;
 
   constructor(
     private readonly repo: TasksRepository,
@@ -135,7 +152,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * or a webhook's claim). Refused for capacity: the row is removed and the refusal answered.
    */
   async admitWritten(t: WrittenTask): Promise<AppError | undefined> {
-    const admitted = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
+    const admitted = await this.admissions.call({
+      taskId: t.id,
+      ownerId: t.ownerId,
+      priority: t.priority,
+      enqueuedAtMs: t.createdAt.getTime(),
+    });
     if (!admitted.ok) {
       await this.repo.discard(t.id);
       this.metrics.rejected(t.priority, admitted.scope);
@@ -149,7 +171,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       });
     }
     this.feed.tell(t.ownerId, t.id, 'queued');
-    void this.pump();
     return undefined;
   }
 
@@ -189,6 +210,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.warn({ tasks: active.length }, 'task queues rebuilt from Postgres');
   }
 
+  /** A pump at the end of this turn: what one turn admits or frees is dispatched in one pass. */
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      void this.pump();
+    });
+  }
+
   /** Hands every task a free slot allows to BullMQ, in fair order. */
   private async pump(): Promise<void> {
     if (this.pumping) {
@@ -197,23 +228,18 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     }
     this.pumping = true;
     try {
-      // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
-      // running limit would be counted from zero while bodies still run).
-      if (!(await this.fair.isInitialised())) await this.rebuild();
       do {
         this.again = false;
         for (;;) {
-          const next = await this.fair.nextBatch(DISPATCH_BATCH);
+          // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
+          // running limit would be counted from zero while bodies still run).
+          const next = await this.fair.nextBatch(DISPATCH_BATCH, { requireInitialised: true });
+          if (next === null) {
+            await this.rebuild();
+            continue;
+          }
           if (!next.length) break;
-          await this.jobs.addBulk(
-            next.map((t) => ({
-              name: 'task',
-              data: { taskId: t.taskId },
-              opts: { jobId: t.taskId, removeOnComplete: true, removeOnFail: true },
-            })),
-          );
-          const now = Date.now();
-          for (const t of next) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
+          await this.dispatch(next);
           if (next.length < DISPATCH_BATCH) break;
         }
       } while (this.again);
@@ -222,6 +248,19 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Hands tasks taken from the fair queue (marked running there) to BullMQ. */
+  private async dispatch(tasks: readonly DispatchedTask[]): Promise<void> {
+    await this.jobs.addBulk(
+      tasks.map((t) => ({
+        name: 'task',
+        data: { taskId: t.taskId },
+        opts: { jobId: t.taskId, removeOnComplete: true, removeOnFail: true },
+      })),
+    );
+    const now = Date.now();
+    for (const t of tasks) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
   }
 
   /**
@@ -264,7 +303,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       }
       if (repaired) {
         this.logger.warn({ repaired }, 'task queue repaired from Postgres (a replica stopped mid-way)');
-        void this.pump();
+        this.pumpSoon();
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'task queue reconciliation failed');
@@ -310,7 +349,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private async refuseClaim(id: string): Promise<ClaimResult> {
     const now = await this.repo.get(id);
     await this.fair.finish(id);
-    void this.pump();
+    this.pumpSoon();
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = 'the executor running this task stopped; it was not started again';
@@ -360,7 +399,11 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       };
     });
     const ended = await this.repo.finish(ends);
-    await this.fair.finish(...reports.map((f) => f.id));
+    // The slots are freed and what waits for them taken in one call; what more fits, the pump takes.
+    const taken = await this.fair.nextBatch(DISPATCH_BATCH, {
+      requireInitialised: true,
+      finishing: reports.map((f) => f.id),
+    });
     const byId = new Map(reports.map((f) => [f.id, f]));
     for (const row of ended) {
       const f = byId.get(row.id);
@@ -369,7 +412,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
-    void this.pump();
+    if (taken?.length)
+      // Not the reporter's failure: what was taken and not handed over, the reconciliation hands over.
+      await this.dispatch(taken).catch((err: Error) =>
+        this.logger.warn({ err: err.message }, 'task dispatch failed'),
+      );
+    if (taken === null || taken.length === DISPATCH_BATCH) this.pumpSoon();
   }
 
   /** Keeps KEPT_FINISHED_TASKS finished tasks per owner whose tasks ended since the last prune. */
