@@ -88,3 +88,34 @@ describe('natsErrorsWithoutStacks', () => {
     expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1);
   });
 });
+
+describe('Bus.emit with validateEvents off (production)', () => {
+  it('sends the payload as given, without parsing it; with it on (the default) a misfit is refused', async () => {
+    const { Events } = await import('@switchyard/contracts');
+    const { Bus } = await import('./bus');
+    const subjectPrefix = `emit${process.pid}${Date.now()}.`;
+    const make = (validateEvents?: boolean) =>
+      Bus.connect({
+        servers: [SERVER],
+        name: 'emit-test',
+        subjectPrefix,
+        defaultTimeoutMs: 5_000,
+        ...(validateEvents === undefined ? {} : { validateEvents }),
+      });
+    const [trusting, checking] = await Promise.all([make(false), make()]);
+    try {
+      const heard: unknown[] = [];
+      checking.subscribe(Events.toolCancel.subject, (p) => heard.push(p));
+      await checking.flush();
+      const misfit = { invocationId: '' };
+      expect(() => checking.emit(Events.toolCancel, misfit)).toThrow(/does not fit its contract/);
+      trusting.emit(Events.toolCancel, misfit);
+      trusting.emit(Events.toolCancel, { invocationId: 'call-1' });
+      await trusting.flush();
+      for (let i = 0; i < 1000 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(heard).toEqual([misfit, { invocationId: 'call-1' }]);
+    } finally {
+      await Promise.all([trusting.close(), checking.close()]);
+    }
+  });
+});
