@@ -9,6 +9,7 @@ import { TokenVerifier } from '../auth/token-verifier';
 import { sendRawProblem } from '../http/problem.filter';
 import { refuseHostileInput } from '../http/validation.interceptor';
 import type { Principal } from '../auth/principal';
+import { forgetHeaders } from './held-stream';
 import { feedResumeIdOf, OwnerFeed } from './owner-feed';
 import { lastEventIdOf, StreamRelay } from './stream-relay';
 
@@ -113,7 +114,11 @@ export class StreamFastPath {
       );
       const { token: _token, ...raw } = Object.fromEntries(params);
       refuseHostileInput({ query: raw });
-      await stream.start(raw, principal, req, res);
+      const streaming = stream.start(raw, principal, req, res);
+      // The stream holds its request for as long as it is open (hours): once the opener has read
+      // what it needs (Last-Event-ID, synchronously above), the header strings are let go.
+      forgetHeaders(req);
+      await streaming;
     } catch (err) {
       sendRawProblem(err, correlationId, 'GET', PATH, res, this.logger);
     }
