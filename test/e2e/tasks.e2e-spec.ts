@@ -147,7 +147,7 @@ describe('background tasks end to end', () => {
     expect(t.state).toBe('failed');
   });
 
-  it('answers a submit on the gateway\'s fast path exactly as the framework route does', async () => {
+  it("answers a submit on the gateway's fast path exactly as the framework route does", async () => {
     const wf = await publish(0);
     // An Idempotency-Key (a fresh one each time) sends the same request the framework's way.
     const both = async (raw: string, token: string | undefined) => {
@@ -177,7 +177,9 @@ describe('background tasks end to end', () => {
       code: 'validation_failed',
       errors: [{ path: 'body.workflowId' }],
     });
-    expect((await both(JSON.stringify({ workflowId: wf, inputs: { tag: 'a\u0000b' } }), alice)).status).toBe(400);
+    expect((await both(JSON.stringify({ workflowId: wf, inputs: { tag: 'a\u0000b' } }), alice)).status).toBe(
+      400,
+    );
     expect((await both(ok, bob)).status).toBe(404);
     expect((await both('', alice)).status).toBe(400);
   });

@@ -112,7 +112,7 @@ describe('ActiveRuns leases', () => {
     expect(abandoned).toEqual([]);
   });
 
-  it('routes a control message to the replica that drives the run, on that replica\'s one subject', async () => {
+  it("routes a control message to the replica that drives the run, on that replica's one subject", async () => {
     const other = new ActiveRuns(
       repo,
       bus,
@@ -154,4 +154,3 @@ describe('ActiveRuns leases', () => {
     }
   });
 });
-

@@ -92,7 +92,9 @@ export class JsonFastPath {
     if (!fast) return undefined;
     const h = req.headers;
     const length = Number(h['content-length']);
-    const plainJson = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i.test(h['content-type'] ?? '');
+    const plainJson = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i.test(
+      h['content-type'] ?? '',
+    );
     const eligible =
       plainJson &&
       h['idempotency-key'] === undefined &&
@@ -109,7 +111,11 @@ export class JsonFastPath {
     res.setHeader('x-correlation-id', correlationId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      this.metrics.httpRequests.inc({ method: route.method, route: route.path, status: String(res.statusCode) });
+      this.metrics.httpRequests.inc({
+        method: route.method,
+        route: route.path,
+        status: String(res.statusCode),
+      });
       this.metrics.httpDuration.observe(
         { method: route.method, route: route.path },
         Number(process.hrtime.bigint() - started) / 1e9,

@@ -128,16 +128,18 @@ class Follower<E extends { seq: number; type: string }> {
 
   start(): Following {
     const stop = () => this.finish();
-    const subscribed = this.log.follow((event) => this.live(event)).then(
-      (off) => {
-        if (this.done) return off(); // stopped while subscribing
-        this.unsubscribe = off;
-        // The first read starts one event early: the event the caller already has tells whether
-        // the stream had ended there.
-        this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
-      },
-      (err: Error) => this.failed(err),
-    );
+    const subscribed = this.log
+      .follow((event) => this.live(event))
+      .then(
+        (off) => {
+          if (this.done) return off(); // stopped while subscribing
+          this.unsubscribe = off;
+          // The first read starts one event early: the event the caller already has tells whether
+          // the stream had ended there.
+          this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
+        },
+        (err: Error) => this.failed(err),
+      );
     return Object.assign(stop, { subscribed });
   }
 
@@ -266,6 +268,11 @@ export class StreamRelay {
     end: () => void,
     drained?: (resume: () => void) => void,
   ): Following {
-    return new Follower(log, afterSeq, { deliver, end, ...(drained ? { drained } : {}) }, this.logger).start();
+    return new Follower(
+      log,
+      afterSeq,
+      { deliver, end, ...(drained ? { drained } : {}) },
+      this.logger,
+    ).start();
   }
 }

@@ -1,4 +1,6 @@
-import { connect, type NatsConnection } from 'nats';
+import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats';
+import { Events } from '@switchyard/contracts';
+import { Bus } from './bus';
 import { coalesceWrites, natsErrorsWithoutStacks } from './connection';
 
 const SERVER = 'nats://127.0.0.1:4222';
@@ -76,8 +78,7 @@ describe('coalesceWrites (real NATS)', () => {
 });
 
 describe('natsErrorsWithoutStacks', () => {
-  it('makes the client errors without a stack trace, keeping their code and message', async () => {
-    const { NatsError, ErrorCode } = await import('nats');
+  it('makes the client errors without a stack trace, keeping their code and message', () => {
     natsErrorsWithoutStacks();
     natsErrorsWithoutStacks();
     const err = NatsError.errorForCode(ErrorCode.Timeout);
@@ -91,8 +92,6 @@ describe('natsErrorsWithoutStacks', () => {
 
 describe('Bus.emit with validateEvents off (production)', () => {
   it('sends the payload as given, without parsing it; with it on (the default) a misfit is refused', async () => {
-    const { Events } = await import('@switchyard/contracts');
-    const { Bus } = await import('./bus');
     const subjectPrefix = `emit${process.pid}${Date.now()}.`;
     const make = (validateEvents?: boolean) =>
       Bus.connect({

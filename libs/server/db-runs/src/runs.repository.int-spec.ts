@@ -162,9 +162,17 @@ describe('RunsRepository (real Postgres)', () => {
     expect(String((results[ok.length + 2] as PromiseRejectedResult).reason)).toMatch(
       /invalid input syntax for type json|Unicode/,
     );
-    expect(await viaPool.get(ok[0]!.id)).toMatchObject({ status: 'completed', summary: 's', ownerReplica: null });
+    expect(await viaPool.get(ok[0]!.id)).toMatchObject({
+      status: 'completed',
+      summary: 's',
+      ownerReplica: null,
+    });
     expect((await viaPool.get(ok[0]!.id))?.finishedAt).not.toBeNull();
-    expect(await viaPool.get(ok[1]!.id)).toMatchObject({ status: 'running', plan: null, ownerReplica: 'replica-1' });
+    expect(await viaPool.get(ok[1]!.id)).toMatchObject({
+      status: 'running',
+      plan: null,
+      ownerReplica: 'replica-1',
+    });
     expect((await viaPool.events(ok[1]!.id, 10)).map((e) => [e.seq, e.type])).toEqual([
       [1, 'run_created'],
       [2, 'plan_token'],

@@ -624,7 +624,12 @@ describe('FairQueue (real Redis)', () => {
 
     it('says how many slots are free after an admission, and frees slots and takes their successors in one call', async () => {
       const q = queue({ running: 2 });
-      const entry = (taskId: string) => ({ taskId, ownerId: 'A', priority: 'normal' as const, enqueuedAtMs: t0 });
+      const entry = (taskId: string) => ({
+        taskId,
+        ownerId: 'A',
+        priority: 'normal' as const,
+        enqueuedAtMs: t0,
+      });
       expect(await q.admitBatch([entry('f1'), entry('f2'), entry('f3')])).toMatchObject({ freeSlots: 2 });
       const running = (await q.nextBatch(5)) ?? [];
       expect(running.map((t) => t.taskId)).toEqual(['f1', 'f2']);
@@ -645,4 +650,3 @@ describe('FairQueue (real Redis)', () => {
     });
   });
 });
-

@@ -260,7 +260,12 @@ export class FairQueue {
     if (reply[0] === 'uninitialised') return null;
     const taken: DispatchedTask[] = [];
     for (let i = 0; i + 3 < reply.length; i += 4) {
-      const [taskId, ownerId, priority, enqueuedAt] = reply.slice(i, i + 4) as [string, string, string, string];
+      const [taskId, ownerId, priority, enqueuedAt] = reply.slice(i, i + 4) as [
+        string,
+        string,
+        string,
+        string,
+      ];
       taken.push({ taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) });
     }
     return taken;

@@ -29,7 +29,10 @@ describe('Coalescer', () => {
     batches[0]?.answer(['a', 'b']);
     expect(await Promise.all(first)).toEqual(['a', 'b']);
     await until(() => batches.length === 2);
-    expect(batches.map((b) => b.items)).toEqual([[1, 2], [3, 4, 5]]);
+    expect(batches.map((b) => b.items)).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
     batches[1]?.answer(['c', 'd', 'e']);
     expect(await Promise.all(later)).toEqual(['c', 'd', 'e']);
     // Idle again: a new call goes at the end of its turn.
@@ -92,4 +95,3 @@ describe('Coalescer', () => {
     expect(await stuck).toBe('timed out');
   });
 });
-
