@@ -252,17 +252,10 @@ export type RunControl = z.infer<typeof RunControl>;
 export const RunControlReply = z.object({ status: RunStatus, released: z.array(z.string()) });
 export type RunControlReply = z.infer<typeof RunControlReply>;
 
-/**
- * `executor.replica.<replica>.control`: the control messages of every run one executor replica
- * drives (`run.owner_replica` names it), one subscription per replica instead of one per run.
- */
-export function replicaControlSubject(replica: string): string {
-  return `executor.replica.${replica.replace(/[^A-Za-z0-9_-]/g, '_')}.control`;
+/** `executor.run.<runId>.control`: only the replica running the run listens. */
+export function runControlSubject(runId: string): string {
+  return `executor.run.${runId}.control`;
 }
-
-/** A control message for one run, sent to the replica that drives it. */
-export const ReplicaControl = z.object({ runId: z.string().uuid(), control: RunControl });
-export type ReplicaControl = z.infer<typeof ReplicaControl>;
 
 /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
 export function planTokensSubject(runId: string): string {

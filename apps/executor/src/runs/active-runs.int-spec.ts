@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RunConfig, type RunEventBody } from '@switchyard/contracts';
-import { Bus, isNoResponders } from '@switchyard/server-bus';
+import { Bus } from '@switchyard/server-bus';
 import { createPrisma, type PrismaClient } from '@switchyard/server-db';
 import { IdentityRepository } from '@switchyard/server-db-identity';
 import { RunsRepository, type NewRun } from '@switchyard/server-db-runs';
@@ -93,7 +93,7 @@ describe('ActiveRuns leases', () => {
     const keptLease = Date.parse(String((await repo.get(kept.id))?.leaseUntil));
     await active.register(driven(kept.id));
     await active.register(driven(dropped.id));
-    await active.onApplicationBootstrap();
+    active.onApplicationBootstrap();
     // A driver bug: it lets go of the run without writing an end.
     active.closed(dropped.id);
 
@@ -110,47 +110,5 @@ describe('ActiveRuns leases', () => {
     expect(still?.status).toBe('running');
     expect(still?.ownerReplica).toBe(active.replica);
     expect(abandoned).toEqual([]);
-  });
-
-  it("routes a control message to the replica that drives the run, on that replica's one subject", async () => {
-    const other = new ActiveRuns(
-      repo,
-      bus,
-      testConfig('executor', { NATS_SUBJECT_PREFIX: bus.subject('') }),
-      createLogger({ level: 'silent', service: 'executor', instanceId: 't2' }),
-      { instanceId: `other.host-${process.pid}-ab` },
-    );
-    await other.onApplicationBootstrap();
-    try {
-      const runId = randomUUID();
-      const heard: string[] = [];
-      await other.register({
-        ...driven(runId),
-        cancel: async (reason) => {
-          heard.push(reason ?? '');
-          return { released: [], status: 'cancelled' };
-        },
-      });
-      // Asked on `active`, which does not drive it: forwarded to the replica the row names.
-      expect(await active.control(runId, { action: 'cancel', reason: 'stop' }, other.replica)).toEqual({
-        released: [],
-        status: 'cancelled',
-      });
-      expect(heard).toEqual(['stop']);
-      // A replica that does not drive the run, or no replica: answered like nobody at all.
-      const unknown = randomUUID();
-      const nobody = (owner: string | null, id = unknown) =>
-        active.control(id, { action: 'cancel' }, owner).then(
-          () => false,
-          (err: unknown) => isNoResponders(err),
-        );
-      expect(await nobody(other.replica)).toBe(true);
-      expect(await nobody(null)).toBe(true);
-      expect(await nobody('gone-replica-1')).toBe(true);
-      other.closed(runId);
-      expect(await nobody(other.replica, runId)).toBe(true);
-    } finally {
-      await other.beforeApplicationShutdown();
-    }
   });
 });

@@ -5,11 +5,9 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import {
-  AppError,
   Events,
-  replicaControlSubject,
-  ReplicaControl,
-  type RunControl,
+  RunControl,
+  runControlSubject,
   type RunControlReply,
   type RunEvent,
 } from '@switchyard/contracts';
@@ -24,8 +22,8 @@ import type { RunDriver } from './run-driver';
 export type DrivenRun = Pick<RunDriver, 'runId' | 'approve' | 'cancel' | 'abandon' | 'writerFailed'>;
 
 /**
- * The runs this replica drives. The replica answers the control messages (approve, cancel) of all of
- * them on its own subject (`replicaControlSubject`: a subscription per replica, not per run), and keeps a lease on each of them in Postgres, renewed every third of RUN_LEASE_MS for the runs
+ * The runs this replica drives. Each one answers its own control subject (approve, cancel), and the
+ * replica keeps a lease on each of them in Postgres, renewed every third of RUN_LEASE_MS for the runs
  * it still drives (a run its driver dropped is not renewed). Every replica also
  * sweeps for runs whose owner stopped renewing and marks them `interrupted`: a run whose replica
  * died is reported within RUN_LEASE_MS + RUN_SWEEP_MS. Nothing is replayed; the user resumes.
@@ -34,10 +32,9 @@ export type DrivenRun = Pick<RunDriver, 'runId' | 'approve' | 'cancel' | 'abando
 export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShutdown {
   /** This process's instance id (host, pid, a random part): what `run.owner_replica` names. */
   readonly replica: string;
-  private readonly drivers = new Map<string, DrivenRun>();
+  private readonly drivers = new Map<string, { driver: DrivenRun; unsubscribe: () => void }>();
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
-  private stopAnswering: (() => void) | undefined;
 
   constructor(
     private readonly repo: RunsRepository,
@@ -49,14 +46,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     this.replica = info.instanceId;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    // Before any run starts here: nobody can be told of a run this replica drives sooner.
-    this.stopAnswering = await this.bus.respond(replicaControlSubject(this.replica), async (payload) => {
-      const { runId, control } = ReplicaControl.parse(payload);
-      const driver = this.get(runId);
-      if (!driver) throw notHeld(runId);
-      return act(driver, control);
-    });
+  onApplicationBootstrap(): void {
     const { leaseMs, sweepMs } = this.config.runs;
     this.timers.push(
       setInterval(() => void this.renew(), Math.max(100, Math.floor(leaseMs / 3))),
@@ -66,33 +56,36 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   get(runId: string): DrivenRun | undefined {
-    return this.drivers.get(runId);
+    return this.drivers.get(runId)?.driver;
   }
 
   get size(): number {
     return this.drivers.size;
   }
 
-  /** Takes the run's control messages from now on (the replica's subject answers for it). */
+  /** Starts answering the run's control subject (before anyone is told its id). */
   async register(driver: DrivenRun): Promise<void> {
-    this.drivers.set(driver.runId, driver);
+    const unsubscribe = await this.bus.respond(runControlSubject(driver.runId), async (payload) => {
+      const msg = RunControl.parse(payload);
+      return msg.action === 'approve' ? driver.approve(msg.stepId, msg.plan) : driver.cancel(msg.reason);
+    });
+    this.drivers.set(driver.runId, { driver, unsubscribe });
   }
 
   /** The driver is done with the run (or gave it up). */
   closed(runId: string): void {
+    const entry = this.drivers.get(runId);
+    if (!entry) return;
     this.drivers.delete(runId);
+    entry.unsubscribe();
   }
 
-  /**
-   * Forwards a control message to whichever replica drives the run: `ownerReplica` is the run row's
-   * (null: nobody holds it). A replica that does not hold it (any more) answers like nobody at all.
-   */
-  async control(runId: string, msg: RunControl, ownerReplica: string | null): Promise<RunControlReply> {
+  /** Forwards a control message to whichever replica drives the run. */
+  async control(runId: string, msg: RunControl): Promise<RunControlReply> {
     const local = this.get(runId);
-    if (local) return act(local, msg);
-    if (ownerReplica === null || ownerReplica === this.replica) throw notHeld(runId);
-    const request: ReplicaControl = { runId, control: msg };
-    return (await this.bus.request(replicaControlSubject(ownerReplica), request)) as RunControlReply;
+    if (local)
+      return msg.action === 'approve' ? local.approve(msg.stepId, msg.plan) : local.cancel(msg.reason);
+    return (await this.bus.request(runControlSubject(runId), msg)) as RunControlReply;
   }
 
   private async renew(): Promise<void> {
@@ -147,11 +140,10 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
   /** Graceful stop: in-flight work is abandoned and its runs are reported interrupted right away. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    this.stopAnswering?.();
     this.timers.forEach((t) => clearInterval(t));
     this.timers = [];
     if (!this.drivers.size) return;
-    for (const driver of [...this.drivers.values()]) driver.abandon();
+    for (const { driver } of [...this.drivers.values()]) driver.abandon();
     try {
       const events = await this.repo.interrupt(
         'the executor replica running this run shut down; resume the run to continue',
@@ -163,15 +155,4 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
       this.logger.error({ err: (err as Error).message }, 'could not mark runs interrupted at shutdown');
     }
   }
-}
-
-function act(driver: DrivenRun, msg: RunControl): Promise<RunControlReply> {
-  return msg.action === 'approve' ? driver.approve(msg.stepId, msg.plan) : driver.cancel(msg.reason);
-}
-
-/** Nobody drives the run: answered as when no replica answers its subject (`isNoResponders`). */
-function notHeld(runId: string): AppError {
-  return new AppError('unavailable', `no executor replica drives run ${runId}`, {
-    details: { reason: 'no_responders', subject: `run ${runId}` },
-  });
 }

@@ -41,7 +41,7 @@ export class ControlRun {
         details: { status: run.status },
       });
     try {
-      return await this.active.control(runId, msg, run.ownerReplica);
+      return await this.active.control(runId, msg);
     } catch (err) {
       if (err instanceof LeaseLostError)
         throw new AppError(
