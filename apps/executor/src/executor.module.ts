@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
+import { APP_CONFIG, POSTURE_SOURCE, PublishedWorkflows, RegistryPosture } from '@switchyard/server-runtime';
 import {
   ChatRepository,
   InputRequestsRepository,
@@ -28,6 +28,7 @@ import { DeriveRun } from './runs/derive-run.usecase';
 import { RunLauncher } from './runs/run-launcher';
 import { RunQueries } from './runs/run-queries';
 import { StartRun } from './runs/start-run.usecase';
+import { ToolCatalogs } from './runs/tool-catalogs';
 import { BullTaskJobs, TASK_JOBS } from './tasks/task-jobs';
 import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
@@ -66,6 +67,8 @@ import { InputWaits } from './inputs/input-waits';
     { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
     RunPosture,
     RunLauncher,
+    ToolCatalogs,
+    PublishedWorkflows,
     StartRun,
     ControlRun,
     DeriveRun,

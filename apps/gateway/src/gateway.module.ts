@@ -22,6 +22,7 @@ import { WebhooksController } from './triggers/webhooks.controller';
 import { OwnerFeed } from './runs/owner-feed';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
+import { JsonFastPath } from './http/json-fast-path';
 import { StreamRelay } from './runs/stream-relay';
 import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
@@ -76,6 +77,7 @@ import { McpSubscriber } from './mcp/mcp-subscriber';
     OwnerFeed,
     StreamRelay,
     StreamFastPath,
+    JsonFastPath,
     IdentityRepository,
     RunEventsReader,
     ChatEventsReader,

@@ -118,10 +118,15 @@ import {
   PluginSettingsBody,
 } from './plugins';
 import {
+  AttachResults,
   AttachRun,
+  AttachRuns,
   ClaimResult,
+  ClaimResults,
   ClaimTask,
+  ClaimTasks,
   FinishTask,
+  FinishTasks,
   SubmitTaskBody,
   Task,
   TaskCapacity,
@@ -362,6 +367,11 @@ export const Rpc = {
     claim: rpc('scheduler.tasks.claim', ClaimTask, ClaimResult),
     attach: rpc('scheduler.tasks.attach', AttachRun, z.object({ cancel: z.boolean() })),
     finish: rpc('scheduler.tasks.finish', FinishTask, Empty),
+    /** The claims (attachments) an executor replica made while its previous one was on its way. */
+    claimBatch: rpc('scheduler.tasks.claimBatch', ClaimTasks, ClaimResults),
+    attachBatch: rpc('scheduler.tasks.attachBatch', AttachRuns, AttachResults),
+    /** The ends an executor replica learnt while its previous report was on its way, in one call. */
+    finishBatch: rpc('scheduler.tasks.finishBatch', FinishTasks, Empty),
   },
   schedules: {
     /** Refused under "ask" when a non-read step would need an approval nobody can give. */
