@@ -27,7 +27,7 @@ import type { BusPort } from '@switchyard/server-bus';
 import type { ChatRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { PausableDeadline } from '@switchyard/server-runtime';
-import type { InputPort } from '../inputs/input-waits';
+import { shownRequest, type InputPort } from '../inputs/input-waits';
 import { capResult, resultValue } from '../runs/step-result';
 import type { ChatContextProvider } from './chat-context';
 import { conversation, resultForModel, textOf, TurnTools } from './chat-tools';
@@ -266,17 +266,7 @@ export class ChatTurn {
     const shown = (r: InputRequest) => ({
       callId: call.callId,
       tool: ask.tool,
-      elicitationId: r.id,
-      server: ask.server,
-      mode: ask.request.mode,
-      message: r.message,
-      ...(ask.request.mode === 'form'
-        ? {
-            requestedSchema: ask.request.requestedSchema,
-            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
-          }
-        : { url: ask.request.url }),
-      expiresAt: r.expiresAt,
+      ...shownRequest(ask, r),
     });
     call.asked++;
     if (call.asked > MAX_INPUTS_PER_CALL) {

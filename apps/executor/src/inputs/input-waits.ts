@@ -31,6 +31,23 @@ export interface InputAsk {
   readonly request: ElicitationParams;
 }
 
+/** What the run's or chat's `…input_requested` event shows of a stored request (beside who asked). */
+export function shownRequest(ask: Pick<InputAsk, 'server' | 'request'>, r: InputRequest) {
+  return {
+    elicitationId: r.id,
+    server: ask.server,
+    mode: ask.request.mode,
+    message: r.message,
+    ...(ask.request.mode === 'form'
+      ? {
+          requestedSchema: ask.request.requestedSchema,
+          fieldOrder: Object.keys(ask.request.requestedSchema.properties),
+        }
+      : { url: ask.request.url }),
+    expiresAt: r.expiresAt,
+  };
+}
+
 /** How a request was settled. */
 export interface InputSettled {
   readonly reply: ElicitationReply;

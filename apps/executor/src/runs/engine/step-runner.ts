@@ -28,7 +28,7 @@ import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { PausableDeadline } from '@switchyard/server-runtime';
-import type { InputPort } from '../../inputs/input-waits';
+import { shownRequest, type InputPort } from '../../inputs/input-waits';
 import { mayRetry } from '../retry-policy';
 import type { RunWriter } from './run-writer';
 import { capResult, resultText, resultValue } from '../step-result';
@@ -265,17 +265,7 @@ export class StepRunner {
     };
     const shown = (r: InputRequest) => ({
       ...ref,
-      elicitationId: r.id,
-      server: ask.server,
-      mode: ask.request.mode,
-      message: r.message,
-      ...(ask.request.mode === 'form'
-        ? {
-            requestedSchema: ask.request.requestedSchema,
-            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
-          }
-        : { url: ask.request.url }),
-      expiresAt: r.expiresAt,
+      ...shownRequest(ask, r),
     });
     call.asked++;
     const refusal = host.config.unattended
