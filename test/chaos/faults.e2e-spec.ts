@@ -304,7 +304,14 @@ describe('faults under load', () => {
     for (const [i, id] of runs.entries())
       if (holders[i] === victim) expect(await codeOf(id)).toBe('unavailable');
       else expect(await codeOf(id)).not.toBe('unavailable');
-    await waitFor(() => !execFileSync('ps', ['-eo', 'args=']).toString().includes(` 0.${seed}`));
+    // Every command is gone: the victim's with their sandboxes (--die-with-parent), the others' at
+    // their timeout. The bound guards a hang; a failure names what is still running.
+    await waitFor(() => {
+      const ps = execFileSync('ps', ['-eo', 'pid=,ppid=,stat=,args=']).toString().split('\n');
+      const left = ps.filter((l) => l.includes(` 0.${seed}`));
+      if (left.length) throw new Error(`still running: ${left.map((l) => l.trim()).join(' | ')}`);
+      return true;
+    }, 150_000);
     await stack.startService('tool-registry');
     await invariantsHold();
   });

@@ -133,7 +133,9 @@ describe('the console API: inbox and owner feed', () => {
       [bobFeed, bobs],
       [adminFeed, adminRun],
     ] as const)
-      expect(new Set(s.events().map((e) => (e.kind === 'run' ? e.runId : e.taskId)))).toEqual(new Set([own]));
+      expect(
+        new Set(s.events().map((e) => (e.kind === 'run' ? e.runId : e.kind === 'task' ? e.taskId : e.id))),
+      ).toEqual(new Set([own]));
     expect(runEvents(aliceFeed, bobs)).toEqual([]);
   });
 

@@ -322,6 +322,86 @@ describe('MCP OAuth: Connect a REMOTE record through the gateway', () => {
     expect((await followCallback(again.callback)).status).toBe(200);
   });
 
+  it('answers a browser with a page (escaped, strict CSP, no code or state in it) and scripts with JSON', async () => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const browse = (url: URL, headers: Record<string, string> = html) =>
+      api(stack.gatewayUrl, 'GET', `${url.pathname}${url.search}`, { headers });
+    const scripts = (text: string) => text.match(/<script/gi)?.length ?? 0;
+
+    fixture.revokeAll();
+    const ok = await startConnect(recordId);
+    const page = await browse(ok.callback);
+    expect(page.status).toBe(200);
+    expect(page.type).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-/,
+    );
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.text).toContain('<h1>Connected</h1>');
+    expect(page.text).toContain(
+      `data-message="{&quot;type&quot;:&quot;switchyard:mcp-oauth&quot;,&quot;ok&quot;:true,&quot;id&quot;:${recordId},`,
+    );
+    for (const secret of [ok.callback.searchParams.get('code'), ok.callback.searchParams.get('state')])
+      expect(page.text).not.toContain(secret);
+    expect(page.text).not.toMatch(/access_token|refresh_token|client_secret/);
+    const me = (await call('GET', '/api/me')).json['owner'] as { name: string };
+    expect((await call('GET', `/mcp/tool/${recordId}`)).json['oauth']).toMatchObject({
+      state: 'connected',
+      connectedByName: me.name,
+    });
+
+    // Script in the provider's error and its description, on a live state: shown as text only.
+    const evil = '<script>alert(1)</script>"><img src=x onerror=alert(1)>';
+    fixture.revokeAll();
+    const refused = new URL((await startConnect(recordId)).callback);
+    refused.searchParams.delete('code');
+    refused.searchParams.set('error', evil);
+    refused.searchParams.set('error_description', `${evil}</main><script src="https://evil.example/x.js">`);
+    const r = await browse(refused);
+    expect(r.status).toBe(403);
+    expect(r.type).toMatch(/^text\/html/);
+    expect(r.text).toContain('<code>forbidden</code>');
+    expect(r.text).toContain(
+      '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
+    expect(r.text).not.toMatch(/<img|<script>alert|<script src/i);
+    expect(scripts(r.text)).toBe(1);
+
+    // A hostile state (unknown) and a query that fails validation: pages too, nothing reflected raw.
+    const forged = new URL(refused);
+    forged.searchParams.set('state', evil);
+    const f = await browse(forged);
+    expect(f.status).toBe(403);
+    expect(f.text).not.toMatch(/<img|<script>alert/i);
+    expect(scripts(f.text)).toBe(1);
+    const invalid = await api(
+      stack.gatewayUrl,
+      'GET',
+      `/api/mcp/oauth/callback?error=${encodeURIComponent(evil)}&state=${'x'.repeat(600)}`,
+      { headers: html },
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.type).toMatch(/^text\/html/);
+    expect(invalid.text).toContain('<code>validation_failed</code>');
+    expect(invalid.text).not.toMatch(/<img|<script>alert/i);
+    expect(scripts(invalid.text)).toBe(1);
+    const zh = await browse(forged, { ...html, 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8' });
+    expect(zh.text).toContain('<html lang="zh-CN">');
+    expect(zh.text).toContain('连接未完成');
+
+    // Scripts keep JSON: application/json, and no Accept at all.
+    const j = await browse(forged, { accept: 'application/json' });
+    expect(j.status).toBe(403);
+    expect(j.type).toMatch(/^application\/problem\+json/);
+    expect(j.json['code']).toBe('forbidden');
+    expect((await browse(forged, {})).type).toMatch(/^application\/problem\+json/);
+
+    // Connected again for the tests that follow.
+    const last = await startConnect(recordId);
+    expect((await followCallback(last.callback)).json).toMatchObject({ connected: true, id: recordId });
+  });
+
   it('connects a client-credentials record at once, with the configured client authentication', async () => {
     fixture.preRegister({
       clientId: 'machine',

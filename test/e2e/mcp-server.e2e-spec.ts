@@ -1,3 +1,5 @@
+import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -27,6 +29,9 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
   let bob: string;
   const clients: Client[] = [];
   const ids: Record<string, string> = {};
+  /** A page the `held` workflow fetches: answered only when the test releases it. */
+  let holder: HttpServer;
+  const held = new Map<string, ServerResponse>();
 
   /** A fetch that sends request i to urls[i % n]: every request of a session may land elsewhere. */
   function spread(urls: string[], onGetOpen?: () => void): typeof fetch {
@@ -74,7 +79,14 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
   const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
   beforeAll(async () => {
-    p = await Platform.start('mcpserver', { TOOL_TIMEOUT_MS: '600000' });
+    holder = createServer((req, res) => void held.set(req.url ?? '', res));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const holdAt = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    p = await Platform.start('mcpserver', {
+      TOOL_TIMEOUT_MS: '600000',
+      WEB_FETCH_PRIVATE_HOSTS: holdAt,
+      WEB_FETCH_TIMEOUT_MS: '300000',
+    });
     second = await p.stack.startService('gateway');
     alice = await p.token('alice');
     bob = await p.token('bob');
@@ -89,12 +101,79 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
     ids['writer'] = await publish(alice, 'writer', [
       { id: 'w', tool: 'write_file', arguments: { filePath: 'mcp-{{inputs.tag}}.txt', content: 'hello' } },
     ]);
+    ids['held'] = await publish(alice, 'held', [
+      { id: 'a', tool: 'wait', arguments: { ms: 0, value: 'a' } },
+      {
+        id: 'hold',
+        tool: 'web_fetch',
+        arguments: { url: `http://${holdAt}/{{inputs.tag}}` },
+        dependsOn: ['a'],
+      },
+      { id: 'b', tool: 'wait', arguments: { ms: 0, value: 'b' }, dependsOn: ['hold'] },
+      { id: 'c', tool: 'wait', arguments: { ms: 0, value: { done: '{{inputs.tag}}' } }, dependsOn: ['b'] },
+    ]);
   }, 300_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    held.forEach((res) => res.end());
+    await new Promise((resolve) => holder?.close(resolve));
     await p?.stop();
   });
+
+  /** Raw Streamable HTTP, for what the SDK client does not expose (event ids, dropping a stream). */
+  const headers = (token: string, extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...extra,
+  });
+  const post = (url: string, body: unknown, extra: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: headers(alice, extra),
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+  const resume = (url: string, session: Record<string, string>, lastEventId: string, signal?: AbortSignal) =>
+    fetch(`${url}/mcp`, {
+      headers: { ...headers(alice, session), accept: 'text/event-stream', 'last-event-id': lastEventId },
+      ...(signal ? { signal } : {}),
+    });
+  type Seen = {
+    id?: string;
+    message?: {
+      id?: number;
+      method?: string;
+      params?: { progress?: number };
+      result?: Record<string, unknown>;
+    };
+  };
+  /** The SSE blocks of a response until `stop` says so (or, without one, until the stream ends). */
+  const read = async (res: Response, stop?: (seen: Seen) => boolean) => {
+    const seen: Seen[] = [];
+    for await (const b of sseBlocks(res.body as ReadableStream<Uint8Array>)) {
+      const message = b.data ? (JSON.parse(b.data) as Seen['message']) : undefined;
+      const one = { ...(b.id ? { id: b.id } : {}), ...(message ? { message } : {}) };
+      if (!b.id && !message) continue; // a keep-alive
+      seen.push(one);
+      if (stop?.(one)) break;
+    }
+    return seen;
+  };
+  /** The SSE blocks of a response until one carries the JSON-RPC answer to `id`. */
+  const until = (res: Response, id: number) => read(res, (b) => b.message?.id === id);
+  /** A session opened with `version` on `url`: the headers its later requests carry. */
+  const open = async (url: string, version: string) => {
+    const init = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
+    expect(init.status).toBe(200);
+    const session = init.headers.get('mcp-session-id') as string;
+    const answer = (await until(init, 1)).find((b) => b.message?.id === 1)?.message;
+    expect(answer?.result?.['protocolVersion']).toBe(version);
+    const s = { 'mcp-session-id': session, 'mcp-protocol-version': version };
+    expect((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, s)).status).toBe(202);
+    return s;
+  };
 
   it('refuses a request without a token (401) or with an unknown one', async () => {
     for (const headers of [{}, { authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
@@ -336,37 +415,6 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
   });
 
   it("speaks revision 2025-06-18 too, and replays a call's stream after Last-Event-ID on the other replica", async () => {
-    const headers = (extra: Record<string, string> = {}) => ({
-      authorization: `Bearer ${alice}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...extra,
-    });
-    const post = (url: string, body: unknown, extra: Record<string, string> = {}) =>
-      fetch(`${url}/mcp`, { method: 'POST', headers: headers(extra), body: JSON.stringify(body) });
-    /** The SSE blocks of a response until one carries the JSON-RPC answer to `id`. */
-    const until = async (res: Response, id: number) => {
-      const seen: Array<{ id?: string; message?: { id?: number; result?: Record<string, unknown> } }> = [];
-      for await (const b of sseBlocks(res.body as ReadableStream<Uint8Array>)) {
-        const message = b.data
-          ? (JSON.parse(b.data) as { id?: number; result?: Record<string, unknown> })
-          : undefined;
-        seen.push({ ...(b.id ? { id: b.id } : {}), ...(message ? { message } : {}) });
-        if (message?.id === id) break;
-      }
-      return seen;
-    };
-    const open = async (url: string, version: string) => {
-      const init = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
-      expect(init.status).toBe(200);
-      const session = init.headers.get('mcp-session-id') as string;
-      const answer = (await until(init, 1)).find((b) => b.message?.id === 1)?.message;
-      expect(answer?.result?.['protocolVersion']).toBe(version);
-      const s = { 'mcp-session-id': session, 'mcp-protocol-version': version };
-      expect((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, s)).status).toBe(202);
-      return s;
-    };
-
     const older = await open(p.url, '2025-06-18');
     const listed = await until(
       await post(second.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, older),
@@ -390,15 +438,100 @@ describe('the MCP endpoint (/mcp) with the SDK client', () => {
     expect(JSON.stringify(answered?.message)).toContain('"seen":"resume"');
     // As if the stream had broken after its first event: resume on the other replica.
     const abort = new AbortController();
-    const resumed = await fetch(`${second.url}/mcp`, {
-      headers: { ...headers(session), accept: 'text/event-stream', 'last-event-id': priming?.id as string },
-      signal: abort.signal,
-    });
+    const resumed = await resume(second.url, session, priming?.id as string, abort.signal);
     expect(resumed.status).toBe(200);
-    const replayed = await until(resumed, 5);
+    // The call had answered: the replay is its answer, and the stream ends with it.
+    const replayed = await read(resumed);
     abort.abort();
-    expect(replayed.filter((b) => b.message).map((b) => b.message)).toEqual([answered?.message]);
-    expect(replayed.find((b) => b.message)?.id).toBe(answered?.id);
+    expect(replayed.map((b) => b.message)).toEqual([answered?.message]);
+    expect(replayed[0]?.id).toBe(answered?.id);
+  });
+
+  it('resumes a running call on the other replica and follows it live: the remaining progress and the result, each once', async () => {
+    expect((await p.call('PUT', '/api/settings/mcp', alice, { permissionMode: 'full-access' })).status).toBe(
+      200,
+    );
+    try {
+      const session = await open(p.url, '2025-11-25');
+      const call = {
+        name: `run_workflow_${ids['held']}`,
+        arguments: { tag: 'live' },
+        _meta: { progressToken: 'held' },
+      };
+      const dropA = new AbortController();
+      const onA = await post(
+        p.url,
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: call },
+        session,
+        dropA.signal,
+      );
+      expect(onA.status).toBe(200);
+      // Replica A sends the priming event and the first step's progress; then the stream breaks.
+      const beforeDrop = await read(onA, (b) => b.message?.params?.progress === 1);
+      dropA.abort();
+      expect(beforeDrop[0]?.message).toBeUndefined();
+      const cursor = beforeDrop[beforeDrop.length - 1]?.id as string;
+      expect(cursor).toMatch(/\.1$/);
+      // The run waits in its second step (the page it fetches is held) while the client resumes on B.
+      await waitFor(async () => held.has('/live'), 60_000, 50);
+      // Not with another owner's token, nor with an event id that is not one.
+      const bobs = await fetch(`${second.url}/mcp`, {
+        headers: { ...headers(bob, session), accept: 'text/event-stream', 'last-event-id': cursor },
+      });
+      expect(bobs.status).toBe(404);
+      for (const bad of ['nope', '../x.1', `${cursor}x`])
+        expect((await resume(second.url, session, bad)).status).toBe(400);
+
+      const dropB = new AbortController();
+      const onB = await resume(second.url, session, cursor, dropB.signal);
+      expect(onB.status).toBe(200); // subscribed: what A sends from now on reaches this stream
+      held.get('/live')?.end('released');
+      const afterResume = await read(onB); // ends after the answer
+      dropB.abort();
+      expect(afterResume.map((b) => b.message?.params?.progress ?? b.message?.id)).toEqual([2, 3, 4, 9]);
+      const answer = afterResume[afterResume.length - 1]?.message;
+      expect(answer?.result?.['structuredContent']).toMatchObject({ status: 'completed' });
+      expect(JSON.stringify(answer?.result?.['structuredContent'])).toContain('"done":"live"');
+      const eventIds = [...beforeDrop, ...afterResume].flatMap((b) => (b.id ? [b.id] : []));
+      expect(new Set(eventIds).size).toBe(eventIds.length);
+      const stream = cursor.replace(/\.\d+$/, '');
+      expect(eventIds).toEqual([0, 1, 2, 3, 4, 5].map((n) => `${stream}.${n}`));
+
+      // The whole stream is kept: resumed from its start on A, it replays everything once and ends.
+      const again = await read(await resume(p.url, session, `${stream}.0`));
+      expect(again.map((b) => b.id)).toEqual(eventIds.slice(1));
+      expect(again[again.length - 1]?.message).toEqual(answer);
+    } finally {
+      await p.call('PUT', '/api/settings/mcp', alice, { permissionMode: 'ask' });
+    }
+  });
+
+  it('resumes the standalone stream on the other replica, where list changes go on arriving', async () => {
+    const session = await open(p.url, '2025-11-25');
+    const dropA = new AbortController();
+    const onA = await fetch(`${p.url}/mcp`, {
+      headers: { ...headers(alice, session), accept: 'text/event-stream' },
+      signal: dropA.signal,
+    });
+    expect(onA.status).toBe(200);
+    const first = read(onA, (b) => b.message?.method === 'notifications/tools/list_changed');
+    // The GET stream is subscribed once its answer has come: publish until A tells of a change.
+    await publish(alice, 'changes-1', [{ id: 's', tool: 'wait', arguments: { ms: 0 } }]);
+    const toldOnA = await first;
+    dropA.abort();
+    const cursor = toldOnA[toldOnA.length - 1]?.id as string;
+    expect(cursor).toMatch(/^_GET_stream\.\d+$/);
+
+    const dropB = new AbortController();
+    const onB = await resume(second.url, session, cursor, dropB.signal);
+    expect(onB.status).toBe(200);
+    const next = read(onB, (b) => b.message?.method === 'notifications/tools/list_changed');
+    await publish(alice, 'changes-2', [{ id: 's', tool: 'wait', arguments: { ms: 0 } }]);
+    const toldOnB = await next;
+    dropB.abort();
+    const seqs = [...toldOnA, ...toldOnB].map((b) => Number(b.id?.split('.')[1]));
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
   });
 
   it('follows the admin settings: exposed workflows, and access turned off per owner', async () => {

@@ -1,7 +1,8 @@
 // The MCP conformance suite's client, played by Switchyard: the scenario's server becomes a REMOTE
 // record of a running platform, which connects (OAuth through the gateway's callback, the
 // authorization URL followed as a browser would), tests it and calls its tools through the
-// registry. The suite runs it as `node client-driver.mjs <server-url>`, with the scenario in
+// registry (as a one-step run whose input requests it answers like the web form, for the
+// elicitation scenarios). The suite runs it as `node client-driver.mjs <server-url>`, with the scenario in
 // MCP_CONFORMANCE_SCENARIO and its data in MCP_CONFORMANCE_CONTEXT; SY_GATEWAY and SY_TOKEN (an
 // admin's) name the platform. See tools/conformance/run.sh.
 import { randomBytes } from 'node:crypto';
@@ -83,10 +84,53 @@ function exampleArguments(schema) {
   return args;
 }
 
+/** What the web form sends when the person submits it untouched: every field's default. */
+function formDefaults(schema) {
+  const content = {};
+  for (const [key, prop] of Object.entries(schema?.properties ?? {}))
+    if (prop.default !== undefined) content[key] = prop.default;
+  return content;
+}
+
+/**
+ * A call whose server asks the person for input: made as a one-step run (a direct call has nobody to
+ * ask), its input requests answered over the API as the web form does (defaults pre-filled, accept).
+ */
+async function runAndAnswer(tool, args) {
+  const started = await call('POST', '/api/agent/run', {
+    goal: `conformance: ${tool}`,
+    workflow: { steps: [{ id: 'call', tool, arguments: args }] },
+    config: { planApproval: false, permissionMode: 'full-access' },
+  });
+  if (started.status !== 200) return;
+  const runId = started.json.runId;
+  const answered = new Set();
+  for (let i = 0; i < 600; i++) {
+    const run = (await call('GET', `/api/agent/runs/${runId}`)).json;
+    if (['completed', 'failed', 'cancelled', 'interrupted'].includes(run.status)) return;
+    for (const req of run.inputRequests ?? []) {
+      if (answered.has(req.id)) continue;
+      answered.add(req.id);
+      await call(
+        'POST',
+        `/api/elicitations/${req.id}`,
+        req.mode === 'form'
+          ? { action: 'accept', content: formDefaults(req.requestedSchema) }
+          : { action: 'accept' },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 const test = await call('POST', `/mcp/tool/${id}/test`);
 const prefix = `mcp__${name.replace(/[^A-Za-z0-9_-]/g, '_')}__`;
 const catalog = test.json.success ? (await call('GET', '/api/agent/tools')).json : [];
 for (const tool of Array.isArray(catalog) ? catalog.filter((t) => t.name.startsWith(prefix)) : []) {
+  if (scenario.startsWith('elicitation')) {
+    await runAndAnswer(tool.name, exampleArguments(tool.inputSchema));
+    continue;
+  }
   const body = { tool: tool.name, arguments: exampleArguments(tool.inputSchema) };
   const r = await call('POST', '/api/agent/tools/invoke', body);
   // What the person does when a record asks for Reconnect (step-up): Connect again, then retry.

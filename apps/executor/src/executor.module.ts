@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
+import { APP_CONFIG, POSTURE_SOURCE, PublishedWorkflows, RegistryPosture } from '@switchyard/server-runtime';
 import {
   ChatRepository,
+  InputRequestsRepository,
   PermissionsRepository,
   PluginHooksRepository,
   RUNS_POOL_PROVIDERS,
@@ -27,18 +28,29 @@ import { DeriveRun } from './runs/derive-run.usecase';
 import { RunLauncher } from './runs/run-launcher';
 import { RunQueries } from './runs/run-queries';
 import { StartRun } from './runs/start-run.usecase';
+import { ToolCatalogs } from './runs/tool-catalogs';
 import { BullTaskJobs, TASK_JOBS } from './tasks/task-jobs';
 import { systemWorkerTime, TASK_WORKER_TIME, TaskWorker } from './tasks/task-worker';
 import { WorkflowRuns } from './workflows/workflow-runs.service';
 import { WorkflowsHandler } from './workflows/workflows.handler';
 import { InputOptionsUseCase } from './workflows/input-options.usecase';
+import { InputRequests } from './inputs/input-requests.usecase';
+import { InputsHandler } from './inputs/inputs.handler';
+import { InputWaits } from './inputs/input-waits';
 
 /**
  * The executor's features. The service kit (config, logs, metrics, NATS, probes, health RPC) is added by
  * bootstrapService.
  */
 @Module({
-  controllers: [RunsHandler, PermissionsHandler, WorkflowsHandler, ChatHandler, PluginHooksHandler],
+  controllers: [
+    RunsHandler,
+    PermissionsHandler,
+    WorkflowsHandler,
+    ChatHandler,
+    PluginHooksHandler,
+    InputsHandler,
+  ],
   providers: [
     ...RUNS_POOL_PROVIDERS,
     RunsRepository,
@@ -55,6 +67,8 @@ import { InputOptionsUseCase } from './workflows/input-options.usecase';
     { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
     RunPosture,
     RunLauncher,
+    ToolCatalogs,
+    PublishedWorkflows,
     StartRun,
     ControlRun,
     DeriveRun,
@@ -65,6 +79,9 @@ import { InputOptionsUseCase } from './workflows/input-options.usecase';
     { provide: TASK_JOBS, useClass: BullTaskJobs },
     { provide: TASK_WORKER_TIME, useValue: systemWorkerTime },
     ChatRepository,
+    InputRequestsRepository,
+    InputWaits,
+    InputRequests,
     ActiveChats,
     ChatSessions,
     SendChatMessage,

@@ -6,6 +6,7 @@ import {
   type BootstrapOptions,
   type RunningService,
 } from '@switchyard/server-runtime';
+import { JsonFastPath } from './http/json-fast-path';
 import { expressProblemHandler } from './http/problem.filter';
 import { GatewayModule } from './gateway.module';
 import { StreamFastPath } from './runs/stream-fast-path';
@@ -29,8 +30,10 @@ export function gatewayOptions(config: AppConfig = loadConfig('gateway')): Boots
       app.use(webClient(config.http.webDir));
       // Body-parser failures (malformed JSON, too large) happen before Nest's filters see them.
       app.use(expressProblemHandler(app.get<Logger>(LOGGER)));
-      // Long-lived SSE streams skip Express (see StreamFastPath).
+      // Long-lived SSE streams skip Express (see StreamFastPath), and so does a task's submit
+      // (see JsonFastPath).
       app.get(StreamFastPath).install(app.getHttpServer());
+      app.get(JsonFastPath).install(app.getHttpServer());
     },
   };
 }

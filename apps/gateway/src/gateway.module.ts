@@ -11,6 +11,7 @@ import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
 import { TokenVerifier } from './auth/token-verifier';
 import { RunsController } from './runs/runs.controller';
+import { ElicitationController } from './elicitation/elicitation.controller';
 import { SettingsController } from './settings/settings.controller';
 import { MemoryController } from './settings/memory.controller';
 import { FilesController } from './files/files.controller';
@@ -21,6 +22,7 @@ import { WebhooksController } from './triggers/webhooks.controller';
 import { OwnerFeed } from './runs/owner-feed';
 import { RunFeed } from './runs/run-feed';
 import { StreamFastPath } from './runs/stream-fast-path';
+import { JsonFastPath } from './http/json-fast-path';
 import { StreamRelay } from './runs/stream-relay';
 import { DocsController } from './docs/docs.controller';
 import { HealthController } from './health/health.controller';
@@ -40,8 +42,11 @@ import { McpController } from './mcp/mcp.controller';
 import { McpAccessService } from './mcp/mcp-access';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { McpNotifier } from './mcp/mcp-notifier';
+import { McpResumedStreams } from './mcp/mcp-resume';
 import { McpServerFactory } from './mcp/mcp-server';
+import { McpSessionCache } from './mcp/mcp-session-cache';
 import { McpSessions } from './mcp/mcp-sessions';
+import { McpSubscriber } from './mcp/mcp-subscriber';
 
 @Module({
   controllers: [
@@ -54,6 +59,7 @@ import { McpSessions } from './mcp/mcp-sessions';
     PluginsController,
     StreamController,
     RunsController,
+    ElicitationController,
     SettingsController,
     MemoryController,
     WorkflowsController,
@@ -71,6 +77,7 @@ import { McpSessions } from './mcp/mcp-sessions';
     OwnerFeed,
     StreamRelay,
     StreamFastPath,
+    JsonFastPath,
     IdentityRepository,
     RunEventsReader,
     ChatEventsReader,
@@ -80,9 +87,12 @@ import { McpSessions } from './mcp/mcp-sessions';
     AdminBootstrap,
     McpAccessRepository,
     McpAccessService,
+    McpSubscriber,
+    McpSessionCache,
     McpSessions,
     McpNotifier,
     McpServerFactory,
+    McpResumedStreams,
     McpEndpoint,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_INTERCEPTOR, useClass: ValidationInterceptor },

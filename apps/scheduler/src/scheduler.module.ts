@@ -1,6 +1,11 @@
 import { Module, type Type } from '@nestjs/common';
-import { SchedulesRepository, TasksRepository, WebhooksRepository } from '@switchyard/server-db-tasks';
-import { POSTURE_SOURCE, RegistryPosture } from '@switchyard/server-runtime';
+import {
+  SchedulesRepository,
+  TASKS_POOL_PROVIDERS,
+  TasksRepository,
+  WebhooksRepository,
+} from '@switchyard/server-db-tasks';
+import { POSTURE_SOURCE, PublishedWorkflows, RegistryPosture } from '@switchyard/server-runtime';
 import { CLOCK, systemClock, type Clock } from './clock';
 import { ScheduleFirer } from './schedules/schedule-firer';
 import { SchedulesHandler } from './schedules/schedules.handler';
@@ -24,6 +29,7 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
   @Module({
     controllers: [TasksHandler, SchedulesHandler, WebhooksHandler],
     providers: [
+      ...TASKS_POOL_PROVIDERS,
       TasksRepository,
       SchedulesRepository,
       WebhooksRepository,
@@ -31,6 +37,7 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
       TaskMetrics,
       TaskTransitions,
       TaskFeed,
+      PublishedWorkflows,
       TasksService,
       TriggerMetrics,
       UnattendedCheck,

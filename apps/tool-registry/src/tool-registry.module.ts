@@ -21,6 +21,7 @@ import { AddressPolicy } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp/mcp-client.pool';
 import { OAuthGrants } from './mcp/oauth-grants';
 import { McpToolsService } from './mcp/mcp-tools.service';
+import { InputRelays } from './mcp/input-relay';
 import { RecordCache } from './mcp/record-cache';
 import { CLOCK, RecordHealth, systemClock } from './mcp/record-health';
 import { RecordsHandler } from './records/records.handler';
@@ -98,6 +99,7 @@ export const BUILTIN_TOOLS = [
     McpClientPool,
     RecordCache,
     McpToolsService,
+    InputRelays,
     WorkspaceGuard,
     CommandSandbox,
     BuiltinRegistry,

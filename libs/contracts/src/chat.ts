@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import {
+  ElicitationAction,
+  ElicitationAsk,
+  ElicitationContent,
+  ElicitationMode,
+  InputAnswerControl,
+  InputAnsweredBy,
+  InputRequest,
+  RequestedSchema,
+} from './elicitation';
 import { ErrorCode } from './errors';
 import { FlowProposal, FlowSnapshot } from './flow-assistant';
 import { PermissionDecision } from './permissions';
@@ -148,6 +158,10 @@ export const ChatSessionDetail = ChatSession.extend({
   toolCalls: z.array(ChatToolCall),
   /** The newest event's sequence number: resume the live stream after it. */
   lastEventId: z.number().int().min(0),
+  inputRequests: z
+    .array(InputRequest)
+    .optional()
+    .describe("the chat's input requests still waiting for an answer (MCP elicitation)"),
 });
 export type ChatSessionDetail = z.infer<typeof ChatSessionDetail>;
 
@@ -217,6 +231,33 @@ export const ChatToolResult = z.object({
   denied: z.literal(true).optional().describe('the gate or a person refused: error.message is the reason'),
   durationMs: z.number().min(0).optional(),
 });
+/** A call's MCP server asked for input: the call waits for the person (answer at /api/elicitations/{id}). */
+export const ChatInputRequested = z.object({
+  callId: ChatCallId,
+  tool: z.string(),
+  elicitationId: z.string().uuid(),
+  server: z.string(),
+  mode: ElicitationMode,
+  message: z.string(),
+  requestedSchema: RequestedSchema.optional(),
+  fieldOrder: z
+    .array(z.string())
+    .optional()
+    .describe("form mode: the fields' names in the server's order (the stored log does not keep key order)"),
+  url: z
+    .string()
+    .optional()
+    .describe('url mode: the page for the person to open (never fetched by the platform)'),
+  expiresAt: z.string(),
+});
+export const ChatInputAnswered = z.object({
+  callId: ChatCallId,
+  elicitationId: z.string().uuid(),
+  action: ElicitationAction,
+  content: ElicitationContent.optional(),
+  by: InputAnsweredBy,
+  reason: z.string().optional(),
+});
 export const ChatMemoryInjected = z.object({
   memories: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })),
 });
@@ -243,6 +284,8 @@ export const ChatEventBody = z.discriminatedUnion('type', [
   body('tool_call', ChatToolCallEvent),
   body('approval_requested', ChatApprovalRequested),
   body('approved', ChatApproved),
+  body('input_requested', ChatInputRequested),
+  body('input_answered', ChatInputAnswered),
   body('tool_result', ChatToolResult),
   body('flow_proposal', ChatFlowProposal),
   body('flow_saved', ChatFlowSaved),
@@ -259,6 +302,8 @@ export const ChatEvent = z.discriminatedUnion('type', [
   stored('tool_call', ChatToolCallEvent),
   stored('approval_requested', ChatApprovalRequested),
   stored('approved', ChatApproved),
+  stored('input_requested', ChatInputRequested),
+  stored('input_answered', ChatInputAnswered),
   stored('tool_result', ChatToolResult),
   stored('flow_proposal', ChatFlowProposal),
   stored('flow_saved', ChatFlowSaved),
@@ -306,6 +351,10 @@ export const ChatControl = z.discriminatedUnion('action', [
   /** The session's permission mode changed: it applies from the turn's next call. */
   z.object({ action: z.literal('mode'), permissionMode: PermissionMode }),
   z.object({ action: z.literal('ping') }),
+  /** From the registry replica running a call: its server asks for input. */
+  ElicitationAsk,
+  /** The person's answer to it, checked already. */
+  InputAnswerControl,
 ]);
 export type ChatControl = z.infer<typeof ChatControl>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputRequestStatus } from './elicitation';
 import { RunEventBody } from './run-events';
 import { RunStatus } from './runs';
 import { TaskState } from './tasks';
@@ -11,7 +12,7 @@ export const RunEventTypeName = z.enum(
   ],
 );
 
-/** The run events that change what a list or an inbox shows: a status or a gate. */
+/** The run events that change what a list or an inbox shows: a status, a gate or an input request. */
 export const OWNER_FEED_RUN_EVENTS = [
   'run_created',
   'plan_ready',
@@ -20,6 +21,8 @@ export const OWNER_FEED_RUN_EVENTS = [
   'run_started',
   'step_approval_requested',
   'step_approved',
+  'step_input_requested',
+  'step_input_answered',
   'resumed',
   'complete',
   'error',
@@ -45,6 +48,8 @@ export const OwnerFeedEvent = z.discriminatedUnion('kind', [
     type: RunEventTypeName,
   }),
   z.object({ kind: z.literal('task'), taskId: z.string().uuid(), status: TaskState }),
+  /** An input request in a chat opened or was settled (a run's come as its run events). */
+  z.object({ kind: z.literal('input'), id: z.string().uuid(), status: InputRequestStatus }),
 ]);
 export type OwnerFeedEvent = z.infer<typeof OwnerFeedEvent>;
 

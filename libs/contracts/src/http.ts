@@ -11,9 +11,17 @@ import {
   ApiTokenInfo,
 } from './identity';
 import { PlatformHealth, ServiceHealth, ServiceNameParam } from './services';
-import { InvokeToolRequest, ToolDescriptor, ToolResult } from './tools';
+import { DirectInvokeBody, ToolDescriptor, ToolResult } from './tools';
 import { RunDetail, RunEvent, StreamQuery } from './run-events';
 import { Inbox, INBOX_LIMIT } from './inbox';
+import {
+  InputAnswerBody,
+  InputAnswerReply,
+  InputRequest,
+  InputRequestList,
+  InputRequestListQuery,
+  InputRequestParam,
+} from './elicitation';
 import { Memory, MemoryIdParam, MemoryListQuery, MemoryPage, MemorySettings } from './memory';
 import { McpAccess, McpAccessBody, McpAccessQuery } from './mcp-server';
 import {
@@ -189,6 +197,11 @@ export interface RouteDef {
     | 'authenticated';
   /** Media type of a successful response; JSON unless said. For `text/event-stream`, `response` is each frame's data. */
   readonly produces?: 'application/json' | 'text/csv' | 'text/event-stream' | 'application/octet-stream';
+  /**
+   * Content negotiation: a request whose Accept prefers this type (a browser's navigation) gets it
+   * instead, for the answer and for refusals alike; JSON otherwise.
+   */
+  readonly alsoProduces?: 'text/html';
   /** A raw request body the handler reads itself (streamed, with its own size limit) instead of JSON: a plugin bundle or an upload. */
   readonly consumes?: 'application/gzip' | 'application/octet-stream';
   /** The SSE streams are the only routes that also accept `?token=` (EventSource cannot set headers). */
@@ -376,11 +389,50 @@ export const Routes = {
     path: '/api/agent/inbox',
     summary:
       'Everything waiting for your approval: your runs at a plan gate and each open step gate (with the tool, effect, ' +
-      `arguments and the reason it asks), oldest first, at most ${INBOX_LIMIT}. Admins see their own inbox too`,
+      `arguments and the reason it asks), oldest first, at most ${INBOX_LIMIT}; and \`inputRequests\`: MCP servers' input requests ` +
+      'waiting for you in your runs and chats. Admins see their own inbox too',
     tag: 'runs',
     auth: { permission: 'agent:run:approve' },
     response: Inbox,
     errors: ['unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  inputList: route({
+    method: 'GET',
+    path: '/api/elicitations',
+    summary:
+      "Input requests of MCP servers (elicitation) waiting for you, in your runs and chats, oldest first: the form's message and " +
+      'requestedSchema (form mode) or the link to open (url mode). Filter with runId or sessionId',
+    tag: 'elicitation',
+    auth: { anyOf: ['agent:run:approve', 'agent:chat:use'] },
+    query: InputRequestListQuery,
+    response: InputRequestList,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
+  }),
+  inputGet: route({
+    method: 'GET',
+    path: '/api/elicitations/{id}',
+    summary:
+      "One input request, waiting or settled (with the answer, who settled it and why). Another owner's request is 404 " +
+      "(an admin may read a run's, never a chat's)",
+    tag: 'elicitation',
+    auth: { anyOf: ['agent:run:approve', 'agent:chat:use'] },
+    params: InputRequestParam,
+    response: InputRequest,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  inputAnswer: route({
+    method: 'POST',
+    path: '/api/elicitations/{id}',
+    summary:
+      'Answer a waiting input request: accept (form mode: with content, checked against requestedSchema; a field left out ' +
+      'takes its default; a bad field is 400 naming `content.<field>`), decline or cancel. The waiting tool call goes on with it. ' +
+      "409 once it is settled (answered, timed out, or its run or chat stopped); another owner's request is 404",
+    tag: 'elicitation',
+    auth: { anyOf: ['agent:run:approve', 'agent:chat:use'] },
+    params: InputRequestParam,
+    body: InputAnswerBody,
+    response: InputAnswerReply,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'unavailable'],
   }),
   runResume: route({
     method: 'POST',
@@ -1077,7 +1129,8 @@ export const Routes = {
     path: '/api/events',
     summary:
       'Server-sent events of what changed for you (for live lists and the inbox count): `event: run` when one of your runs ' +
-      'changes status or opens or closes a gate, `event: task` when one of your background tasks changes state; ' +
+      'changes status, opens or closes a gate or an input request, `event: task` when one of your background tasks changes state, ' +
+      '`event: input` when an input request in one of your chats opens or is settled; ' +
       'only ever your own, admins included. Frame ids are `<epoch>-<n>`: reconnecting with Last-Event-ID (or ?lastEventId=) ' +
       'replays what was missed while this gateway still holds it; otherwise the first frame is `event: resync` (data {}) and ' +
       'you refetch. A comment heartbeat every 15 s',
@@ -1093,10 +1146,10 @@ export const Routes = {
     method: 'POST',
     path: '/api/agent/tools/invoke',
     summary:
-      'Call one catalog tool directly (admin diagnostics: runs outside any agent run and its approval gates)',
+      "Call one catalog tool directly (admin diagnostics: runs outside any agent run and its approval gates; an MCP server's input request during it is declined, as nobody can answer it)",
     tag: 'tools',
     auth: { permission: 'mcp:tool:test' },
-    body: InvokeToolRequest,
+    body: DirectInvokeBody,
     response: ToolResult,
     errors: [
       'validation_failed',
@@ -1288,11 +1341,13 @@ export const Routes = {
     method: 'GET',
     path: '/api/mcp/oauth/callback',
     summary:
-      'Where the OAuth provider sends the browser back: the single-use state (bound to the person and record that started Connect, valid ten minutes) and PKCE are verified and the tokens stored; a token, when sent, must be the starter’s',
+      'Where the OAuth provider sends the browser back: the single-use state (bound to the person and record that started Connect, valid ten minutes) and PKCE are verified and the tokens stored; a token, when sent, must be the starter’s. ' +
+      'A browser (Accept: text/html) gets a small page instead of JSON, with the same status: it says the outcome, tells the web client that opened it (postMessage to the gateway’s own origin and a BroadcastChannel) and closes itself',
     tag: 'tool records',
     auth: 'public',
     query: McpOAuthCallbackQuery,
     response: McpOAuthCallbackResult,
+    alsoProduces: 'text/html',
     errors: [
       'validation_failed',
       'unauthenticated',

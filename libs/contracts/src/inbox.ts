@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputRequest } from './elicitation';
 import { PermissionDecision } from './permissions';
 import { RunSummary } from './runs';
 import { ToolEffect } from './tools';
@@ -27,5 +28,10 @@ export const Inbox = z.object({
   items: z
     .array(InboxItem)
     .describe(`everything waiting for the caller's approval, oldest first (at most ${INBOX_LIMIT})`),
+  inputRequests: z
+    .array(InputRequest)
+    .describe(
+      `MCP servers' input requests waiting for the caller, in their runs and chats, oldest first (at most ${INBOX_LIMIT})`,
+    ),
 });
 export type Inbox = z.infer<typeof Inbox>;

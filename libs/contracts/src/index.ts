@@ -7,6 +7,7 @@ export * from './http';
 export * from './openapi';
 export * from './rpc';
 export * from './tools';
+export * from './elicitation';
 export * from './mcp-tools';
 export * from './agents';
 export * from './plan';

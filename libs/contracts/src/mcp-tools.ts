@@ -20,7 +20,12 @@ export const McpToolOAuthStatus = z.object({
   state: McpOAuthState,
   reason: z.string().nullable().describe('why the record needs Connect or Reconnect'),
   connectedAt: z.string().nullable(),
-  connectedBy: z.string().nullable().describe('the owner who completed the last Connect'),
+  connectedBy: z.string().nullable().describe('the owner (id) who completed the last Connect'),
+  connectedByName: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("that owner's name (the gateway's answers carry it; null when the owner is gone)"),
 });
 export type McpToolOAuthStatus = z.infer<typeof McpToolOAuthStatus>;
 
@@ -285,3 +290,25 @@ export const McpOAuthCallbackResult = z.object({
   name: z.string(),
 });
 export type McpOAuthCallbackResult = z.infer<typeof McpOAuthCallbackResult>;
+
+/**
+ * What the callback's HTML page (a browser asking for text/html) tells the web client: posted to
+ * `window.opener` for the gateway's own origin only and on the BroadcastChannel of that name (also
+ * same-origin only). Never a token, a code or the state: the record, or the refusal's code and sentence.
+ */
+export const MCP_OAUTH_MESSAGE = 'switchyard:mcp-oauth';
+export const McpOAuthPopupMessage = z.discriminatedUnion('ok', [
+  z.object({
+    type: z.literal(MCP_OAUTH_MESSAGE),
+    ok: z.literal(true),
+    id: z.number().int(),
+    name: z.string(),
+  }),
+  z.object({
+    type: z.literal(MCP_OAUTH_MESSAGE),
+    ok: z.literal(false),
+    code: z.string(),
+    detail: z.string(),
+  }),
+]);
+export type McpOAuthPopupMessage = z.infer<typeof McpOAuthPopupMessage>;

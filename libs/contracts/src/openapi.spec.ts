@@ -96,6 +96,21 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/agent/inbox']?.['get']?.responses['200']).toBeDefined();
   });
 
+  it('documents the OAuth callback page a browser gets, for the answer and for refusals', () => {
+    const callback = doc.paths['/api/mcp/oauth/callback']?.['get'];
+    expect(Object.keys(callback?.responses['200']?.content ?? {}).sort()).toEqual([
+      'application/json',
+      'text/html',
+    ]);
+    expect(Object.keys(callback?.responses['403']?.content ?? {}).sort()).toEqual([
+      'application/problem+json',
+      'text/html',
+    ]);
+    expect(Object.keys(doc.paths['/api/tokens']?.['post']?.responses['201']?.content ?? {})).toEqual([
+      'application/json',
+    ]);
+  });
+
   it('marks public routes as needing no token', () => {
     expect(doc.paths['/api/health']?.['get']?.security).toEqual([]);
   });

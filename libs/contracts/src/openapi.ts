@@ -57,6 +57,15 @@ function eventStreamOf(frame: z.ZodType): JsonSchema {
   };
 }
 
+/** The page a browser gets from a route that negotiates `text/html` (`alsoProduces`). */
+const htmlPage: JsonSchema = {
+  schema: {
+    type: 'string',
+    contentMediaType: 'text/html',
+    description: 'a page for a person, sent when the request prefers text/html (a browser); JSON otherwise',
+  },
+};
+
 /** Builds the OpenAPI 3.1 document from the route table: the schemas the gateway validates with. */
 export function buildOpenApi(
   routes: Record<string, RouteDef>,
@@ -75,6 +84,7 @@ export function buildOpenApi(
               : r.produces === 'application/octet-stream'
                 ? { schema: { type: 'string', contentMediaType: 'application/octet-stream' } }
                 : { schema: schemaOf(r.response, 'output') },
+          ...(r.alsoProduces ? { [r.alsoProduces]: htmlPage } : {}),
         },
       },
     };
@@ -86,7 +96,10 @@ export function buildOpenApi(
       const codesHere = existing ? `${String(existing['description'])}, ${code}` : `problem: ${code}`;
       responses[status] = {
         description: codesHere,
-        content: { 'application/problem+json': { schema: problemRef } },
+        content: {
+          'application/problem+json': { schema: problemRef },
+          ...(r.alsoProduces ? { [r.alsoProduces]: htmlPage } : {}),
+        },
       };
     }
     const operation: JsonSchema = {

@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { ServiceHealth, type ServiceName } from './services';
 import { InvokeToolRequest, ToolCatalog, ToolResult } from './tools';
 import {
+  InputAnswerBody,
+  InputAnswerReply,
+  InputRequest,
+  InputRequestList,
+  InputRequestListQuery,
+  InputRequestParam,
+} from './elicitation';
+import {
   AdoptUpload,
   FileIdParam,
   FileListQuery,
@@ -110,10 +118,15 @@ import {
   PluginSettingsBody,
 } from './plugins';
 import {
+  AttachResults,
   AttachRun,
+  AttachRuns,
   ClaimResult,
+  ClaimResults,
   ClaimTask,
+  ClaimTasks,
   FinishTask,
+  FinishTasks,
   SubmitTaskBody,
   Task,
   TaskCapacity,
@@ -266,6 +279,15 @@ export const Rpc = {
     resume: rpc('executor.runs.resume', RunIdParam.extend(ResumeBody.shape), StartedRun),
     fork: rpc('executor.runs.fork', RunIdParam, StartedRun),
     rewind: rpc('executor.runs.rewind', RunIdParam.extend(RewindBody.shape), StartedRun),
+    /** The caller's input requests still waiting (MCP elicitation), in their runs and chats. */
+    inputList: rpc('executor.inputs.list', InputRequestListQuery, InputRequestList),
+    inputGet: rpc('executor.inputs.get', InputRequestParam, InputRequest),
+    /** Checks the answer (owner, state, content), then hands it to the replica holding the wait. */
+    inputAnswer: rpc(
+      'executor.inputs.answer',
+      InputRequestParam.extend({ body: InputAnswerBody }),
+      InputAnswerReply,
+    ),
     permissionsGet: rpc('executor.permissions.get', RuleScopeQuery, PermissionSettings),
     permissionsPut: rpc(
       'executor.permissions.put',
@@ -345,6 +367,11 @@ export const Rpc = {
     claim: rpc('scheduler.tasks.claim', ClaimTask, ClaimResult),
     attach: rpc('scheduler.tasks.attach', AttachRun, z.object({ cancel: z.boolean() })),
     finish: rpc('scheduler.tasks.finish', FinishTask, Empty),
+    /** The claims (attachments) an executor replica made while its previous one was on its way. */
+    claimBatch: rpc('scheduler.tasks.claimBatch', ClaimTasks, ClaimResults),
+    attachBatch: rpc('scheduler.tasks.attachBatch', AttachRuns, AttachResults),
+    /** The ends an executor replica learnt while its previous report was on its way, in one call. */
+    finishBatch: rpc('scheduler.tasks.finishBatch', FinishTasks, Empty),
   },
   schedules: {
     /** Refused under "ask" when a non-read step would need an approval nobody can give. */

@@ -1,5 +1,13 @@
 import { SandboxPosture } from './plugins';
 import { z } from 'zod';
+import {
+  ElicitationAction,
+  ElicitationContent,
+  ElicitationMode,
+  InputAnsweredBy,
+  InputRequest,
+  RequestedSchema,
+} from './elicitation';
 import { ErrorCode } from './errors';
 import { InjectedMemory } from './memory';
 import { PermissionDecision } from './permissions';
@@ -114,6 +122,37 @@ export type StepApprovalRequested = z.infer<typeof StepApprovalRequested>;
 export const StepApproved = z.object({ stepId: z.string() });
 export type StepApproved = z.infer<typeof StepApproved>;
 
+/** The step's MCP server asked for input during its call: the call waits for the person (or a decline). */
+export const StepInputRequested = z.object({
+  ...StepRef,
+  elicitationId: z.string().uuid().describe('answer it at POST /api/elicitations/{elicitationId}'),
+  server: z.string().describe('the MCP record that asks'),
+  mode: ElicitationMode,
+  message: z.string(),
+  requestedSchema: RequestedSchema.optional().describe('form mode: the fields asked for'),
+  fieldOrder: z
+    .array(z.string())
+    .optional()
+    .describe("form mode: the fields' names in the server's order (the stored log does not keep key order)"),
+  url: z
+    .string()
+    .optional()
+    .describe('url mode: the page for the person to open (never fetched by the platform)'),
+  expiresAt: z.string().describe('when the wait ends with cancel if nobody answers'),
+});
+export type StepInputRequested = z.infer<typeof StepInputRequested>;
+
+/** How the input request was settled; what goes back to the server. */
+export const StepInputAnswered = z.object({
+  ...StepRef,
+  elicitationId: z.string().uuid(),
+  action: ElicitationAction,
+  content: ElicitationContent.optional().describe('what was accepted'),
+  by: InputAnsweredBy,
+  reason: z.string().optional().describe('why the platform settled it (unattended run, timeout, cancelled…)'),
+});
+export type StepInputAnswered = z.infer<typeof StepInputAnswered>;
+
 export const StepRetry = z.object({
   ...StepRef,
   attempt: z.number().int().min(1).describe('the attempt that failed'),
@@ -218,6 +257,8 @@ export const RunEventBody = z.discriminatedUnion('type', [
   body('step_start', StepStarted),
   body('step_approval_requested', StepApprovalRequested),
   body('step_approved', StepApproved),
+  body('step_input_requested', StepInputRequested),
+  body('step_input_answered', StepInputAnswered),
   body('step_retry', StepRetry),
   body('step_complete', StepCompleted),
   body('step_failed', StepFailed),
@@ -254,6 +295,8 @@ export const RunEvent = z.discriminatedUnion('type', [
   stored('step_start', StepStarted),
   stored('step_approval_requested', StepApprovalRequested),
   stored('step_approved', StepApproved),
+  stored('step_input_requested', StepInputRequested),
+  stored('step_input_answered', StepInputAnswered),
   stored('step_retry', StepRetry),
   stored('step_complete', StepCompleted),
   stored('step_failed', StepFailed),
@@ -335,5 +378,9 @@ export const RunDetail = RunSummary.extend({
     .array(RunFileGrantView)
     .optional()
     .describe("the run's file grants: names and kinds (host paths to admins only)"),
+  inputRequests: z
+    .array(InputRequest)
+    .optional()
+    .describe("the run's input requests still waiting for an answer (MCP elicitation), oldest first"),
 });
 export type RunDetail = z.infer<typeof RunDetail>;

@@ -5,6 +5,7 @@ import { PageQuery, pageOf } from './identity';
 import { AgentPlan, MAX_PLAN_STEPS, PlanIssue } from './plan';
 import { InjectedMemory } from './memory';
 import { ToolDescriptor } from './tools';
+import { ElicitationAsk, InputAnswerControl } from './elicitation';
 import { FileGrantKind, LegacyRunFiles, RunFilesInput } from './files';
 
 /**
@@ -107,7 +108,7 @@ export const RunConfig = z
       .boolean()
       .default(false)
       .describe(
-        'nobody can answer an approval gate (schedules, webhooks, background tasks): an ask is a denial',
+        "nobody can answer an approval gate (schedules, webhooks, background tasks): an ask is a denial, and an MCP server's input request is declined at once",
       ),
     budget: Budget.optional().describe(
       "ceilings on the run's planning tokens, tool calls and working wall time; crossing one ends the run with budget_exceeded",
@@ -242,10 +243,15 @@ export const StepExecution = z.object({
 });
 export type StepExecution = z.infer<typeof StepExecution>;
 
-/** Sent to the replica that owns a run, on its control subject. */
+/**
+ * Sent to the replica that owns a run, on its control subject: approve and cancel (any executor
+ * replica), a server's input request (the registry replica running the call) and its answer.
+ */
 export const RunControl = z.discriminatedUnion('action', [
   z.object({ action: z.literal('approve'), stepId: z.string().optional(), plan: z.unknown().optional() }),
   z.object({ action: z.literal('cancel'), reason: z.string().max(1_000).optional() }),
+  ElicitationAsk,
+  InputAnswerControl,
 ]);
 export type RunControl = z.infer<typeof RunControl>;
 

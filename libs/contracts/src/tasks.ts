@@ -114,6 +114,7 @@ export const ClaimResult = z.object({
     })
     .optional(),
 });
+export type ClaimResult = z.infer<typeof ClaimResult>;
 
 /** Executor → scheduler: how a task's body ended. */
 export const FinishTask = z.object({
@@ -128,6 +129,21 @@ export const FinishTask = z.object({
   error: z.string().max(10_000).nullable(),
 });
 export type FinishTask = z.infer<typeof FinishTask>;
+
+/** The most claims, attachments or ends one message carries (a replica runs 16 bodies at once). */
+export const TASK_BATCH_LIMIT = 256;
+
+/** Executor → scheduler: several claims in one message, answered in their order. */
+export const ClaimTasks = z.object({ ids: z.array(z.string().uuid()).min(1).max(TASK_BATCH_LIMIT) });
+export const ClaimResults = z.object({ claims: z.array(ClaimResult) });
+
+/** Executor → scheduler: several attachments in one message, answered in their order. */
+export const AttachRuns = z.object({ runs: z.array(AttachRun).min(1).max(TASK_BATCH_LIMIT) });
+export const AttachResults = z.object({ answers: z.array(z.object({ cancel: z.boolean() })) });
+
+/** Executor → scheduler: how several bodies ended, in one message (each recorded once, as `finish`). */
+export const FinishTasks = z.object({ ends: z.array(FinishTask).min(1).max(TASK_BATCH_LIMIT) });
+export type FinishTasks = z.infer<typeof FinishTasks>;
 
 /** The BullMQ job an executor replica runs: everything is looked up by id. */
 export const TaskJob = z.object({ taskId: z.string().uuid() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputAsker } from './elicitation';
 import { InvocationFile } from './files';
 
 /** What a tool does to the world: decides approval defaults and whether retries are safe. */
@@ -82,8 +83,18 @@ export const InvokeToolRequest = z.object({
    * into the plugin's sandbox. Ignored for other tools; each hostPath is checked by the registry.
    */
   files: z.array(InvocationFile).max(50).optional(),
+  /**
+   * Set by the executor only: the run step or chat call the tool is called for. An MCP server's
+   * input request (elicitation) during the call goes to that run's or chat's replica, which shows it
+   * to the person or declines it (an unattended run); without it a request is declined.
+   */
+  asker: InputAsker.optional(),
 });
 export type InvokeToolRequest = z.infer<typeof InvokeToolRequest>;
+
+/** A direct call over HTTP: nobody is behind it to answer a server's input request (no `asker`). */
+export const DirectInvokeBody = InvokeToolRequest.omit({ asker: true });
+export type DirectInvokeBody = z.infer<typeof DirectInvokeBody>;
 
 /**
  * Broadcast (every registry replica hears it; the one running the call aborts it): a command's

@@ -47,12 +47,16 @@ const ajv = addFormats(new Ajv({ allErrors: true, strict: false, logger: false }
  */
 const compiled = new Map<string, ValidateFunction | null>();
 const MAX_COMPILED = 1_000;
+/** The same, by schema object: a catalog kept by its caller validates without serialising its schemas. */
+const compiledByObject = new WeakMap<object, ValidateFunction | null>();
 /** Set once compiling fails because code generation is forbidden (a strict CSP): nothing compiles then. */
 let codegenForbidden = false;
 
 /** The validator for a schema; undefined when the schema cannot compile, 'unavailable' under a no-eval policy. */
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | 'unavailable' | undefined {
   if (codegenForbidden) return 'unavailable';
+  const known = compiledByObject.get(schema);
+  if (known !== undefined) return known ?? undefined;
   // $id would register the schema globally in Ajv (a second tool with the same id would not compile).
   const { $schema: _schema, $id: _id, ...rest } = schema;
   const key = JSON.stringify(rest);
@@ -70,6 +74,7 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | 'unav
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
     compiled.set(key, v);
   }
+  compiledByObject.set(schema, v);
   return v ?? undefined;
 }
 

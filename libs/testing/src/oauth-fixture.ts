@@ -38,6 +38,11 @@ export interface OAuthFixtureOptions {
   readonly scopes?: readonly string[];
   /** Lifetime of access tokens it issues (tests expire them on demand with expireAccessTokens). */
   readonly accessTokenTtlMs?: number;
+  /**
+   * The authorize endpoint shows a consent page (Allow / Deny buttons) before redirecting back, as
+   * a provider does for a person in a browser. Off: it approves at once (scripts, the API tests).
+   */
+  readonly consentPage?: boolean;
 }
 
 /** The scope `admin_action` needs; the sign-in asks only for the fixture's `scopes`. */
@@ -56,6 +61,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
@@ -95,6 +106,7 @@ export class OAuthFixture {
   advertisedAuthorizationServer: string | undefined;
   private readonly scopes: readonly string[];
   private readonly ttlMs: number;
+  private readonly consentPage: boolean;
 
   private constructor(
     private readonly server: Server,
@@ -103,6 +115,7 @@ export class OAuthFixture {
   ) {
     this.scopes = opts.scopes ?? ['mcp:tools'];
     this.ttlMs = opts.accessTokenTtlMs ?? 3_600_000;
+    this.consentPage = opts.consentPage ?? false;
   }
 
   static async start(opts: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
@@ -217,10 +230,14 @@ export class OAuthFixture {
     });
   }
 
-  /** Approves at once (the "person" always consents) and redirects back with a code. */
+  /**
+   * Approves at once (the "person" always consents) and redirects back with a code; with
+   * `consentPage`, first a page whose Allow / Deny buttons come back here with `decision`.
+   */
   private authorize(url: URL, res: ServerResponse): void {
     const q = url.searchParams;
-    this.authorizeRequests.push(new URLSearchParams(q));
+    const decision = q.get('decision');
+    if (!decision) this.authorizeRequests.push(new URLSearchParams(q));
     const client = this.clients.get(q.get('client_id') ?? '');
     const redirectUri = q.get('redirect_uri') ?? '';
     if (!client || !client.redirectUris.includes(redirectUri))
@@ -228,12 +245,16 @@ export class OAuthFixture {
         error: 'invalid_request',
         error_description: 'unknown client or redirect_uri',
       });
+    if (this.consentPage && !decision) return this.consent(q, res);
     const back = new URL(redirectUri);
     const state = q.get('state');
     if (state) back.searchParams.set('state', state);
     back.searchParams.set('iss', this.url);
     const challenge = q.get('code_challenge');
-    if (q.get('response_type') !== 'code' || !challenge || q.get('code_challenge_method') !== 'S256') {
+    if (decision === 'deny') {
+      back.searchParams.set('error', 'access_denied');
+      back.searchParams.set('error_description', 'the person denied access');
+    } else if (q.get('response_type') !== 'code' || !challenge || q.get('code_challenge_method') !== 'S256') {
       back.searchParams.set('error', 'invalid_request');
       back.searchParams.set('error_description', 'PKCE with S256 is required');
     } else {
@@ -249,6 +270,19 @@ export class OAuthFixture {
     }
     res.writeHead(302, { location: back.href });
     res.end();
+  }
+
+  private consent(q: URLSearchParams, res: ServerResponse): void {
+    const hidden = [...q.entries()]
+      .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+      .join('');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize</title></head>
+<body><h1>OAuth fixture: authorize ${escapeHtml(q.get('client_id') ?? '')}?</h1>
+<p>Scopes: <code>${escapeHtml(q.get('scope') ?? '(none)')}</code></p>
+<form method="get" action="/authorize">${hidden}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button></form></body></html>`);
   }
 
   private authenticateClient(

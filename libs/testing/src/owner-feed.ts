@@ -2,7 +2,7 @@ import { describeIssues, OwnerFeedEvent, OwnerFeedResync, toFieldIssues } from '
 import { sseBlocks } from './sse';
 
 export type OwnerFeedFrameOf =
-  | { readonly event: 'run' | 'task'; readonly id: string; readonly data: OwnerFeedEvent }
+  | { readonly event: OwnerFeedEvent['kind']; readonly id: string; readonly data: OwnerFeedEvent }
   | { readonly event: 'resync'; readonly id: string | undefined; readonly data: Record<string, never> };
 
 export interface OwnerFeedStream {

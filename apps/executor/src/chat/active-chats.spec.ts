@@ -1,6 +1,12 @@
 import { AppError, type ChatControlReply } from '@switchyard/contracts';
 import { InMemoryBus } from '@switchyard/testing';
 import { ActiveChats, type DrivenTurn } from './active-chats';
+import type { InputWaits } from '../inputs/input-waits';
+
+/** The replica's waits, as far as ActiveChats uses them (an answer settles one). */
+const waits = {
+  answer: (id: string) => Promise.resolve({ id, status: 'accepted' as const }),
+} as unknown as InputWaits;
 
 /** A turn stand-in that records what reached it. */
 function fakeTurn(sessionId: string) {
@@ -25,6 +31,10 @@ function fakeTurn(sessionId: string) {
       heard.push(`mode ${mode}`);
       return { accepted: true, status: 'running' };
     },
+    input: (ask) => {
+      heard.push(`input ${ask.invocationId} ${ask.request.message}`);
+      return Promise.resolve({ action: 'accept', content: { name: 'Ada' } });
+    },
   };
   return { turn, heard };
 }
@@ -34,8 +44,8 @@ describe('ActiveChats', () => {
 
   it('forwards approve, deny and cancel from another replica to the one driving the turn', async () => {
     const bus = new InMemoryBus();
-    const driving = new ActiveChats(bus);
-    const other = new ActiveChats(bus);
+    const driving = new ActiveChats(bus, waits);
+    const other = new ActiveChats(bus, waits);
     const { turn, heard } = fakeTurn(id);
     await driving.register(turn, Promise.resolve());
 
@@ -57,10 +67,34 @@ describe('ActiveChats', () => {
     expect(await other.alive(id)).toBe(true);
   });
 
+  it("relays a server's input request and its answer to the replica driving the turn", async () => {
+    const bus = new InMemoryBus();
+    const driving = new ActiveChats(bus, waits);
+    const other = new ActiveChats(bus, waits);
+    const { turn, heard } = fakeTurn(id);
+    await driving.register(turn, Promise.resolve());
+    const reply = await other.control(id, {
+      action: 'elicit',
+      invocationId: 'chat:1',
+      asker: { kind: 'chat', sessionId: id, callId: 'c1' },
+      tool: 'mcp__x__ask',
+      server: 'x',
+      request: { mode: 'form', message: 'Who?', requestedSchema: { type: 'object', properties: {} } },
+    });
+    expect(reply).toEqual({ action: 'accept', content: { name: 'Ada' } });
+    expect(heard).toEqual(['input chat:1 Who?']);
+    const answered = await other.control(id, {
+      action: 'input',
+      elicitationId: '0c1f3a52-2b7e-4d7e-9a0b-2f1d1c9b7e11',
+      reply: { action: 'decline' },
+    });
+    expect(answered).toEqual({ id: '0c1f3a52-2b7e-4d7e-9a0b-2f1d1c9b7e11', status: 'accepted' });
+  });
+
   it('says a session is not driven once its turn closed (nobody answers its subject)', async () => {
     const bus = new InMemoryBus();
-    const driving = new ActiveChats(bus);
-    const other = new ActiveChats(bus);
+    const driving = new ActiveChats(bus, waits);
+    const other = new ActiveChats(bus, waits);
     await driving.register(fakeTurn(id).turn, Promise.resolve());
     driving.closed(id);
     expect(await other.alive(id)).toBe(false);
@@ -72,7 +106,7 @@ describe('ActiveChats', () => {
 
   it('abandons the turns it drives when the replica shuts down', async () => {
     const bus = new InMemoryBus();
-    const active = new ActiveChats(bus);
+    const active = new ActiveChats(bus, waits);
     const { turn, heard } = fakeTurn(id);
     await active.register(turn, Promise.resolve());
     await active.beforeApplicationShutdown();

@@ -1,15 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { ChatControl, chatControlSubject, type ChatControlReply } from '@switchyard/contracts';
+import {
+  ChatControl,
+  chatControlSubject,
+  type ChatControlReply,
+  type ElicitationReply,
+  type InputAnswerReply,
+} from '@switchyard/contracts';
 import { isNoResponders, type BusPort } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { ChatTurn } from './chat-turn';
+import { InputWaits } from '../inputs/input-waits';
 
 /** What the replica needs of a turn it drives (a ChatTurn; a stand-in in tests). */
-export type DrivenTurn = Pick<ChatTurn, 'sessionId' | 'approve' | 'deny' | 'cancel' | 'abandon' | 'setMode'>;
+export type DrivenTurn = Pick<
+  ChatTurn,
+  'sessionId' | 'approve' | 'deny' | 'cancel' | 'abandon' | 'setMode' | 'input'
+>;
 
-function act(turn: DrivenTurn, msg: ChatControl): ChatControlReply {
+/** What each control message is answered with. */
+export type ChatControlAnswer<M extends ChatControl> = M extends { action: 'elicit' }
+  ? ElicitationReply
+  : M extends { action: 'input' }
+    ? InputAnswerReply
+    : ChatControlReply;
+
+function act(turn: DrivenTurn, msg: ChatControl, inputs: InputWaits): unknown {
   switch (msg.action) {
+    case 'elicit':
+      return turn.input(msg);
+    case 'input':
+      // The wait is this replica's (it drives the turn): settle it.
+      return inputs.answer(msg.elicitationId, msg.reply, msg.answeredBy);
     case 'approve':
       return turn.approve(msg.callId, msg.arguments);
     case 'deny':
@@ -36,12 +58,15 @@ export class ActiveChats implements BeforeApplicationShutdown {
     { turn: DrivenTurn; unsubscribe: () => void; closed: Promise<void> }
   >();
 
-  constructor(@Inject(BUS) private readonly bus: BusPort) {}
+  constructor(
+    @Inject(BUS) private readonly bus: BusPort,
+    private readonly inputs: InputWaits,
+  ) {}
 
   /** Starts answering the session's control subject; `closed` resolves when the turn has ended. */
   async register(turn: DrivenTurn, closed: Promise<void>): Promise<void> {
     const unsubscribe = await this.bus.respond(chatControlSubject(turn.sessionId), (payload) =>
-      Promise.resolve().then(() => act(turn, ChatControl.parse(payload))),
+      Promise.resolve().then(() => act(turn, ChatControl.parse(payload), this.inputs)),
     );
     this.turns.set(turn.sessionId, { turn, unsubscribe, closed });
   }
@@ -54,10 +79,10 @@ export class ActiveChats implements BeforeApplicationShutdown {
   }
 
   /** Forwards a control message to whichever replica drives the session's turn. */
-  async control(sessionId: string, msg: ChatControl): Promise<ChatControlReply> {
+  async control<M extends ChatControl>(sessionId: string, msg: M): Promise<ChatControlAnswer<M>> {
     const local = this.turns.get(sessionId)?.turn;
-    if (local) return act(local, msg);
-    return (await this.bus.request(chatControlSubject(sessionId), msg)) as ChatControlReply;
+    if (local) return (await act(local, msg, this.inputs)) as ChatControlAnswer<M>;
+    return (await this.bus.request(chatControlSubject(sessionId), msg)) as ChatControlAnswer<M>;
   }
 
   /** Whether some replica still drives the session's turn (nobody answering says no). */

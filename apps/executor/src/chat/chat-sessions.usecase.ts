@@ -11,7 +11,7 @@ import {
   type UpdateChatSessionBody,
 } from '@switchyard/contracts';
 import { isNoResponders, type BusPort } from '@switchyard/server-bus';
-import { ACTIVE_CHAT_STATUSES, ChatRepository } from '@switchyard/server-db-runs';
+import { ACTIVE_CHAT_STATUSES, ChatRepository, InputRequestsRepository } from '@switchyard/server-db-runs';
 import { requireOwner, type CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import { ActiveChats } from './active-chats';
@@ -27,6 +27,7 @@ export class ChatSessions {
   constructor(
     private readonly repo: ChatRepository,
     private readonly active: ActiveChats,
+    private readonly inputs: InputRequestsRepository,
     @Inject(BUS) private readonly bus: BusPort,
   ) {}
 
@@ -41,8 +42,13 @@ export class ChatSessions {
     return this.repo.list(chatOwner(ctx), q);
   }
 
-  get(id: string, ctx: CallContext): Promise<ChatSessionDetail> {
-    return this.repo.detail(chatOwner(ctx), id);
+  async get(id: string, ctx: CallContext): Promise<ChatSessionDetail> {
+    const ownerId = chatOwner(ctx);
+    const [detail, inputs] = await Promise.all([
+      this.repo.detail(ownerId, id),
+      this.inputs.pendingOf(ownerId, { sessionId: id }),
+    ]);
+    return { ...detail, inputRequests: inputs };
   }
 
   async update(id: string, body: UpdateChatSessionBody, ctx: CallContext): Promise<ChatSession> {

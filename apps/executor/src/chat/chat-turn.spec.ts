@@ -219,6 +219,11 @@ function setup(opts: {
     gate: (call, _callId, _tool, mode) =>
       opts.gate?.(call.tool, mode) ?? { decision: 'allow', reason: 'allowed' },
     observe: () => undefined,
+    inputWaits: {
+      timeoutMs: 60_000,
+      ask: () => Promise.reject(new Error('this test asks nobody')),
+      declined: () => Promise.reject(new Error('this test asks nobody')),
+    },
     onClosed: () => (closed = true),
   });
   const run = async (content: string) => {

@@ -3,8 +3,12 @@ import { AIMessage, ToolMessage, type AIMessageChunk, type BaseMessage } from '@
 import {
   AppError,
   Events,
+  MAX_INPUTS_PER_CALL,
   Rpc,
   type BudgetLimit,
+  type ElicitationAsk,
+  type ElicitationReply,
+  type InputRequest,
   type BudgetUsage,
   type ChatControlReply,
   type ChatError,
@@ -22,6 +26,8 @@ import { toolCallOf, type ToolCall } from '@switchyard/permissions';
 import type { BusPort } from '@switchyard/server-bus';
 import type { ChatRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { PausableDeadline } from '@switchyard/server-runtime';
+import type { InputPort } from '../inputs/input-waits';
 import { capResult, resultValue } from '../runs/step-result';
 import type { ChatContextProvider } from './chat-context';
 import { conversation, resultForModel, textOf, TurnTools } from './chat-tools';
@@ -83,6 +89,8 @@ export interface ChatTurnInit {
     mode: PermissionMode,
   ) => PermissionDecision | Promise<PermissionDecision>;
   readonly observe: (event: 'post_tool_use' | 'post_tool_use_failure', data: Record<string, unknown>) => void;
+  /** MCP servers' input requests during the turn's calls: shown in the chat and waited on. */
+  readonly inputWaits: InputPort;
   /** Told once the turn's end is recorded (or given up). */
   readonly onClosed: () => void;
   /** Milliseconds since some origin (performance.now by default). */
@@ -129,6 +137,15 @@ export class ChatTurn {
   private stop: Stop | undefined;
   private waiting: Waiting | undefined;
   private invocation: string | undefined;
+  /** The registry call in flight: its call id, deadline and the input requests it made. */
+  private current:
+    | {
+        readonly invocationId: string;
+        readonly callId: string;
+        readonly deadline: PausableDeadline;
+        asked: number;
+      }
+    | undefined;
   private tokens = 0;
   private toolCalls = 0;
   private status: ChatTurnStatus = 'running';
@@ -218,6 +235,85 @@ export class ChatTurn {
   setMode(mode: PermissionMode): ChatControlReply {
     this.mode = mode;
     return { accepted: true, status: this.status };
+  }
+
+  /**
+   * A server's input request during the call in flight (relayed by the registry): shown in the chat
+   * and waited on until the person answers, ELICITATION_TIMEOUT_MS passes or the turn stops (both
+   * cancel). The call's deadline stands still meanwhile; the turn's wall time does not.
+   */
+  async input(ask: ElicitationAsk): Promise<ElicitationReply> {
+    const { init } = this;
+    const call = this.current;
+    const callId = ask.asker.kind === 'chat' ? ask.asker.callId : undefined;
+    if (
+      !call ||
+      call.invocationId !== ask.invocationId ||
+      call.callId !== callId ||
+      ask.ownerId !== this.ownerId ||
+      this.stop
+    )
+      throw new AppError('conflict', `chat ${this.sessionId} has no call ${ask.invocationId} in flight`);
+    const what = {
+      ownerId: this.ownerId,
+      target: { sessionId: this.sessionId, callId: call.callId },
+      label: init.session.title,
+      invocationId: ask.invocationId,
+      tool: ask.tool,
+      server: ask.server,
+      request: ask.request,
+    };
+    const shown = (r: InputRequest) => ({
+      callId: call.callId,
+      tool: ask.tool,
+      elicitationId: r.id,
+      server: ask.server,
+      mode: ask.request.mode,
+      message: r.message,
+      ...(ask.request.mode === 'form'
+        ? {
+            requestedSchema: ask.request.requestedSchema,
+            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
+          }
+        : { url: ask.request.url }),
+      expiresAt: r.expiresAt,
+    });
+    call.asked++;
+    if (call.asked > MAX_INPUTS_PER_CALL) {
+      const reason = `this call already asked for input ${MAX_INPUTS_PER_CALL} times; declined`;
+      const r = await init.inputWaits.declined(what, reason);
+      await init.writer.emit('input_requested', shown(r));
+      await init.writer.emit('input_answered', {
+        callId: call.callId,
+        elicitationId: r.id,
+        action: 'decline',
+        by: 'platform',
+        reason,
+      });
+      return { action: 'decline' };
+    }
+    const resume = call.deadline.pause();
+    try {
+      const { request, settled } = await init.inputWaits.ask(what, {
+        signal: this.abort.signal,
+        stopReason: () =>
+          `the turn stopped: ${this.stop?.kind === 'budget' ? this.stop.message : (this.stop?.reason ?? 'cancelled')}`,
+        announce: (r) => init.writer.emit('input_requested', shown(r)),
+      });
+      await init.writer
+        .emit('input_answered', {
+          callId: call.callId,
+          elicitationId: request.id,
+          action: settled.reply.action,
+          ...(settled.reply.content ? { content: settled.reply.content } : {}),
+          by: settled.by,
+          ...(settled.reason ? { reason: settled.reason } : {}),
+        })
+        .catch(() => undefined);
+      return settled.reply;
+    } finally {
+      resume();
+    }
   }
 
   /** The replica stops: the turn ends as failed (unavailable), in-flight calls are stopped. */
@@ -455,23 +551,44 @@ export class ChatTurn {
     this.invocation = invocationId;
     const begun = this.now();
     let result: ToolResult;
+    // Time spent waiting for the person's input does not count against the call: its deadline is
+    // kept here, and the request's own timeout only backs it up (see StepRunner.invoke).
+    let expired: (err: AppError) => void = () => undefined;
+    const silent = new Promise<never>((_, reject) => (expired = reject));
+    silent.catch(() => undefined);
+    const deadline = new PausableDeadline(timeoutMs + 5_000, () =>
+      expired(
+        new AppError(
+          'unavailable',
+          `service tool-registry did not answer ${Rpc.registry.invoke.subject} within ${timeoutMs + 5_000} ms`,
+        ),
+      ),
+    );
+    this.current = { invocationId, callId, deadline, asked: 0 };
     try {
       const local = init.scoped?.get(tool.name);
       result = await abortable(
         local
           ? local.call(args, callId).then(scopedResult)
-          : init.bus.call(
-              Rpc.registry.invoke,
-              {
-                tool: tool.name,
-                arguments: args,
-                invocationId,
-                timeoutMs,
-                // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
-                ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
-              },
-              { ctx: init.ctx, timeoutMs: timeoutMs + 5_000 },
-            ),
+          : Promise.race([
+              init.bus.call(
+                Rpc.registry.invoke,
+                {
+                  tool: tool.name,
+                  arguments: args,
+                  invocationId,
+                  timeoutMs,
+                  // A workflow tool's nested run cannot ask anyone: it runs with the session's mode.
+                  ...(tool.source === 'workflow' ? { permissionMode: this.mode } : {}),
+                  asker: { kind: 'chat', sessionId: this.sessionId, callId },
+                },
+                {
+                  ctx: init.ctx,
+                  timeoutMs: timeoutMs + 5_000 + MAX_INPUTS_PER_CALL * init.inputWaits.timeoutMs,
+                },
+              ),
+              silent,
+            ]),
         this.abort.signal,
       );
     } catch (err) {
@@ -483,6 +600,8 @@ export class ChatTurn {
           : { code: 'internal', message: (err as Error).message };
       return this.failed(callId, tool.name, error, this.now() - begun, args);
     } finally {
+      deadline.clear();
+      this.current = undefined;
       this.invocation = undefined;
     }
     const durationMs = Math.round((this.now() - begun) * 100) / 100;

@@ -16,6 +16,7 @@ import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
 import { RunLauncher, toolsOf, type RunAgent } from '../runs/run-launcher';
 import { ActiveChats } from './active-chats';
+import { InputWaits } from '../inputs/input-waits';
 import { CHAT_CONTEXT, type ChatContextProvider } from './chat-context';
 import { DEFAULT_SYSTEM_PROMPT } from './chat-tools';
 import { ChatTurn, type TurnLimits } from './chat-turn';
@@ -45,6 +46,7 @@ export class SendChatMessage {
     private readonly active: ActiveChats,
     private readonly launcher: RunLauncher,
     private readonly permissions: PermissionsService,
+    private readonly inputWaits: InputWaits,
     @Inject(CHAT_CONTEXT) private readonly context: ChatContextProvider,
     @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -159,6 +161,7 @@ export class SendChatMessage {
           },
         }),
       observe: (event, data) => this.permissions.fire(event, ownerId, data),
+      inputWaits: this.inputWaits,
       onClosed,
     });
   }

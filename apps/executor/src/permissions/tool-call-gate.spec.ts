@@ -213,6 +213,11 @@ function setup(s: Setup = {}) {
       files: [],
       tools,
       writer,
+      inputWaits: {
+        timeoutMs: 60_000,
+        ask: () => Promise.reject(new Error('this test asks nobody')),
+        declined: () => Promise.reject(new Error('this test asks nobody')),
+      },
       bus,
       logger,
       settings: {

@@ -3,7 +3,7 @@ import { RunConfig, type RunEventBody } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import { createPrisma, type PrismaClient } from '@switchyard/server-db';
 import { IdentityRepository } from '@switchyard/server-db-identity';
-import { RunsRepository, type NewRun } from '@switchyard/server-db-runs';
+import { InputRequestsRepository, RunsRepository, type NewRun } from '@switchyard/server-db-runs';
 import { createLogger } from '@switchyard/server-observability';
 import {
   createTestDatabase,
@@ -13,6 +13,7 @@ import {
   type TestDatabase,
 } from '@switchyard/testing';
 import { ActiveRuns, type DrivenRun } from './active-runs';
+import { InputWaits } from '../inputs/input-waits';
 
 const created: RunEventBody = {
   type: 'run_created',
@@ -35,6 +36,7 @@ describe('ActiveRuns leases', () => {
     cancel: async () => ({ released: [], status: 'cancelled' }),
     abandon: () => void abandoned.push(runId),
     writerFailed: () => undefined,
+    input: async () => ({ action: 'decline' }),
   });
 
   const newRun = (replica: string, leaseMs: number): NewRun => ({
@@ -68,12 +70,14 @@ describe('ActiveRuns leases', () => {
       RUN_LEASE_MS: '10000',
       RUN_SWEEP_MS: '200',
     });
+    const logger = createLogger({ level: 'silent', service: 'executor', instanceId: 't' });
     active = new ActiveRuns(
       repo,
       bus,
       config,
-      createLogger({ level: 'silent', service: 'executor', instanceId: 't' }),
+      logger,
       { instanceId: `lease-test-${process.pid}` },
+      new InputWaits(new InputRequestsRepository(prisma), bus, config, logger),
     );
   });
 

@@ -8,6 +8,8 @@ import {
   Events,
   RunControl,
   runControlSubject,
+  type ElicitationReply,
+  type InputAnswerReply,
   type RunControlReply,
   type RunEvent,
 } from '@switchyard/contracts';
@@ -17,9 +19,20 @@ import { RunsRepository } from '@switchyard/server-db-runs';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER, SERVICE_INFO, type ServiceInfo } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
+import { InputWaits } from '../inputs/input-waits';
+
+/** What each control message is answered with. */
+export type ControlReply<M extends RunControl> = M extends { action: 'elicit' }
+  ? ElicitationReply
+  : M extends { action: 'input' }
+    ? InputAnswerReply
+    : RunControlReply;
 
 /** What the replica needs of a run it drives (the RunDriver; a stand-in in tests). */
-export type DrivenRun = Pick<RunDriver, 'runId' | 'approve' | 'cancel' | 'abandon' | 'writerFailed'>;
+export type DrivenRun = Pick<
+  RunDriver,
+  'runId' | 'approve' | 'cancel' | 'abandon' | 'writerFailed' | 'input'
+>;
 
 /**
  * The runs this replica drives. Each one answers its own control subject (approve, cancel), and the
@@ -42,6 +55,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_INFO) info: Pick<ServiceInfo, 'instanceId'>,
+    private readonly inputs: InputWaits,
   ) {
     this.replica = info.instanceId;
   }
@@ -65,10 +79,9 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
 
   /** Starts answering the run's control subject (before anyone is told its id). */
   async register(driver: DrivenRun): Promise<void> {
-    const unsubscribe = await this.bus.respond(runControlSubject(driver.runId), async (payload) => {
-      const msg = RunControl.parse(payload);
-      return msg.action === 'approve' ? driver.approve(msg.stepId, msg.plan) : driver.cancel(msg.reason);
-    });
+    const unsubscribe = await this.bus.respond(runControlSubject(driver.runId), (payload) =>
+      this.act(driver, RunControl.parse(payload)),
+    );
     this.drivers.set(driver.runId, { driver, unsubscribe });
   }
 
@@ -81,11 +94,25 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   /** Forwards a control message to whichever replica drives the run. */
-  async control(runId: string, msg: RunControl): Promise<RunControlReply> {
+  async control<M extends RunControl>(runId: string, msg: M): Promise<ControlReply<M>> {
     const local = this.get(runId);
-    if (local)
-      return msg.action === 'approve' ? local.approve(msg.stepId, msg.plan) : local.cancel(msg.reason);
-    return (await this.bus.request(runControlSubject(runId), msg)) as RunControlReply;
+    if (local) return this.act(local, msg);
+    return (await this.bus.request(runControlSubject(runId), msg)) as ControlReply<M>;
+  }
+
+  private act<M extends RunControl>(driver: DrivenRun, msg: M): Promise<ControlReply<M>>;
+  private act(driver: DrivenRun, msg: RunControl): Promise<unknown> {
+    switch (msg.action) {
+      case 'approve':
+        return driver.approve(msg.stepId, msg.plan);
+      case 'cancel':
+        return driver.cancel(msg.reason);
+      case 'elicit':
+        return driver.input(msg);
+      case 'input':
+        // The wait is this replica's (it drives the run): settle it.
+        return this.inputs.answer(msg.elicitationId, msg.reply, msg.answeredBy);
+    }
   }
 
   private async renew(): Promise<void> {

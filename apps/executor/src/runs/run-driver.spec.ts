@@ -13,6 +13,9 @@ import {
   type RunEventBody,
   type RunEventOf,
   type RunEventType,
+  type ElicitationAsk,
+  type ElicitationReply,
+  type InputRequest,
   type ToolDescriptor,
   type ToolResult,
 } from '@switchyard/contracts';
@@ -22,8 +25,10 @@ import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
+import type { InputPort } from '../inputs/input-waits';
 
 const RUN = '00000000-0000-4000-8000-0000000000aa';
+const OWNER = '00000000-0000-4000-8000-0000000000bb';
 
 /**
  * The run's log in memory, refusing what Postgres refuses (NUL, half a surrogate pair) the way it
@@ -107,8 +112,77 @@ const read: ToolDescriptor = {
 const write: ToolDescriptor = { ...read, name: 'writer', effect: 'write', idempotent: false };
 const allow: PermissionDecision = { decision: 'allow', reason: 'full-access' };
 
+/**
+ * The replica's input waits in memory: a request is recorded, announced, and settled by the test's
+ * `reply` (or by the run stopping: cancel with the reason).
+ */
+class MemoryInputs implements InputPort {
+  readonly timeoutMs = 60_000;
+  readonly asked: InputRequest[] = [];
+  readonly declines: Array<{ id: string; reason: string }> = [];
+  private answer: ((r: ElicitationReply) => void) | undefined;
+  /** A reply given before the wait began (the test saw the event before `announce` resolved). */
+  private early: ElicitationReply | undefined;
+
+  private row(a: Parameters<InputPort['ask']>[0]): InputRequest {
+    return {
+      id: `00000000-0000-4000-8000-00000000010${this.asked.length}`,
+      ownerId: '00000000-0000-4000-8000-0000000000bb',
+      status: 'pending',
+      runId: RUN,
+      stepId: 'runId' in a.target ? a.target.stepId : null,
+      sessionId: null,
+      callId: null,
+      label: a.label,
+      tool: a.tool,
+      server: a.server,
+      mode: a.request.mode,
+      message: a.request.message,
+      requestedSchema: a.request.mode === 'form' ? a.request.requestedSchema : null,
+      url: a.request.mode === 'url' ? a.request.url : null,
+      content: null,
+      reason: null,
+      answeredBy: null,
+      createdAt: '',
+      expiresAt: '2030-01-01T00:00:00.000Z',
+      answeredAt: null,
+    };
+  }
+
+  async declined(a: Parameters<InputPort['ask']>[0], reason: string): Promise<InputRequest> {
+    const r = this.row(a);
+    this.asked.push(r);
+    this.declines.push({ id: r.id, reason });
+    return r;
+  }
+
+  async ask(
+    a: Parameters<InputPort['ask']>[0],
+    opts: Parameters<InputPort['ask']>[1],
+  ): ReturnType<InputPort['ask']> {
+    const request = this.row(a);
+    this.asked.push(request);
+    await opts.announce(request);
+    const reply = await new Promise<ElicitationReply | string>((resolve) => {
+      if (this.early) return resolve(this.early);
+      this.answer = resolve;
+      opts.signal.addEventListener('abort', () => resolve(opts.stopReason()), { once: true });
+    });
+    return typeof reply === 'string'
+      ? { request, settled: { reply: { action: 'cancel' }, by: 'platform', reason: reply } }
+      : { request, settled: { reply, by: 'person' } };
+  }
+
+  reply(r: ElicitationReply): void {
+    if (this.answer) this.answer(r);
+    else this.early = r;
+  }
+}
+
 interface Setup {
   readonly answers: Answer[];
+  readonly inputs?: InputPort;
+  readonly unattended?: boolean;
   /** The gate's decision for every step, or per step id. */
   readonly gate?: PermissionDecision | ((stepId: string) => PermissionDecision);
   readonly log?: MemoryLog;
@@ -118,7 +192,16 @@ interface Setup {
 }
 
 /** A driver on an in-memory bus whose fake registry answers from `answers`, writing to an in-memory log. */
-function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = false, budget, spent }: Setup) {
+function setup({
+  answers,
+  gate = allow,
+  log = new MemoryLog(),
+  planApproval = false,
+  budget,
+  spent,
+  inputs = new MemoryInputs(),
+  unattended = false,
+}: Setup) {
   const calls: InvokeToolRequest[] = [];
   const bus = new InMemoryBus();
   bus.answer(Rpc.registry.invoke, async (req) => {
@@ -139,9 +222,14 @@ function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = fa
   const driver = new RunDriver(
     {
       runId: RUN,
-      ctx: { correlationId: 'test' },
+      ctx: { correlationId: 'test', ownerId: OWNER },
       goal: 'test',
-      config: RunConfig.parse({ planApproval, permissionMode: 'full-access', ...(budget ? { budget } : {}) }),
+      config: RunConfig.parse({
+        planApproval,
+        permissionMode: 'full-access',
+        unattended,
+        ...(budget ? { budget } : {}),
+      }),
       inputs: {},
       files: [],
       tools,
@@ -159,6 +247,7 @@ function setup({ answers, gate = allow, log = new MemoryLog(), planApproval = fa
       onClosed: () => undefined,
       gate: (s) => (typeof gate === 'function' ? gate(s.id) : gate),
       observe: () => undefined,
+      inputWaits: inputs,
       ...(spent ? { spent } : {}),
     },
     'planning',
@@ -790,5 +879,144 @@ describe('RunDriver: budgets', () => {
     expect(await driver.settled).toMatchObject({ status: 'completed' });
     expect(data(log.of('plan_ready'))).toEqual([{ plan: chain(1), attempts: 1, tokens: 80 }]);
     expect(lastRow(log)).toMatchObject({ usage: { tokens: 80, toolCalls: 1 } });
+  });
+});
+
+describe("RunDriver: a server's input request during a step's call", () => {
+  jest.setTimeout(15_000);
+
+  const askOf = (invocationId: string): ElicitationAsk => ({
+    action: 'elicit',
+    invocationId,
+    asker: { kind: 'run', runId: RUN, stepId: 's' },
+    ownerId: OWNER,
+    tool: 'reader',
+    server: 'fixture',
+    request: {
+      mode: 'form',
+      message: 'Your name?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+  });
+
+  /** A registry whose call asks the run for input once, then answers with the reply it got. */
+  function asking(driverOf: () => RunDriver, invocation = `${RUN}:s:1`): Answer {
+    return async () => ok(JSON.stringify(await driverOf().input(askOf(invocation))));
+  }
+
+  it('records the request, waits for the answer and gives it to the call; the log says who answered', async () => {
+    const inputs = new MemoryInputs();
+    const holder: { driver?: RunDriver } = {};
+    const t = setup({ answers: [asking(() => holder.driver as RunDriver)], inputs });
+    holder.driver = t.driver;
+    await t.driver.planReady({ steps: [step('s')] }, { review: false });
+    await t.log.until('step_input_requested');
+    expect(data(t.log.of('step_input_requested'))).toEqual([
+      {
+        stepId: 's',
+        tool: 'reader',
+        elicitationId: inputs.asked[0]?.id,
+        server: 'fixture',
+        mode: 'form',
+        message: 'Your name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        fieldOrder: ['name'],
+        expiresAt: '2030-01-01T00:00:00.000Z',
+      },
+    ]);
+    expect(inputs.asked[0]).toMatchObject({ label: 'test', tool: 'reader', stepId: 's' });
+    inputs.reply({ action: 'accept', content: { name: 'Ada' } });
+    const end = await t.driver.settled;
+    expect(data(t.log.of('step_input_answered'))).toEqual([
+      {
+        stepId: 's',
+        tool: 'reader',
+        elicitationId: inputs.asked[0]?.id,
+        action: 'accept',
+        content: { name: 'Ada' },
+        by: 'person',
+      },
+    ]);
+    expect(t.log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'step_input_requested',
+      'step_input_answered',
+      'step_complete',
+      'complete',
+    ]);
+    expect(end).toMatchObject({
+      status: 'completed',
+      data: { result: { action: 'accept', content: { name: 'Ada' } } },
+    });
+  });
+
+  it('declines at once in an unattended run, with the reason in the log', async () => {
+    const inputs = new MemoryInputs();
+    const holder: { driver?: RunDriver } = {};
+    const t = setup({ answers: [asking(() => holder.driver as RunDriver)], inputs, unattended: true });
+    holder.driver = t.driver;
+    await t.driver.planReady({ steps: [step('s')] }, { review: false });
+    const end = await t.driver.settled;
+    expect(end).toMatchObject({ status: 'completed', data: { result: { action: 'decline' } } });
+    expect(data(t.log.of('step_input_answered'))).toEqual([
+      {
+        stepId: 's',
+        tool: 'reader',
+        elicitationId: inputs.asked[0]?.id,
+        action: 'decline',
+        by: 'platform',
+        reason: expect.stringContaining('unattended run'),
+      },
+    ]);
+    expect(inputs.declines).toEqual([
+      { id: inputs.asked[0]?.id, reason: expect.stringContaining('unattended') },
+    ]);
+  });
+
+  it("refuses a request for a call the run does not have in flight, or made for another owner's call", async () => {
+    const t = setup({ answers: [] });
+    await expect(t.driver.input(askOf(`${RUN}:s:9`))).rejects.toMatchObject({ code: 'conflict' });
+    const inputs = new MemoryInputs();
+    const holder: { driver?: RunDriver } = {};
+    let refused: unknown;
+    const u = setup({
+      answers: [
+        async () => {
+          // The same invocation id, but the call was made for someone else.
+          refused = await (holder.driver as RunDriver)
+            .input({ ...askOf(`${RUN}:s:1`), ownerId: '00000000-0000-4000-8000-0000000000cc' })
+            .catch((err: unknown) => err);
+          return ok('done');
+        },
+      ],
+      inputs,
+    });
+    holder.driver = u.driver;
+    await u.driver.planReady({ steps: [step('s')] }, { review: false });
+    await u.driver.settled;
+    expect(refused).toMatchObject({ code: 'conflict' });
+    expect(inputs.asked).toEqual([]);
+    expect(u.log.types).not.toContain('step_input_requested');
+  });
+
+  it('ends the wait with cancel when the run is cancelled, and says why', async () => {
+    const inputs = new MemoryInputs();
+    const holder: { driver?: RunDriver } = {};
+    const t = setup({ answers: [asking(() => holder.driver as RunDriver)], inputs });
+    holder.driver = t.driver;
+    await t.driver.planReady({ steps: [step('s')] }, { review: false });
+    await t.log.until('step_input_requested');
+    await t.driver.cancel('cancelled by the user');
+    const end = await t.driver.settled;
+    expect(end.status).toBe('cancelled');
+    expect(data(t.log.of('step_input_answered'))).toEqual([
+      expect.objectContaining({
+        action: 'cancel',
+        by: 'platform',
+        reason: 'the run stopped: cancelled by the user',
+      }),
+    ]);
   });
 });

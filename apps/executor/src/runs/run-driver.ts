@@ -2,6 +2,8 @@ import {
   AppError,
   Events,
   type AgentPlan,
+  type ElicitationAsk,
+  type ElicitationReply,
   type BudgetLimit,
   type BudgetUsage,
   type PermissionDecision,
@@ -23,6 +25,7 @@ import { draftPlan, type RunBasics } from './engine/planning';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
 import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
 import type { ReusableStep } from './executions';
+import type { InputPort } from '../inputs/input-waits';
 import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -59,6 +62,8 @@ export interface DriverInit extends RunBasics {
     tool: ToolDescriptor,
     args: Record<string, unknown>,
   ) => PermissionDecision | Promise<PermissionDecision>;
+  /** MCP servers' input requests during the run's tool calls. */
+  readonly inputWaits: InputPort;
   /** Observing hooks (post_tool_use, post_tool_use_failure, run_complete, run_error); never awaited. */
   readonly observe: (
     event: 'post_tool_use' | 'post_tool_use_failure' | 'run_complete' | 'run_error',
@@ -82,6 +87,8 @@ export class RunDriver {
   private readonly results = new Map<string, unknown>();
   private readonly invocations = new Map<string, string>();
   private readonly stepGates = new Map<string, Gate>();
+  /** Steps whose call waits for a person's input (their server asked). */
+  private readonly asking = new Set<string>();
   private readonly abort = new AbortController();
   private failure: RunFailed | undefined;
   /** Why the run's log stopped taking events (not a lost lease): the run ends with an error. */
@@ -109,6 +116,7 @@ export class RunDriver {
     this.meter = new BudgetMeter(init.config.budget, init.spent);
     this.steps = new StepRunner({
       runId: init.runId,
+      goal: init.goal,
       ctx: init.ctx,
       config: init.config,
       inputs: init.inputs,
@@ -125,6 +133,12 @@ export class RunDriver {
       gate: init.gate,
       awaitApproval: (step, tool, args, decision) => this.awaitApproval(step, tool, args, decision),
       observe: init.observe,
+      inputWaits: init.inputWaits,
+      waitingForInput: (stepId, waiting) => {
+        if (waiting) this.asking.add(stepId);
+        else this.asking.delete(stepId);
+        this.syncClock();
+      },
       ended: (step, outcome) => this.stepEnded(step, outcome),
     });
   }
@@ -282,6 +296,11 @@ export class RunDriver {
       gate?.release();
     }
     return { status: this.stepGates.size ? 'awaiting_step_approval' : 'running', released: open };
+  }
+
+  /** A server's input request during one of the run's calls (from the registry, on the control subject). */
+  input(ask: ElicitationAsk): Promise<ElicitationReply> {
+    return this.steps.input(ask);
   }
 
   async cancel(reason = 'cancelled by the user'): Promise<RunControlReply> {
@@ -560,7 +579,7 @@ export class RunDriver {
 
   /**
    * The wall clock runs while the run works: not at the plan gate, not while every step in flight
-   * waits at a gate, and not once the run is ending. While it runs, a timer stops the run when the
+   * waits at a gate or for a person's input, and not once the run is ending. While it runs, a timer stops the run when the
    * working time is spent.
    */
   private syncClock(): void {
@@ -569,7 +588,7 @@ export class RunDriver {
       kind === 'awaiting-approval' ||
       kind === 'finishing' ||
       kind === 'closed' ||
-      (this.stepGates.size > 0 && this.count('running') === 0);
+      ((this.stepGates.size > 0 || this.asking.size > 0) && this.count('running') - this.asking.size <= 0);
     if (idle) {
       this.meter.stop();
       clearTimeout(this.wallTimer);

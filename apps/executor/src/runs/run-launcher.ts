@@ -27,6 +27,7 @@ import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
 import { ownerFeedOf } from './owner-feed';
 import { RunPosture } from './sandbox-posture';
+import { InputWaits } from '../inputs/input-waits';
 import { toolCallOf } from '@switchyard/permissions';
 
 /** Where a run comes from, as its run_created event says. */
@@ -109,6 +110,7 @@ export class RunLauncher {
     private readonly active: ActiveRuns,
     private readonly permissions: PermissionsService,
     private readonly posture: RunPosture,
+    private readonly inputWaits: InputWaits,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -295,6 +297,7 @@ export class RunLauncher {
           cancelGraceMs: 10_000,
         },
         catalog: async () => toolsOf(await this.catalog(ctx), l.agent),
+        inputWaits: this.inputWaits,
         onClosed: (id) => this.active.closed(id),
         gate: (step, tool, args) =>
           this.permissions.decide({

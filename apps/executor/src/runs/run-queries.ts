@@ -14,7 +14,7 @@ import {
   type RunPage,
   type RunSummary,
 } from '@switchyard/contracts';
-import { RunsRepository, type RunRow } from '@switchyard/server-db-runs';
+import { InputRequestsRepository, RunsRepository, type RunRow } from '@switchyard/server-db-runs';
 import type { CallContext } from '@switchyard/server-observability';
 import { foldExecutions, spentOf } from './executions';
 import { ownerOf, visibleTo } from './run-access';
@@ -27,7 +27,10 @@ const HISTORY_EVENTS = 1_000;
  */
 @Injectable()
 export class RunQueries {
-  constructor(private readonly repo: RunsRepository) {}
+  constructor(
+    private readonly repo: RunsRepository,
+    private readonly inputs: InputRequestsRepository,
+  ) {}
 
   async list(q: RunListQuery, ctx: CallContext): Promise<RunPage> {
     const page = await this.repo.list(ownerOf(ctx), q);
@@ -36,8 +39,13 @@ export class RunQueries {
 
   /** The caller's own gates (an admin's too: an inbox is for the person, not for the platform). */
   async inbox(ctx: CallContext): Promise<Inbox> {
-    const gates = await this.repo.openGates(ownerOf(ctx), INBOX_LIMIT);
+    const ownerId = ownerOf(ctx);
+    const [gates, inputs] = await Promise.all([
+      this.repo.openGates(ownerId, INBOX_LIMIT),
+      this.inputs.pendingOf(ownerId, {}, INBOX_LIMIT),
+    ]);
     return {
+      inputRequests: inputs,
       items: gates.map((g): InboxItem => {
         const r = g.request;
         return {
@@ -61,9 +69,10 @@ export class RunQueries {
 
   async get(runId: string, ctx: CallContext): Promise<RunDetail> {
     const run = await this.repo.getVisible(runId, visibleTo(ctx));
-    const [events, stepEvents] = await Promise.all([
+    const [events, stepEvents, inputs] = await Promise.all([
       this.repo.events(runId, HISTORY_EVENTS + 1),
       this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS),
+      this.inputs.pendingOfRun(runId),
     ]);
     const plan = parsePlan(run.plan);
     const budget = RunConfig.shape.budget.safeParse(run.config['budget']);
@@ -80,6 +89,7 @@ export class RunQueries {
       budget: (budget.success && budget.data) || null,
       usage: spentOf(run.usage, stepEvents),
       files: grantsOf(run).map((g) => grantView(g, ctx.role === 'admin')),
+      inputRequests: inputs,
     };
   }
 }

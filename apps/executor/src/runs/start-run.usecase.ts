@@ -12,11 +12,12 @@ import {
   type StartRunBody,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import { planRefusal, validatePlan } from '@switchyard/plan';
+import { planRefusal, validatePlan, type ValidationResult } from '@switchyard/plan';
 import type { Bus } from '@switchyard/server-bus';
 import type { CallContext } from '@switchyard/server-observability';
 import { BUS } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
+import { ToolCatalogs } from './tool-catalogs';
 import {
   RunLauncher,
   toolsOf,
@@ -43,8 +44,12 @@ export interface WorkflowLaunch {
 /** Starts new runs: from a goal or a workflow, one at a time or as a batch, or from a saved workflow. */
 @Injectable()
 export class StartRun {
+  /** Saved plans that passed, by plan and catalog object (see `checkSaved`). */
+  private readonly checked = new WeakMap<object, WeakMap<object, Map<string, ValidationResult>>>();
+
   constructor(
     private readonly launcher: RunLauncher,
+    private readonly catalogs: ToolCatalogs,
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
@@ -98,13 +103,14 @@ export class StartRun {
    * checked by the caller) and hands back its driver, whose `settled` tells how it ended.
    */
   async startWorkflow(def: WorkflowLaunch, ctx: CallContext): Promise<RunDriver> {
-    const tools = await this.launcher.catalog(ctx);
     const config = RunConfig.parse(def.config);
-    const checked = validatePlan(def.plan, {
-      tools,
-      inputNames: def.inputNames,
-      readOnly: config.capabilityMode === 'read-only',
-    });
+    const readOnly = config.capabilityMode === 'read-only';
+    const check = (tools: ReadonlyMap<string, ToolDescriptor>) =>
+      this.checkSaved(def.plan, tools, def.inputNames, readOnly);
+    let tools = await this.catalogs.kept(ctx);
+    let checked = check(tools);
+    // The kept catalog may lack a tool added since (an MCP server that connected): ask afresh once.
+    if (!checked.ok) checked = check((tools = await this.catalogs.refresh(ctx)));
     if (!checked.ok) throw planRefusal('the workflow is no longer valid', checked.issues);
     const inputs = { ...def.inputs, ...(def.files ? { files: def.files } : {}) };
     return this.launcher.launch(
@@ -121,6 +127,33 @@ export class StartRun {
       },
       ctx,
     );
+  }
+
+  /**
+   * A saved plan checked against a catalog. A published workflow and a kept catalog are the same
+   * objects from one start to the next (PublishedWorkflows, ToolCatalogs): a task's plan is checked
+   * once per catalog, not once per run. Only a plan that passed is remembered; its checked form is
+   * shared by the runs (nothing changes a plan in place: an edit makes a new one).
+   */
+  private checkSaved(
+    plan: unknown,
+    tools: ReadonlyMap<string, ToolDescriptor>,
+    inputNames: readonly string[],
+    readOnly: boolean,
+  ): ValidationResult {
+    const key = `${readOnly ? 'r' : 'w'}:${JSON.stringify(inputNames)}`;
+    const byTools = plan !== null && typeof plan === 'object' ? this.checked.get(plan) : undefined;
+    const known = byTools?.get(tools)?.get(key);
+    if (known) return known;
+    const result = validatePlan(plan, { tools, inputNames, readOnly });
+    if (result.ok && plan !== null && typeof plan === 'object') {
+      const forPlan = byTools ?? new WeakMap<object, Map<string, ValidationResult>>();
+      const forTools = forPlan.get(tools) ?? new Map<string, ValidationResult>();
+      forTools.set(key, result);
+      forPlan.set(tools, forTools);
+      this.checked.set(plan, forPlan);
+    }
+    return result;
   }
 
   /**

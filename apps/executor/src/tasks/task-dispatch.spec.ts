@@ -16,7 +16,8 @@ import {
 import type { AppConfig } from '@switchyard/server-config';
 import { LeaseLostError } from '@switchyard/server-db-runs';
 import { createLogger, type CallContext } from '@switchyard/server-observability';
-import { InMemoryBus, ManualClock } from '@switchyard/testing';
+import { PublishedWorkflows } from '@switchyard/server-runtime';
+import { InMemoryBus, ManualClock, waitFor } from '@switchyard/testing';
 import { RunDriver } from '../runs/run-driver';
 import { RunWriter } from '../runs/engine/run-writer';
 import type { WorkflowLaunch } from '../runs/start-run.usecase';
@@ -190,17 +191,23 @@ function setup(opts: { answers?: Answer[] } = {}) {
     attachFailures: [] as AppError[],
     /** Failures the finish RPC answers with, one per attempt, before it accepts. */
     finishFailures: [] as AppError[],
+    /** While set, a finish report waits for it before it is answered. */
+    finishHeld: undefined as Promise<void> | undefined,
+    /** The ends of each finish report accepted, by report. */
+    reports: [] as string[][],
   };
-  bus.answer(Rpc.tasks.claim, () => scheduler.claim);
-  bus.answer(Rpc.tasks.attach, () => {
+  bus.answer(Rpc.tasks.claimBatch, ({ ids }) => ({ claims: ids.map(() => scheduler.claim) }));
+  bus.answer(Rpc.tasks.attachBatch, ({ runs }) => {
     const failure = scheduler.attachFailures.shift();
     if (failure) throw failure;
-    return { cancel: scheduler.attachCancel };
+    return { answers: runs.map(() => ({ cancel: scheduler.attachCancel })) };
   });
-  bus.answer(Rpc.tasks.finish, (f) => {
+  bus.answer(Rpc.tasks.finishBatch, async ({ ends }) => {
     const failure = scheduler.finishFailures.shift();
     if (failure) throw failure;
-    finished.push(f);
+    await scheduler.finishHeld;
+    finished.push(...ends);
+    scheduler.reports.push(ends.map((e) => e.id));
     return {};
   });
   let resolveWorkflow: () => unknown = () => published;
@@ -227,6 +234,11 @@ function setup(opts: { answers?: Answer[] } = {}) {
           files: [],
           tools,
           writer,
+          inputWaits: {
+            timeoutMs: 60_000,
+            ask: () => Promise.reject(new Error('this test asks nobody')),
+            declined: () => Promise.reject(new Error('this test asks nobody')),
+          },
           bus,
           logger,
           settings: {
@@ -253,7 +265,9 @@ function setup(opts: { answers?: Answer[] } = {}) {
     },
   };
   const config = { tools: { timeoutMs: 60_000 } } as AppConfig;
-  const workflows = new WorkflowRuns(starter, bus, config, logger);
+  const resolver = new PublishedWorkflows(bus);
+  resolver.onModuleInit();
+  const workflows = new WorkflowRuns(starter, resolver, bus, config, logger);
   workflows.onModuleInit();
   const jobs = new HandJobs();
   const time = new HandTime();
@@ -281,9 +295,9 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup({ answers: [ok({ rows: 3 })] });
     await t.jobs.hand(TASK);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.finish',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.finishBatch',
     ]);
     expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.workflows.resolve.subject)?.payload).toEqual({
       id: WORKFLOW,
@@ -302,9 +316,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     });
     expect(t.calls.map((c) => c.arguments)).toEqual([{ n: 7 }]);
     expect(run?.log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_complete', 'complete']);
-    expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.attach.subject)?.payload).toEqual({
-      id: TASK,
-      runId: runIdOf(1),
+    expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.attachBatch.subject)?.payload).toEqual({
+      runs: [{ id: TASK, runId: runIdOf(1) }],
     });
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: runIdOf(1), output: { rows: 3 }, error: null },
@@ -343,10 +356,10 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await t.jobs.hand(OTHER_TASK);
     expect(t.launched).toEqual([]);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
-      'scheduler.tasks.finish',
-      'scheduler.tasks.claim',
-      'scheduler.tasks.finish',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.finishBatch',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.finishBatch',
     ]);
     expect(t.finished).toEqual([
       { id: TASK, state: 'failed', runId: null, error: 'workflow "nightly" has no published version' },
@@ -363,7 +376,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup();
     t.scheduler.claim = { go: false, reason: 'interrupted: its first body stopped' };
     await t.jobs.hand(TASK);
-    expect(t.bus.traffic.requests.map((r) => r.subject)).toEqual(['scheduler.tasks.claim']);
+    expect(t.bus.traffic.requests.map((r) => r.subject)).toEqual(['scheduler.tasks.claimBatch']);
     expect(t.launched).toEqual([]);
     expect(t.finished).toEqual([]);
   });
@@ -500,7 +513,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     );
     await t.jobs.hand(TASK);
     expect(t.time.sleeps).toEqual([250, 500, 750]);
-    expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finish')).toHaveLength(4);
+    expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finishBatch')).toHaveLength(4);
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
     ]);
@@ -515,15 +528,48 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await t.jobs.hand(TASK);
     expect(t.time.sleeps).toEqual([250, 500]);
     expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claim',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.attach',
-      'scheduler.tasks.finish',
+      'scheduler.tasks.claimBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.attachBatch',
+      'scheduler.tasks.finishBatch',
     ]);
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
     ]);
+  });
+
+  it('reports ends learnt while a report is on its way together, in the next report', async () => {
+    const THIRD = '00000000-0000-4000-8000-0000000000a3';
+    const t = setup({ answers: [ok(1), ok(2), ok(3)] });
+    let release!: () => void;
+    t.scheduler.finishHeld = new Promise<void>((r) => (release = r));
+    const first = t.jobs.hand(TASK);
+    await waitFor(() => t.schedulerTraffic().includes('scheduler.tasks.finishBatch'));
+    const later = [t.jobs.hand(OTHER_TASK), t.jobs.hand(THIRD)];
+    await waitFor(() => t.launched.filter((l) => l.log.types.includes('complete')).length === 3);
+    t.scheduler.finishHeld = undefined;
+    release();
+    await Promise.all([first, ...later]);
+    expect(t.scheduler.reports).toEqual([[TASK], [OTHER_TASK, THIRD]]);
+    expect(t.finished.map((f) => [f.id, f.output])).toEqual([
+      [TASK, 1],
+      [OTHER_TASK, 2],
+      [THIRD, 3],
+    ]);
+  });
+
+  it('resolves a published workflow once for many tasks, and afresh once the planner says it changed', async () => {
+    const t = setup({ answers: [ok(1), ok(2), ok(3)] });
+    await t.jobs.hand(TASK);
+    await t.jobs.hand(OTHER_TASK);
+    const resolves = () => t.bus.traffic.requests.filter((r) => r.subject === Rpc.workflows.resolve.subject);
+    expect(resolves()).toHaveLength(1);
+    t.bus.emit(Events.workflowsChanged, { ownerId: OWNER, workflowId: WORKFLOW, published: true });
+    await t.bus.flush();
+    await t.jobs.hand('00000000-0000-4000-8000-0000000000a3');
+    expect(resolves()).toHaveLength(2);
+    expect(t.finished).toHaveLength(3);
   });
 
   it('does not retry a report the scheduler refuses as invalid', async () => {
@@ -531,7 +577,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     t.scheduler.finishFailures.push(new AppError('validation_failed', 'bad report'));
     await t.jobs.hand(TASK);
     expect(t.time.sleeps).toEqual([]);
-    expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finish')).toHaveLength(1);
+    expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finishBatch')).toHaveLength(1);
     expect(t.finished).toEqual([]);
   });
 

@@ -4,10 +4,19 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { AppError, Events, Rpc, type FinishTask } from '@switchyard/contracts';
+import {
+  AppError,
+  describeIssues,
+  Events,
+  TASK_BATCH_LIMIT,
+  FinishTask,
+  Rpc,
+  type ClaimResult,
+  toFieldIssues,
+} from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
 import type { Logger } from '@switchyard/server-observability';
-import { BUS, LOGGER } from '@switchyard/server-runtime';
+import { BUS, Coalescer, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
 import { TASK_JOBS, type TaskJobSource } from './task-jobs';
@@ -52,6 +61,22 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly running = new Map<string, RunDriver>();
   private readonly killed = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
+  /** Claims, attachments and ends made while the previous ones are on their way leave together. */
+  private readonly claims = new Coalescer<string, ClaimResult>(
+    async (ids) => (await this.bus.call(Rpc.tasks.claimBatch, { ids })).claims,
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
+  );
+  private readonly attachments = new Coalescer<{ id: string; runId: string }, { cancel: boolean }>(
+    async (runs) => (await this.bus.call(Rpc.tasks.attachBatch, { runs })).answers,
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
+  );
+  private readonly ends = new Coalescer<FinishTask, undefined>(
+    async (ends) => {
+      await this.bus.call(Rpc.tasks.finishBatch, { ends });
+      return ends.map(() => undefined);
+    },
+    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
+  );
 
   constructor(
     private readonly workflows: WorkflowRuns,
@@ -77,7 +102,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private async process(taskId: string): Promise<void> {
-    const claim = await this.bus.call(Rpc.tasks.claim, { id: taskId });
+    const claim = await this.claims.call(taskId);
     if (!claim.go || !claim.task) {
       this.logger.info({ taskId, reason: claim.reason }, 'task not started');
       return;
@@ -97,7 +122,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         async (runId) => {
           // Retried while the scheduler restarts, like the end report: a task must know its run.
           const { cancel } = await this.untilReached(taskId, 'task run not attached yet', () =>
-            this.bus.call(Rpc.tasks.attach, { id: taskId, runId }),
+            this.attachments.call({ id: taskId, runId }),
           );
           this.forgetOldKills();
           return cancel || this.killed.delete(taskId) ? 'the task was killed' : undefined;
@@ -144,12 +169,22 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
 
   /**
    * Tells the scheduler how a body ended, retrying while it is unreachable (a restart): an end that
-   * is never reported would leave the task running and its slot taken. A report the scheduler
-   * refuses as invalid is not retried: it would be refused again.
+   * is never reported would leave the task running and its slot taken. Ends learnt while a report is
+   * on its way go together in the next one (one message for many bodies under load). A report the
+   * scheduler refuses as invalid is not retried: it would be refused again; so each end is checked
+   * here first, and one that does not fit is given up alone instead of taking a batch down with it.
    */
   private async report(f: FinishTask): Promise<void> {
+    const checked = FinishTask.safeParse(f);
+    if (!checked.success) {
+      this.logger.error(
+        { taskId: f.id, err: describeIssues(toFieldIssues(checked.error)) },
+        'gave up reporting a task end: it does not fit the report',
+      );
+      return;
+    }
     try {
-      await this.untilReached(f.id, 'task end not reported yet', () => this.bus.call(Rpc.tasks.finish, f));
+      await this.untilReached(f.id, 'task end not reported yet', () => this.ends.call(f));
     } catch (err) {
       this.logger.error({ taskId: f.id, err: (err as Error).message }, 'gave up reporting a task end');
     }

@@ -14,7 +14,7 @@ import { bindFileInputs, checkInputs, inputNamesOf } from '@switchyard/plan';
 import type { AppConfig } from '@switchyard/server-config';
 import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, PublishedWorkflows } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { StartRun } from '../runs/start-run.usecase';
 import type { BeforeWork } from '../runs/run-launcher';
@@ -41,6 +41,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(StartRun) private readonly runs: WorkflowStarter,
+    private readonly published: PublishedWorkflows,
     @Inject(BUS) private readonly bus: BusPort,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -103,7 +104,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     ctx: CallContext,
     beforeWork?: BeforeWork,
   ): Promise<{ driver: RunDriver; name: string; steps: number }> {
-    const def = await this.bus.call(Rpc.workflows.resolve, { id: workflowId, version: 'published' }, { ctx });
+    const def = await this.published.resolve(workflowId, ctx);
     // Unattended: shared directories are made as always; a picker file cannot be given here.
     const bound = bindFileInputs(def.inputSchema, inputs, []);
     const issues = [...bound.issues, ...checkInputs(def.inputSchema, bound.inputs)];

@@ -5,18 +5,16 @@ import type { Response } from 'express';
 import type { GatewayRequest } from '../http/endpoint';
 import { McpAccessService } from './mcp-access';
 import { McpNotifier } from './mcp-notifier';
+import { McpResumedStreams, rpcError } from './mcp-resume';
 import { McpServerFactory } from './mcp-server';
 import { McpSessions } from './mcp-sessions';
-
-function rpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
 
 /**
  * `/mcp`: sessions without sticky routing. An initialize makes a session in Redis and answers its
  * id; every later request, on any replica, finds the session there (it must be the caller's
  * owner's), builds a server for that one request and hands the request to the SDK's transport in
- * its per-request (stateless) form, with the session's Redis event store for Last-Event-ID. The
+ * its per-request (stateless) form, with the session's Redis event store. A GET with Last-Event-ID
+ * resumes a stream here instead (McpResumedStreams), live on whatever replica it reaches. The
  * token is checked on every request by the AuthGuard, like any route.
  */
 @Injectable()
@@ -26,6 +24,7 @@ export class McpEndpoint {
     private readonly sessions: McpSessions,
     private readonly servers: McpServerFactory,
     private readonly notifier: McpNotifier,
+    private readonly resumed: McpResumedStreams,
   ) {}
 
   async handle(req: GatewayRequest, res: Response): Promise<void> {
@@ -34,7 +33,9 @@ export class McpEndpoint {
     const access = await this.access.enabledFor(caller);
     let sessionId: string;
     const given = req.headers['mcp-session-id'];
-    if (req.method === 'POST' && isInitializeRequest(req.body)) {
+    // The method first: the full schema check is for the one request that may be an initialize.
+    const method = (req.body as { method?: unknown } | undefined)?.method;
+    if (req.method === 'POST' && method === 'initialize' && isInitializeRequest(req.body)) {
       sessionId = await this.sessions.create(caller.owner.id);
       res.setHeader('mcp-session-id', sessionId);
     } else if (typeof given !== 'string' || !given) {
@@ -49,6 +50,9 @@ export class McpEndpoint {
       res.status(200).end();
       return;
     }
+    const lastEventId = req.headers['last-event-id'];
+    if (req.method === 'GET' && typeof lastEventId === 'string' && lastEventId)
+      return this.resumed.resume(req, res, sessionId, caller.owner.id, lastEventId);
     const server = this.servers.build({ caller, access, sessionId, correlationId: req.correlationId });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -56,7 +60,7 @@ export class McpEndpoint {
     });
     await server.connect(transport);
     if (req.method === 'GET') {
-      const off = await this.notifier.listen(caller.owner.id, server);
+      const off = await this.notifier.listen(caller.owner.id, (n) => server.notification(n));
       res.on('close', () => {
         off();
         void server.close();

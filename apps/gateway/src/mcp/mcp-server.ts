@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
@@ -108,6 +109,11 @@ export interface McpCall {
 @Injectable()
 export class McpServerFactory {
   private taskTools: Promise<Tool[]> | undefined;
+  /**
+   * The SDK's Server makes an Ajv instance of its own unless given one (about half a millisecond a
+   * request); it is only used to check elicitation answers, which this server never asks for.
+   */
+  private readonly validator = new AjvJsonSchemaValidator();
 
   constructor(
     @Inject(BUS) private readonly bus: Bus,
@@ -120,6 +126,7 @@ export class McpServerFactory {
     const server = new Server(
       { name: 'switchyard', version: '0.1.0' },
       {
+        jsonSchemaValidator: this.validator,
         capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
         instructions:
           "Switchyard runs your team's reviewed, published workflows: call run_workflow_<id> to run one and get its result, " +
@@ -300,8 +307,7 @@ export class McpServerFactory {
     if (await this.sessions.registerCall(call.sessionId, extra.requestId, runId))
       await this.cancelRun(runId, ctx, 'the MCP client cancelled the tool call');
     await ended;
-    // Off the answer's path: a leftover entry only expires with the session.
-    void this.sessions.forgetCall(call.sessionId, extra.requestId).catch(() => undefined);
+    void this.sessions.forgetCall(call.sessionId, extra.requestId);
     const last = end as RunEnd | undefined; // set by the follower's callbacks
     this.logger.info({ runId, workflowId, status: last?.type }, 'MCP workflow call ended');
     if (last?.type === 'complete') {
@@ -380,7 +386,7 @@ export class McpServerFactory {
       if (err instanceof AppError && err.code === 'validation_failed') return failure(err.message);
       throw err;
     } finally {
-      await this.sessions.forgetCall(call.sessionId, extra.requestId).catch(() => undefined);
+      void this.sessions.forgetCall(call.sessionId, extra.requestId);
     }
   }
 

@@ -5,6 +5,7 @@ import { Events, type OwnerFeedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
+import { flattenSentHead } from './held-stream';
 import { RunFeed } from './run-feed';
 
 /** Events kept per owner for reconnects. */
@@ -115,6 +116,7 @@ export class OwnerFeed implements OnModuleDestroy {
       for (const e of state.ring) if (e.n > after) out += frame(`${this.epoch}-${e.n}`, e.event);
     out += `id: ${this.epoch}-${this.counter}\n\n`;
     res.write(out);
+    flattenSentHead(res);
     state.listeners.add(listener);
     stopHeartbeat = this.runs.heartbeat(() => res.write(': heartbeat\n\n'));
   }

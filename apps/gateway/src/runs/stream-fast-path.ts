@@ -6,9 +6,10 @@ import { correlationIdFrom, type Logger, type Metrics } from '@switchyard/server
 import { LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
-import { toProblem } from '../http/problem';
+import { sendRawProblem } from '../http/problem.filter';
 import { refuseHostileInput } from '../http/validation.interceptor';
 import type { Principal } from '../auth/principal';
+import { forgetHeaders } from './held-stream';
 import { feedResumeIdOf, OwnerFeed } from './owner-feed';
 import { lastEventIdOf, StreamRelay } from './stream-relay';
 
@@ -113,18 +114,13 @@ export class StreamFastPath {
       );
       const { token: _token, ...raw } = Object.fromEntries(params);
       refuseHostileInput({ query: raw });
-      await stream.start(raw, principal, req, res);
+      const streaming = stream.start(raw, principal, req, res);
+      // The stream holds its request for as long as it is open (hours): once the opener has read
+      // what it needs (Last-Event-ID, synchronously above), the header strings are let go.
+      forgetHeaders(req);
+      await streaming;
     } catch (err) {
-      const { problem, bug } = toProblem(err, correlationId, PATH);
-      if (bug)
-        this.logger.error({ err, correlationId, url: PATH }, 'request failed with an unexpected error');
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      res
-        .writeHead(problem.status, { 'content-type': 'application/problem+json; charset=utf-8' })
-        .end(JSON.stringify(problem));
+      sendRawProblem(err, correlationId, 'GET', PATH, res, this.logger);
     }
   }
 }

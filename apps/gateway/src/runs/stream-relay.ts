@@ -5,6 +5,7 @@ import { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
+import { flattenSentHead } from './held-stream';
 import { RunFeed } from './run-feed';
 
 const PAGE = 500;
@@ -31,6 +32,171 @@ export interface EventLog<E extends { seq: number; type: string }> {
   isTerminal(event: E): boolean;
 }
 
+/** Where a follower sends what it delivers. `deliver` answers false when the consumer is full. */
+interface Sink<E> {
+  deliver(event: E): boolean | void;
+  end(): void;
+  /** Calls `resume` once a full consumer has room again; absent: never full. */
+  drained?(resume: () => void): void;
+}
+
+/** A run's events: live from the run feed, kept in Postgres. One object per stream, no closures. */
+class RunLog implements EventLog<RunEvent> {
+  constructor(
+    private readonly runId: string,
+    private readonly feed: RunFeed,
+    private readonly events: RunEventsReader,
+  ) {}
+
+  get label(): Record<string, string> {
+    return { runId: this.runId };
+  }
+
+  follow(listener: (event: RunEvent) => void): Promise<() => void> {
+    return this.feed.follow(this.runId, listener);
+  }
+
+  readAfter(afterSeq: number, limit: number): Promise<RunEvent[]> {
+    return this.events.readAfter(this.runId, afterSeq, limit);
+  }
+
+  isTerminal(event: RunEvent): boolean {
+    return isTerminalRunEvent(event);
+  }
+}
+
+/** An SSE response as a follower's sink: frames of one turn corked into one write, a heartbeat. */
+class SseSink<E extends { seq: number; type: string }> implements Sink<E> {
+  private corked = false;
+  stopHeartbeat: () => void = () => undefined;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  deliver(e: E): boolean {
+    // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(uncorkSink, this);
+    }
+    return this.res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+  }
+
+  uncork(): void {
+    if (!this.corked) return; // the end has uncorked already
+    this.corked = false;
+    this.res.uncork();
+  }
+
+  end(): void {
+    this.stopHeartbeat();
+    // The last frame may still be corked: Node 22 drops what a response holds when it is ended
+    // corked (Node 20 flushed it), so the terminal frame would never leave.
+    this.uncork();
+    this.res.end();
+  }
+
+  drained(resume: () => void): void {
+    this.res.once('drain', resume);
+  }
+}
+
+function uncorkSink(sink: SseSink<{ seq: number; type: string }>): void {
+  sink.uncork();
+}
+
+/**
+ * One consumer of a log: subscribes to the live events first, replays what the log keeps after
+ * `afterSeq`, then follows live, filling a gap in the live feed from the log (see `StreamRelay.follow`).
+ * Its state is fields, not closures: thousands are open at once on a gateway.
+ */
+class Follower<E extends { seq: number; type: string }> {
+  private lastSent: number;
+  private done = false;
+  private blocked = false;
+  private chain: Promise<void> = Promise.resolve();
+  private unsubscribe: () => void = () => undefined;
+
+  constructor(
+    private readonly log: EventLog<E>,
+    private readonly afterSeq: number,
+    private readonly sink: Sink<E>,
+    private readonly logger: Logger,
+  ) {
+    this.lastSent = afterSeq;
+  }
+
+  start(): Following {
+    const stop = () => this.finish();
+    const subscribed = this.log
+      .follow((event) => this.live(event))
+      .then(
+        (off) => {
+          if (this.done) return off(); // stopped while subscribing
+          this.unsubscribe = off;
+          // The first read starts one event early: the event the caller already has tells whether
+          // the stream had ended there.
+          this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
+        },
+        (err: Error) => this.failed(err),
+      );
+    return Object.assign(stop, { subscribed });
+  }
+
+  finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.unsubscribe();
+    this.sink.end();
+  }
+
+  private live(event: E): void {
+    this.enqueue(async () => {
+      if (event.seq > this.lastSent + 1) await this.catchUp();
+      this.send(event, true);
+    });
+  }
+
+  private failed(err: Error): void {
+    this.logger.warn({ ...this.log.label, err: err.message }, 'event stream failed');
+    this.finish();
+  }
+
+  // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
+  // A caller that resumes at the newest event of a finished run is ended at once, without frames.
+  private send(e: E, newest: boolean): void {
+    if (this.done || this.blocked) return;
+    if (e.seq <= this.lastSent) {
+      if (newest && e.seq === this.lastSent && this.log.isTerminal(e)) this.finish();
+      return;
+    }
+    const room = this.sink.deliver(e) !== false;
+    this.lastSent = e.seq;
+    if (newest && this.log.isTerminal(e)) return this.finish();
+    if (!room && this.sink.drained) {
+      this.blocked = true;
+      this.sink.drained(() => {
+        this.blocked = false;
+        this.enqueue(() => this.catchUp());
+      });
+    }
+  }
+
+  private async catchUp(from = this.lastSent): Promise<void> {
+    for (let after = from; ; after = this.lastSent) {
+      if (this.done || this.blocked) return;
+      const page = await this.log.readAfter(after, PAGE);
+      page.forEach((e, i) => this.send(e, page.length < PAGE && i === page.length - 1));
+      if (page.length < PAGE) return;
+    }
+  }
+
+  // One queue keeps replay and live delivery in order.
+  private enqueue(work: () => Promise<void> | void): void {
+    this.chain = this.chain.then(work).catch((err: Error) => this.failed(err));
+  }
+}
+
 /**
  * The SSE relay. It subscribes to the live events first, then replays what Postgres holds after
  * Last-Event-ID, then follows live: every event is sent once, in sequence order, and a gap in the
@@ -55,17 +221,7 @@ export class StreamRelay {
     res: ServerResponse,
   ): Promise<void> {
     await this.events.assertVisible(runId, caller.owner.role === 'admin' ? null : caller.owner.id);
-    return this.relay(
-      {
-        label: { runId },
-        follow: (listener) => this.feed.follow(runId, listener),
-        readAfter: (after, limit) => this.events.readAfter(runId, after, limit),
-        isTerminal: isTerminalRunEvent,
-      },
-      afterSeq,
-      req,
-      res,
-    );
+    return this.relay(new RunLog(runId, this.feed, this.events), afterSeq, req, res);
   }
 
   /** Streams a log's events after `afterSeq` until a terminal one (the caller checked access). */
@@ -75,7 +231,6 @@ export class StreamRelay {
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<void> {
-    let corked = false;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -83,52 +238,17 @@ export class StreamRelay {
       'x-accel-buffering': 'no',
     });
     res.write(': connected\n\n');
-    const stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
-    const stop = this.follow(
-      log,
-      afterSeq,
-      (e) => {
-        // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
-        if (!corked) {
-          corked = true;
-          res.cork();
-          process.nextTick(() => {
-            if (!corked) return; // the end has uncorked already
-            corked = false;
-            res.uncork();
-          });
-        }
-        return res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-      },
-      () => {
-        stopHeartbeat();
-        // The last frame may still be corked: Node 22 drops what a response holds when it is ended
-        // corked (Node 20 flushed it), so the terminal frame would never leave.
-        if (corked) {
-          corked = false;
-          res.uncork();
-        }
-        res.end();
-      },
-      (resume) => res.once('drain', resume),
-    );
+    flattenSentHead(res);
+    const sink = new SseSink<E>(res);
+    sink.stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
+    const stop = new Follower(log, afterSeq, sink, this.logger).start();
     req.on('close', stop);
     await stop.subscribed;
   }
 
   /** A run's events after `afterSeq`, as `follow` delivers them (the caller checked access). */
   followRun(runId: string, afterSeq: number, deliver: (event: RunEvent) => void, end: () => void): Following {
-    return this.follow(
-      {
-        label: { runId },
-        follow: (listener) => this.feed.follow(runId, listener),
-        readAfter: (after, limit) => this.events.readAfter(runId, after, limit),
-        isTerminal: isTerminalRunEvent,
-      },
-      afterSeq,
-      deliver,
-      end,
-    );
+    return this.follow(new RunLog(runId, this.feed, this.events), afterSeq, deliver, end);
   }
 
   /**
@@ -148,71 +268,11 @@ export class StreamRelay {
     end: () => void,
     drained?: (resume: () => void) => void,
   ): Following {
-    let lastSent = afterSeq;
-    let done = false;
-    let blocked = false;
-    let chain: Promise<void> = Promise.resolve();
-    let unsubscribe: () => void = () => undefined;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      unsubscribe();
-      end();
-    };
-    // A terminal event ends the stream only when it is the newest: a resumed run goes on after it.
-    // A caller that resumes at the newest event of a finished run is ended at once, without frames.
-    const send = (e: E, newest: boolean) => {
-      if (done || blocked) return;
-      if (e.seq <= lastSent) {
-        if (newest && e.seq === lastSent && log.isTerminal(e)) finish();
-        return;
-      }
-      const room = deliver(e) !== false;
-      lastSent = e.seq;
-      if (newest && log.isTerminal(e)) return finish();
-      if (!room && drained) {
-        blocked = true;
-        drained(() => {
-          blocked = false;
-          enqueue(() => catchUp());
-        });
-      }
-    };
-    const catchUp = async (from = lastSent) => {
-      for (let after = from; ; after = lastSent) {
-        if (done || blocked) return;
-        const page = await log.readAfter(after, PAGE);
-        page.forEach((e, i) => send(e, page.length < PAGE && i === page.length - 1));
-        if (page.length < PAGE) return;
-      }
-    };
-    // One queue keeps replay and live delivery in order.
-    const enqueue = (work: () => Promise<void> | void) => {
-      chain = chain.then(work).catch((err: Error) => {
-        this.logger.warn({ ...log.label, err: err.message }, 'event stream failed');
-        finish();
-      });
-    };
-    const subscribed = log
-      .follow((event) =>
-        enqueue(async () => {
-          if (event.seq > lastSent + 1) await catchUp();
-          send(event, true);
-        }),
-      )
-      .then(
-        (off) => {
-          if (done) return off(); // stopped while subscribing
-          unsubscribe = off;
-          // The first read starts one event early: the event the caller already has tells whether
-          // the stream had ended there.
-          enqueue(() => catchUp(Math.max(afterSeq - 1, 0)));
-        },
-        (err: Error) => {
-          this.logger.warn({ ...log.label, err: err.message }, 'event stream failed');
-          finish();
-        },
-      );
-    return Object.assign(finish, { subscribed });
+    return new Follower(
+      log,
+      afterSeq,
+      { deliver, end, ...(drained ? { drained } : {}) },
+      this.logger,
+    ).start();
   }
 }

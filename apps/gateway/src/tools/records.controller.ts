@@ -1,6 +1,16 @@
-import { Controller, Inject, Req, Res } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  Controller,
+  type ExceptionFilter,
+  Inject,
+  Req,
+  Res,
+  UseFilters,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import {
+  MCP_OAUTH_MESSAGE,
   Routes,
   Rpc,
   type DeletedMcpTools,
@@ -14,10 +24,15 @@ import {
 } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import type { AppConfig } from '@switchyard/server-config';
-import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
+import { IdentityRepository } from '@switchyard/server-db-identity';
+import type { Logger } from '@switchyard/server-observability';
+import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
 import { authenticate, presentedToken } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
 import { asCaller, callContext, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { sendProblem } from '../http/problem.filter';
+import { toProblem } from '../http/problem';
+import { callbackPageHeaders, pageLanguage, renderCallbackPage, wantsHtml } from './oauth-callback-page';
 
 /** Where OAuth providers send the browser back after Connect. */
 export const OAUTH_CALLBACK_PATH = Routes.mcpOAuthCallback.path;
@@ -52,6 +67,29 @@ export function recordsCsv(items: McpToolRecord[]): string {
 }
 
 /**
+ * The callback's refusals: a browser gets the page (with the problem's status, code and sentence),
+ * anything else problem+json as from every route. Validation refusals of the query land here too.
+ */
+@Catch()
+export class OAuthCallbackFilter implements ExceptionFilter {
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const req = host.switchToHttp().getRequest<GatewayRequest>();
+    const res = host.switchToHttp().getResponse<Response>();
+    if (!wantsHtml(req) || res.headersSent) return sendProblem(exception, req, res, this.logger);
+    const { problem, bug } = toProblem(exception, req.correlationId ?? 'unknown');
+    if (bug) this.logger.error({ err: exception, correlationId: req.correlationId }, 'oauth callback failed');
+    callbackPageHeaders(res.status(problem.status)).send(
+      renderCallbackPage(
+        { type: MCP_OAUTH_MESSAGE, ok: false, code: problem.code, detail: problem.detail },
+        pageLanguage(req),
+      ),
+    );
+  }
+}
+
+/**
  * Tool record management at the seed's paths. Static paths (list, all, options, export) are declared
  * before `/mcp/tool/{id}` so they are matched first.
  */
@@ -61,16 +99,45 @@ export class RecordsController {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly verifier: TokenVerifier,
+    private readonly identity: IdentityRepository,
   ) {}
 
+  /** Who connected each record, by name as well as id: the registry knows owners only by id. */
+  private async named<T extends { items: McpToolRecord[] }>(page: T): Promise<T> {
+    const ids = [...new Set(page.items.flatMap((r) => (r.oauth?.connectedBy ? [r.oauth.connectedBy] : [])))];
+    if (!ids.length) return page;
+    const names = await this.identity.ownerNames(ids);
+    return {
+      ...page,
+      items: page.items.map((r) =>
+        r.oauth
+          ? {
+              ...r,
+              oauth: {
+                ...r.oauth,
+                connectedByName: r.oauth.connectedBy ? (names.get(r.oauth.connectedBy) ?? null) : null,
+              },
+            }
+          : r,
+      ),
+    };
+  }
+
+  private async namedOne(record: McpToolRecord): Promise<McpToolRecord> {
+    return (await this.named({ items: [record] })).items[0] as McpToolRecord;
+  }
+
   @Endpoint(Routes.mcpToolList)
-  list(@In() input: Input<typeof Routes.mcpToolList>, @Req() req: GatewayRequest): Promise<McpToolPage> {
-    return this.bus.call(Rpc.registry.list, input.query, asCaller(req));
+  async list(
+    @In() input: Input<typeof Routes.mcpToolList>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolPage> {
+    return this.named(await this.bus.call(Rpc.registry.list, input.query, asCaller(req)));
   }
 
   @Endpoint(Routes.mcpToolAll)
-  all(@In() input: Input<typeof Routes.mcpToolAll>, @Req() req: GatewayRequest): Promise<McpToolList> {
-    return this.bus.call(Rpc.registry.all, input.query, asCaller(req));
+  async all(@In() input: Input<typeof Routes.mcpToolAll>, @Req() req: GatewayRequest): Promise<McpToolList> {
+    return this.named(await this.bus.call(Rpc.registry.all, input.query, asCaller(req)));
   }
 
   @Endpoint(Routes.mcpToolOptions)
@@ -93,8 +160,11 @@ export class RecordsController {
   }
 
   @Endpoint(Routes.mcpToolGet)
-  get(@In() input: Input<typeof Routes.mcpToolGet>, @Req() req: GatewayRequest): Promise<McpToolRecord> {
-    return this.bus.call(Rpc.registry.get, { id: input.params.id }, asCaller(req));
+  async get(
+    @In() input: Input<typeof Routes.mcpToolGet>,
+    @Req() req: GatewayRequest,
+  ): Promise<McpToolRecord> {
+    return this.namedOne(await this.bus.call(Rpc.registry.get, { id: input.params.id }, asCaller(req)));
   }
 
   @Endpoint(Routes.mcpToolCreate)
@@ -106,22 +176,24 @@ export class RecordsController {
   }
 
   @Endpoint(Routes.mcpToolUpdate)
-  update(
+  async update(
     @In() input: Input<typeof Routes.mcpToolUpdate>,
     @Req() req: GatewayRequest,
   ): Promise<McpToolRecord> {
-    return this.bus.call(Rpc.registry.update, input.body, asCaller(req));
+    return this.namedOne(await this.bus.call(Rpc.registry.update, input.body, asCaller(req)));
   }
 
   @Endpoint(Routes.mcpToolStatus)
-  status(
+  async status(
     @In() input: Input<typeof Routes.mcpToolStatus>,
     @Req() req: GatewayRequest,
   ): Promise<McpToolRecord> {
-    return this.bus.call(
-      Rpc.registry.setStatus,
-      { id: input.params.id, status: input.query.status },
-      asCaller(req),
+    return this.namedOne(
+      await this.bus.call(
+        Rpc.registry.setStatus,
+        { id: input.params.id, status: input.query.status },
+        asCaller(req),
+      ),
     );
   }
 
@@ -149,13 +221,16 @@ export class RecordsController {
 
   /**
    * Public: a browser coming back from the provider carries no token, and the state alone says
-   * who started. A caller that does send a token must be that person.
+   * who started. A caller that does send a token must be that person. A browser (Accept: text/html)
+   * gets the page that tells the web client and closes itself; scripts get JSON.
    */
   @Endpoint(Routes.mcpOAuthCallback)
+  @UseFilters(OAuthCallbackFilter)
   async oauthCallback(
     @In() input: Input<typeof Routes.mcpOAuthCallback>,
     @Req() req: GatewayRequest,
-  ): Promise<McpOAuthCallbackResult> {
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<McpOAuthCallbackResult | string> {
     const principal = presentedToken(req.headers, undefined, false)
       ? await authenticate(
           { ...Routes.mcpOAuthCallback, auth: 'authenticated' },
@@ -164,10 +239,16 @@ export class RecordsController {
           undefined,
         )
       : undefined;
-    return this.bus.call(Rpc.registry.oauthCallback, input.query, {
+    const done = await this.bus.call(Rpc.registry.oauthCallback, input.query, {
       ctx: callContext(principal, req.correlationId),
       timeoutMs: OAUTH_RPC_TIMEOUT_MS,
     });
+    if (!wantsHtml(req)) return done;
+    callbackPageHeaders(res);
+    return renderCallbackPage(
+      { type: MCP_OAUTH_MESSAGE, ok: true, id: done.id, name: done.name },
+      pageLanguage(req),
+    );
   }
 
   @Endpoint(Routes.mcpToolDelete)

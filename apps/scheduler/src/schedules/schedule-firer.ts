@@ -83,6 +83,7 @@ export class ScheduleFirer implements OnApplicationBootstrap, OnApplicationShutd
   private async pass(): Promise<void> {
     const holdSandboxed = await this.posture.holdSandboxed();
     for (;;) {
+      if (!(await this.repo.anyDue(this.clock.now(), { holdSandboxed }))) break;
       const claims = await this.repo.claimDue(this.clock.now(), BATCH, planClaim, randomUUID, {
         holdSandboxed,
       });

@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import {
   Rpc,
   type FinishTask,
+  type FinishTasks,
   type RpcRequest,
   type SubmitTaskBody,
   type Task,
@@ -48,6 +49,16 @@ export class TasksHandler {
     return this.tasks.claim(req.id);
   }
 
+  @RpcHandler(Rpc.tasks.claimBatch)
+  async claimBatch(@RpcPayload(Rpc.tasks.claimBatch) req: RpcRequest<typeof Rpc.tasks.claimBatch>) {
+    return { claims: await this.tasks.claimAll(req.ids) };
+  }
+
+  @RpcHandler(Rpc.tasks.attachBatch)
+  async attachBatch(@RpcPayload(Rpc.tasks.attachBatch) req: RpcRequest<typeof Rpc.tasks.attachBatch>) {
+    return { answers: await this.tasks.attachAll(req.runs) };
+  }
+
   @RpcHandler(Rpc.tasks.attach)
   attach(@RpcPayload(Rpc.tasks.attach) req: RpcRequest<typeof Rpc.tasks.attach>) {
     return this.tasks.attach(req.id, req.runId);
@@ -56,6 +67,12 @@ export class TasksHandler {
   @RpcHandler(Rpc.tasks.finish)
   async finish(@RpcPayload(Rpc.tasks.finish) req: FinishTask): Promise<Record<string, never>> {
     await this.tasks.finish(req);
+    return {};
+  }
+
+  @RpcHandler(Rpc.tasks.finishBatch)
+  async finishBatch(@RpcPayload(Rpc.tasks.finishBatch) req: FinishTasks): Promise<Record<string, never>> {
+    await this.tasks.finishAll(req.ends);
     return {};
   }
 }

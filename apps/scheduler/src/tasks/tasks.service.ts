@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import {
   AppError,
   Events,
-  Rpc,
+  type ClaimResult,
   type FinishTask,
   type SubmitTaskBody,
   type Task,
@@ -14,16 +14,40 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { TasksRepository, toTask } from '@switchyard/server-db-tasks';
+import {
+  TasksRepository,
+  toTask,
+  type BgTaskRow,
+  type NewTask,
+  type TaskEnd,
+} from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
-import { createQueue, FairQueue, taskQueueNames, type Queue, type Redis } from '@switchyard/server-queue';
-import { APP_CONFIG, BUS, LOGGER, REDIS } from '@switchyard/server-runtime';
+import {
+  createQueue,
+  FairQueue,
+  taskQueueNames,
+  type AdmitEntry,
+  type AdmitResult,
+  type DispatchedTask,
+  type Queue,
+  type Redis,
+} from '@switchyard/server-queue';
+
+import { APP_CONFIG, BUS, Coalescer, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
 import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
 import { TaskTransitions } from './task-transitions';
 
 const OUTPUT_LIMIT = 64 * 1024;
 const TICK_MS = 250;
+/**
+ * How often the finished tasks of owners whose tasks ended meanwhile are pruned (one statement for
+ * all of them): a prune per end was a fifth of the scheduler's database work per one-step task.
+ * Between prunes an owner may briefly hold more than KEPT_FINISHED_TASKS.
+ */
+export const PRUNE_INTERVAL_MS = 1_000;
+/** Tasks handed to BullMQ per round trip of a pump (a batch of ends frees several slots at once). */
+const DISPATCH_BATCH = 16;
 /** How often a replica checks Redis against Postgres for work a dead replica left half done. */
 const RECONCILE_MS = 5_000;
 /** A queued row this old that Redis does not hold was never admitted (not a submit in progress). */
@@ -54,14 +78,27 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly jobs: Queue<{ taskId: string }>;
   private timer: NodeJS.Timeout | undefined;
   private reconciler: NodeJS.Timeout | undefined;
+  private pruner: NodeJS.Timeout | undefined;
+  /** Owners with tasks ended since the last prune. */
+  private readonly toPrune = new Set<string>();
+  /** Submits that arrive while others are being written are written together (group commit), and admitted together. */
+  private readonly inserts = new Coalescer<NewTask, BgTaskRow>((tasks) => this.repo.insertAll(tasks));
+  private readonly admissions = new Coalescer<AdmitEntry, AdmitResult>(async (tasks) => {
+    const { results, freeSlots } = await this.fair.admitBatch(tasks);
+    // With every slot taken nothing could start now: the end that frees one dispatches them.
+    if (freeSlots > 0 && results.some((r) => r.ok)) this.pumpSoon();
+    return results;
+  });
   private pumping = false;
   private again = false;
+  private pumpScheduled = false;
 
   constructor(
     private readonly repo: TasksRepository,
     private readonly metrics: TaskMetrics,
     private readonly transitions: TaskTransitions,
     private readonly feed: TaskFeed,
+    private readonly published: PublishedWorkflows,
     @Inject(REDIS) redis: Redis,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -75,12 +112,14 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_MS);
+    this.pruner = setInterval(() => void this.prune(), PRUNE_INTERVAL_MS);
     void this.tick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.reconciler) clearInterval(this.reconciler);
+    if (this.pruner) clearInterval(this.pruner);
     await this.jobs.close().catch(() => undefined);
   }
 
@@ -89,8 +128,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async submit(body: SubmitTaskBody, ctx: CallContext): Promise<Task> {
     const ownerId = ownerOf(ctx);
     // Refused now rather than failing later: only published workflows of the caller run as tasks.
-    await this.bus.call(Rpc.workflows.resolve, { id: body.workflowId, version: 'published' }, { ctx });
-    const row = await this.repo.insert({
+    await this.published.resolve(body.workflowId, ctx);
+    const row = await this.inserts.call({
       id: randomUUID(),
       ownerId,
       workflowId: body.workflowId,
@@ -113,7 +152,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * or a webhook's claim). Refused for capacity: the row is removed and the refusal answered.
    */
   async admitWritten(t: WrittenTask): Promise<AppError | undefined> {
-    const admitted = await this.fair.admit(t.id, t.ownerId, t.priority, t.createdAt.getTime());
+    const admitted = await this.admissions.call({
+      taskId: t.id,
+      ownerId: t.ownerId,
+      priority: t.priority,
+      enqueuedAtMs: t.createdAt.getTime(),
+    });
     if (!admitted.ok) {
       await this.repo.discard(t.id);
       this.metrics.rejected(t.priority, admitted.scope);
@@ -127,7 +171,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       });
     }
     this.feed.tell(t.ownerId, t.id, 'queued');
-    void this.pump();
     return undefined;
   }
 
@@ -167,6 +210,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     this.logger.warn({ tasks: active.length }, 'task queues rebuilt from Postgres');
   }
 
+  /** A pump at the end of this turn: what one turn admits or frees is dispatched in one pass. */
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      void this.pump();
+    });
+  }
+
   /** Hands every task a free slot allows to BullMQ, in fair order. */
   private async pump(): Promise<void> {
     if (this.pumping) {
@@ -175,20 +228,19 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     }
     this.pumping = true;
     try {
-      // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
-      // running limit would be counted from zero while bodies still run).
-      if (!(await this.fair.isInitialised())) await this.rebuild();
       do {
         this.again = false;
         for (;;) {
-          const next = await this.fair.next();
-          if (!next) break;
-          await this.jobs.add(
-            'task',
-            { taskId: next.taskId },
-            { jobId: next.taskId, removeOnComplete: true, removeOnFail: true },
-          );
-          this.metrics.dispatched(next.priority, Date.now() - next.enqueuedAtMs);
+          // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
+          // running limit would be counted from zero while bodies still run).
+          const next = await this.fair.nextBatch(DISPATCH_BATCH, { requireInitialised: true });
+          if (next === null) {
+            await this.rebuild();
+            continue;
+          }
+          if (!next.length) break;
+          await this.dispatch(next);
+          if (next.length < DISPATCH_BATCH) break;
         }
       } while (this.again);
     } catch (err) {
@@ -196,6 +248,19 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Hands tasks taken from the fair queue (marked running there) to BullMQ. */
+  private async dispatch(tasks: readonly DispatchedTask[]): Promise<void> {
+    await this.jobs.addBulk(
+      tasks.map((t) => ({
+        name: 'task',
+        data: { taskId: t.taskId },
+        opts: { jobId: t.taskId, removeOnComplete: true, removeOnFail: true },
+      })),
+    );
+    const now = Date.now();
+    for (const t of tasks) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
   }
 
   /**
@@ -238,7 +303,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       }
       if (repaired) {
         this.logger.warn({ repaired }, 'task queue repaired from Postgres (a replica stopped mid-way)');
-        void this.pump();
+        this.pumpSoon();
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'task queue reconciliation failed');
@@ -247,11 +312,28 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
 
   // ── the body's side (executor → scheduler) ──────────────────────────────────────────────────
 
-  async claim(id: string) {
-    const row = await this.repo.claim(id);
-    if (row) {
+  async claim(id: string): Promise<ClaimResult> {
+    return (await this.claimAll([id]))[0] as ClaimResult;
+  }
+
+  /**
+   * Claims for bodies about to start, answered in their order: the tasks still queued (and not
+   * killed) go running in one statement; the rest are answered one by one as before (a task claimed
+   * before by a body that is gone is interrupted, never replayed).
+   */
+  async claimAll(ids: readonly string[]): Promise<ClaimResult[]> {
+    const claimed = new Map((await this.repo.claimAll(ids)).map((row) => [row.id, row]));
+    const answers: ClaimResult[] = [];
+    for (const id of ids) {
+      const row = claimed.get(id);
+      // A task handed over twice in one batch: the first claim has it, the next is a second body.
+      claimed.delete(id);
+      if (!row) {
+        answers.push(await this.refuseClaim(id));
+        continue;
+      }
       this.transitions.emit({ taskId: id, ownerId: row.ownerId, state: 'running', error: null });
-      return {
+      answers.push({
         go: true,
         task: {
           ownerId: row.ownerId,
@@ -259,43 +341,96 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
           inputs: row.inputs as Record<string, unknown>,
           permissionMode: row.permissionMode as 'ask' | 'approve-for-me' | 'full-access',
         },
-      };
+      });
     }
+    return answers;
+  }
+
+  private async refuseClaim(id: string): Promise<ClaimResult> {
     const now = await this.repo.get(id);
     await this.fair.finish(id);
-    void this.pump();
+    this.pumpSoon();
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = 'the executor running this task stopped; it was not started again';
-      if (await this.repo.interrupt(id, reason))
+      if (await this.repo.interrupt(id, reason)) {
         this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
+        this.toPrune.add(now.ownerId);
+      }
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
     if (now?.state === 'queued' && now.killRequested) {
       const killed = await this.repo.kill(id, now.ownerId);
       this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: killed.state, error: killed.error });
+      this.toPrune.add(now.ownerId);
     }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
 
   async attach(id: string, runId: string): Promise<{ cancel: boolean }> {
-    const row = await this.repo.attach(id, runId);
-    return { cancel: !row || row.killRequested };
+    return (await this.attachAll([{ id, runId }]))[0] as { cancel: boolean };
+  }
+
+  /** Records the runs of bodies, in their order: cancel when the task is no longer running or a kill was asked. */
+  async attachAll(runs: ReadonlyArray<{ id: string; runId: string }>): Promise<Array<{ cancel: boolean }>> {
+    const attached = await this.repo.attachAll(runs);
+    return runs.map((r) => {
+      const row = attached.get(r.id);
+      return { cancel: !row || row.killRequested };
+    });
   }
 
   async finish(f: FinishTask): Promise<void> {
-    const json = JSON.stringify(f.output ?? null);
-    const output =
-      json.length > OUTPUT_LIMIT
-        ? { value: json.slice(0, OUTPUT_LIMIT), truncated: true }
-        : { value: f.output ?? null, truncated: f.outputTruncated === true };
-    const row = await this.repo.finish(f, output);
-    await this.fair.finish(f.id);
-    if (row) {
+    await this.finishAll([f]);
+  }
+
+  /** Records how bodies ended (each once), frees their slots and dispatches what they make room for. */
+  async finishAll(reports: readonly FinishTask[]): Promise<void> {
+    const ends = reports.map((f): TaskEnd => {
+      const json = JSON.stringify(f.output ?? null);
+      const cut = json.length > OUTPUT_LIMIT;
+      return {
+        id: f.id,
+        state: f.state,
+        runId: f.runId,
+        output: cut ? json.slice(0, OUTPUT_LIMIT) : (f.output ?? null),
+        outputTruncated: cut || f.outputTruncated === true,
+        error: f.error,
+      };
+    });
+    const ended = await this.repo.finish(ends);
+    // The slots are freed and what waits for them taken in one call; what more fits, the pump takes.
+    const taken = await this.fair.nextBatch(DISPATCH_BATCH, {
+      requireInitialised: true,
+      finishing: reports.map((f) => f.id),
+    });
+    const byId = new Map(reports.map((f) => [f.id, f]));
+    for (const row of ended) {
+      const f = byId.get(row.id);
+      if (!f) continue;
       this.transitions.emit({ taskId: f.id, ownerId: row.ownerId, state: f.state, error: f.error });
+      this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
-    void this.pump();
+    if (taken?.length)
+      // Not the reporter's failure: what was taken and not handed over, the reconciliation hands over.
+      await this.dispatch(taken).catch((err: Error) =>
+        this.logger.warn({ err: err.message }, 'task dispatch failed'),
+      );
+    if (taken === null || taken.length === DISPATCH_BATCH) this.pumpSoon();
+  }
+
+  /** Keeps KEPT_FINISHED_TASKS finished tasks per owner whose tasks ended since the last prune. */
+  private async prune(): Promise<void> {
+    if (!this.toPrune.size) return;
+    const owners = [...this.toPrune];
+    this.toPrune.clear();
+    try {
+      await this.repo.prune(owners);
+    } catch (err) {
+      for (const o of owners) this.toPrune.add(o);
+      this.logger.warn({ err: (err as Error).message }, 'finished tasks not pruned yet');
+    }
   }
 
   // ── the owner's side ────────────────────────────────────────────────────────────────────────
@@ -309,6 +444,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
       this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
+      this.toPrune.add(ownerId);
     } else if (row.state === 'running' || row.state === 'queued') {
       this.bus.emit(Events.taskKill, { id });
     }

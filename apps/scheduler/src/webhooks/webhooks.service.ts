@@ -15,7 +15,7 @@ import {
 } from '@switchyard/contracts';
 import { WebhooksRepository, type TriggerRow } from '@switchyard/server-db-tasks';
 import { requireOwner, type CallContext, type Logger } from '@switchyard/server-observability';
-import { LOGGER } from '@switchyard/server-runtime';
+import { Coalescer, LOGGER } from '@switchyard/server-runtime';
 import { CLOCK, type Clock } from '../clock';
 import { TasksService } from '../tasks/tasks.service';
 import { TaskTransitions } from '../tasks/task-transitions';
@@ -78,6 +78,15 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 @Injectable()
 export class WebhooksService implements OnModuleInit {
+  /** Task transitions heard while the previous ones are being followed go in one statement. */
+  private readonly follows = new Coalescer<
+    { taskId: string; state: DeliveryState; error: string | null },
+    undefined
+  >(async (items) => {
+    await this.repo.followTasks(items, this.clock.now());
+    return items.map(() => undefined);
+  });
+
   constructor(
     private readonly repo: WebhooksRepository,
     private readonly check: UnattendedCheck,
@@ -98,8 +107,7 @@ export class WebhooksService implements OnModuleInit {
     // The audit follows the task a delivery submitted.
     this.transitions.on(async (t) => {
       try {
-        const state = FOLLOWS[t.state];
-        await this.repo.followTask(t.taskId, state, t.error, this.clock.now());
+        await this.follows.call({ taskId: t.taskId, state: FOLLOWS[t.state], error: t.error });
       } catch (err) {
         this.logger.warn({ err: (err as Error).message, taskId: t.taskId }, 'delivery audit not updated');
       }

@@ -7,7 +7,14 @@ import {
   extractWWWAuthenticateParams,
   type OAuthClientProvider,
 } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/server-observability';
 import { vettedFetchLike, type AddressPolicy, type FetchLike } from '@switchyard/server-runtime';
@@ -49,9 +56,24 @@ export interface McpToolInfo {
   readonly outputSchema?: Record<string, unknown>;
 }
 
+/**
+ * Answers a server's input request (`elicitation/create`) made during one call: the registry relays
+ * it to the run or chat the call is for. `signal`: the server withdrew the request.
+ */
+export type InputRelay = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+
 /** One live MCP client for one record. */
 export interface McpConnection {
   readonly client: Client;
+  /**
+   * tools/call. A server's input request during it goes to `relay` when this is the only call in
+   * flight on the connection (see `connectMcp`); without a relay it is declined.
+   */
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: RequestOptions,
+    relay?: InputRelay,
+  ): Promise<CallToolResult>;
   readonly tools: McpToolInfo[];
   /** SHA-256 of the tool definitions (names, descriptions, schemas, annotations), order-independent. */
   readonly hash: string;
@@ -166,16 +188,65 @@ export async function connectMcp(
       ...(provider ? { authProvider: provider } : {}),
     });
   }
-  const client = new Client({ name: 'switchyard-tool-registry', version: '0.1.0' });
+  // Form and URL elicitation: a request reaches the person behind the call (a run step or a chat
+  // call), who answers in the web client or over the API; a URL is shown to them, never fetched here.
+  const client = new Client(
+    { name: 'switchyard-tool-registry', version: '0.1.0' },
+    { capabilities: { elicitation: { form: {}, url: {} } } },
+  );
   let closed = false;
   client.onclose = () => {
     closed = true;
   };
+  // A server's request carries no link to the tools/call it belongs to (stdio has no per-request
+  // stream at all), so it is attributed by what is in flight on this connection: the calls not
+  // already waiting for a person's answer (a server asks once at a time per call). With exactly one
+  // such call, that call asked; with none or several it is declined (guessing could show one owner's
+  // request to another) and the reason is logged. See docs/elicitation.md.
+  const inflight = new Set<{
+    readonly relay: InputRelay | undefined;
+    readonly tool: string;
+    asking: number;
+  }>();
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+    const calls = [...inflight].filter((c) => c.asking === 0);
+    const only = calls.length === 1 ? calls[0] : undefined;
+    if (!only?.relay) {
+      deps.logger.warn(
+        {
+          mcp: deps.label,
+          calls: calls.length,
+          ...(only ? { tool: only.tool } : {}),
+        },
+        !calls.length
+          ? 'mcp server asked for input with no tool call free to ask (none in flight, or each waiting for an answer already); declined'
+          : calls.length > 1
+            ? `mcp server asked for input while ${calls.length} calls to it were in flight; declined (it cannot be told which call asked)`
+            : 'mcp server asked for input during a call nobody can answer (a direct call); declined',
+      );
+      return { action: 'decline' };
+    }
+    only.asking++;
+    try {
+      return await only.relay(request.params, extra.signal);
+    } finally {
+      only.asking--;
+    }
+  });
   try {
     await client.connect(transport, { timeout: deps.timeoutMs });
     const { tools } = await client.listTools(undefined, { timeout: deps.timeoutMs });
     return {
       client,
+      callTool: async (params, options, relay) => {
+        const call = { relay, tool: params.name, asking: 0 };
+        inflight.add(call);
+        try {
+          return (await client.callTool(params, undefined, options)) as CallToolResult;
+        } finally {
+          inflight.delete(call);
+        }
+      },
       hash: toolsHash(tools),
       tools: tools.map((t) => ({
         name: t.name,

@@ -7,12 +7,19 @@ import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp-client.pool';
-import type { McpConnection } from './mcp-connection';
+import type { InputRelay, McpConnection } from './mcp-connection';
+import { InputRelays, type AskingCall } from './input-relay';
 
 export const MCP_PREFIX = 'mcp__';
 
 /** How long a catalog listing waits for an MCP server that is (re)connecting. */
 export const CATALOG_WAIT_MS = 3_000;
+
+/**
+ * The SDK's own request timeout for a call that may wait for a person (setTimeout's maximum): the
+ * call's deadline is the caller's, which stands still while the person is asked and aborts the call.
+ */
+const WAITING_CALL_TIMEOUT_MS = 2_147_483_647;
 
 /** `mcp__<record>__<tool>`: the record name made safe for model tool names. */
 export function mcpToolName(record: string, tool: string): string {
@@ -35,6 +42,7 @@ export class McpToolsService {
     private readonly records: RecordCache,
     private readonly recordsRepo: McpToolRepository,
     private readonly pool: McpClientPool,
+    private readonly relays: InputRelays,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -118,6 +126,8 @@ export class McpToolsService {
     args: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs: number,
+    /** Who the call is for: the server's input requests reach them (else they are declined). */
+    asking?: AskingCall,
   ): Promise<ToolResult> {
     const { record, tool } = await this.resolve(name);
     if (record.testedToolsHash === null) {
@@ -148,6 +158,7 @@ export class McpToolsService {
       validatorKey: `${record.id}:${record.updatedAt}:${tool}`,
       server: `MCP server ${record.name}`,
       onExit: () => this.pool.drop(record.id),
+      ...(asking ? { relay: this.relays.relay(asking, name, record.name) } : {}),
     });
   }
 
@@ -166,6 +177,8 @@ export class McpToolsService {
       validatorKey: string;
       server: string;
       onExit: () => Promise<void>;
+      /** Answers the server's input requests during the call (its deadline is then the caller's alone). */
+      relay?: InputRelay;
     },
   ): Promise<ToolResult> {
     const { name, tool, args, signal, timeoutMs } = c;
@@ -174,10 +187,11 @@ export class McpToolsService {
     this.validate(c.validatorKey, info.inputSchema, args, name);
     let result;
     try {
-      result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: timeoutMs,
-      });
+      result = await conn.callTool(
+        { name: tool, arguments: args },
+        { signal, timeout: c.relay ? WAITING_CALL_TIMEOUT_MS : timeoutMs },
+        c.relay,
+      );
     } catch (err) {
       if (signal.aborted) throw err;
       // Ours (a grant the provider refused: Reconnect) keeps its code and sentence.

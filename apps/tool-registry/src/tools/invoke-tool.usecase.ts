@@ -12,7 +12,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, PausableDeadline } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
@@ -86,16 +86,18 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     const timeoutMs = Math.min(req.timeoutMs ?? this.config.tools.timeoutMs, this.config.tools.timeoutMs);
     const controller = new AbortController();
     if (req.invocationId) this.running.set(req.invocationId, controller);
-    let timer: NodeJS.Timeout | undefined;
+    // The deadline stands still while the call waits for a person (its server's input request).
+    let clock: PausableDeadline | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      clock = new PausableDeadline(timeoutMs, () => {
         controller.abort('timeout');
         reject(new AppError('timeout', `${req.tool} did not finish within ${timeoutMs} ms and was stopped`));
-      }, timeoutMs);
+      });
     });
+    const pause = () => clock?.pause() ?? (() => undefined);
     const started = performance.now();
     try {
-      const result = await Promise.race([(await run)(controller.signal, timeoutMs), deadline]);
+      const result = await Promise.race([(await run)(controller.signal, timeoutMs, pause), deadline]);
       return capOutput(result, this.config.tools.outputLimitBytes);
     } catch (err) {
       if (controller.signal.aborted && controller.signal.reason === 'cancelled') {
@@ -109,7 +111,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
       this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
       throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
     } finally {
-      clearTimeout(timer);
+      clock?.clear();
       if (req.invocationId) this.running.delete(req.invocationId);
       this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
     }
@@ -119,14 +121,22 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
   private async prepare(
     req: InvokeToolRequest,
     caller: CallContext,
-  ): Promise<(signal: AbortSignal, timeoutMs: number) => Promise<ToolResult>> {
+  ): Promise<(signal: AbortSignal, timeoutMs: number, pause: () => () => void) => Promise<ToolResult>> {
     const workflow = this.workflows.runner(req.tool, req.arguments, caller, {
       ...(req.invocationId ? { invocationId: req.invocationId } : {}),
       ...(req.permissionMode ? { permissionMode: req.permissionMode } : {}),
     });
     if (workflow) return workflow;
     if (req.tool.startsWith(MCP_PREFIX)) {
-      return (signal, timeoutMs) => this.mcp.invoke(req.tool, req.arguments, signal, timeoutMs);
+      const { asker, invocationId } = req;
+      return (signal, timeoutMs, pause) =>
+        this.mcp.invoke(
+          req.tool,
+          req.arguments,
+          signal,
+          timeoutMs,
+          asker && invocationId ? { asker, invocationId, ctx: caller, pause } : undefined,
+        );
     }
     const tool = this.builtins.get(req.tool);
     if (!tool) {

@@ -5,7 +5,7 @@ import { call } from './client';
 
 export const inboxKey = ['inbox'] as const;
 
-/** Everything waiting for this person: runs at a plan gate or a step gate. */
+/** Everything waiting for this person: runs at a plan gate or a step gate, and tools' input requests. */
 export function useInbox() {
   const { can } = useAuth();
   return useQuery({
@@ -16,5 +16,6 @@ export function useInbox() {
 }
 
 export function useInboxCount(): number {
-  return useInbox().data?.items.length ?? 0;
+  const data = useInbox().data;
+  return (data?.items.length ?? 0) + (data?.inputRequests.length ?? 0);
 }

@@ -20,6 +20,8 @@ import { MessageText } from './MessageText';
 import { applyChat, IN_PROGRESS, viewOf, type ChatView, type LocalAction } from './model';
 import { chatSessionsKey, TURN_TONE } from './SessionList';
 import { ApprovalCard, ToolCallRow } from './ToolCalls';
+import { InputRequestForm } from '../elicitation/InputRequestForm';
+import type { PendingInput } from '../elicitation/model';
 import { followTurn, type TurnStreamState } from './turn-stream';
 import { useAgentNames } from './agents';
 
@@ -329,11 +331,24 @@ export function Conversation({
                       }
                     />
                   ))}
+                {calls
+                  .filter((c) => c.input)
+                  .map((c) => (
+                    <InputRequestForm
+                      key={(c.input as PendingInput).id}
+                      request={c.input as PendingInput}
+                      heading={<strong>{t('input.call')} </strong>}
+                    />
+                  ))}
                 {item.usage ? <Usage usage={item.usage} /> : null}
               </li>
             );
           })}
-          {busy && view.status === 'running' && !lastIsStreamingText(view) ? (
+          {busy &&
+          view.status === 'running' &&
+          !lastIsStreamingText(view) &&
+          // A call waiting for the person's input shows its form instead.
+          ![...view.calls.values()].some((c) => c.input) ? (
             <li className="chat-working">
               <Loading label={t('chat.thinking')} />
             </li>

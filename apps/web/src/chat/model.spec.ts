@@ -285,3 +285,43 @@ test('the stored detail: messages in order, each call under its message with its
   ]);
   expect(texts(next)).toEqual(['user:read a', 'assistant:Reading.', 'assistant:Understood.']);
 });
+
+test("a call's input request shows on the call until it is answered or the turn ends", () => {
+  const ID = '00000000-0000-4000-8000-0000000000e2';
+  const base = applyAll(emptyView(SESSION), [
+    started(1),
+    ev(2, { type: 'tool_call', data: { callId: 'c1', tool: 'mcp__forms__ask', arguments: {} } }),
+  ]);
+  const asked = applyChat(
+    base,
+    ev(3, {
+      type: 'input_requested',
+      data: {
+        callId: 'c1',
+        tool: 'mcp__forms__ask',
+        elicitationId: ID,
+        server: 'forms',
+        mode: 'url',
+        message: 'Connect',
+        url: 'https://provider.example/connect',
+        expiresAt: '2026-12-03T00:10:00.000Z',
+      },
+    }),
+  );
+  expect(asked.calls.get('c1')?.input).toMatchObject({
+    id: ID,
+    mode: 'url',
+    url: 'https://provider.example/connect',
+  });
+  const answered = applyChat(
+    asked,
+    ev(4, {
+      type: 'input_answered',
+      data: { callId: 'c1', elicitationId: ID, action: 'accept', by: 'person' },
+    }),
+  );
+  expect(answered.calls.get('c1')?.input).toBeUndefined();
+  const stopped = applyChat(asked, ev(4, { type: 'cancelled', data: { message: 'cancelled by the user' } }));
+  expect(stopped.calls.get('c1')?.input).toBeUndefined();
+  expect(stopped.calls.get('c1')?.status).toBe('cancelled');
+});

@@ -8,6 +8,7 @@ import type {
   PermissionDecision,
   ToolEffect,
 } from '@switchyard/contracts';
+import { pendingOfEvent, pendingOfRequest, type PendingInput } from '../elicitation/model';
 
 /**
  * What the chat page draws, folded from a session's stored detail and then from its turn's events.
@@ -64,6 +65,8 @@ export interface CallView {
   readonly result?: unknown;
   readonly error?: ChatError;
   readonly durationMs?: number;
+  /** Its MCP server asks the person for input; the call waits for the answer. */
+  readonly input?: PendingInput;
 }
 
 export type TurnEnd =
@@ -99,6 +102,11 @@ export function viewOf(detail: ChatSessionDetail): ChatView {
       ...(c.error ? { error: c.error } : {}),
       ...(c.durationMs !== undefined ? { durationMs: c.durationMs } : {}),
     });
+  }
+  // The requests still waiting (the table's word: they are not in the stored calls).
+  for (const r of detail.inputRequests ?? []) {
+    const c = r.callId ? calls.get(r.callId) : undefined;
+    if (c) calls.set(c.callId, { ...c, input: pendingOfRequest(r) });
   }
   const items: ChatItem[] = [];
   const placed = new Set<string>();
@@ -216,12 +224,27 @@ export function applyChat(view: ChatView, action: ChatEvent | LocalAction): Chat
       });
       return { ...next, status: awaitsApproval(next) ? 'awaiting_approval' : 'running' };
     }
+    case 'input_requested': {
+      const call = v.calls.get(e.data.callId);
+      return call ? withCall(v, { ...call, input: pendingOfEvent(e.data) }) : v;
+    }
+    case 'input_answered': {
+      const call = v.calls.get(e.data.callId);
+      if (!call || call.input?.id !== e.data.elicitationId) return v;
+      const { input: _answered, ...rest } = call;
+      return withCall(v, rest);
+    }
     case 'tool_result': {
       const known = v.calls.get(e.data.callId);
       const next = known ? v : attach(v, e.data.callId);
       const status: ChatToolCallStatus = e.data.denied ? 'denied' : e.data.error ? 'failed' : 'completed';
+      const { input: _done, ...before } = known ?? {
+        callId: e.data.callId,
+        tool: e.data.tool ?? '?',
+        arguments: {},
+      };
       const updated = withCall(next, {
-        ...(known ?? { callId: e.data.callId, tool: e.data.tool ?? '?', arguments: {} }),
+        ...before,
         status,
         ...(e.data.result !== undefined ? { result: e.data.result } : {}),
         ...(e.data.error ? { error: e.data.error } : {}),
@@ -336,8 +359,12 @@ function endDraft(view: ChatView): ChatView {
 
 /** The turn is over: a call that never got its result did not finish. */
 function stopCalls(view: ChatView, status: ChatToolCallStatus): ChatView {
-  if (![...view.calls.values()].some((c) => UNFINISHED.has(c.status))) return view;
+  if (![...view.calls.values()].some((c) => UNFINISHED.has(c.status) || c.input)) return view;
   const calls = new Map(view.calls);
-  for (const [id, c] of calls) if (UNFINISHED.has(c.status)) calls.set(id, { ...c, status });
+  for (const [id, c] of calls) {
+    if (!UNFINISHED.has(c.status) && !c.input) continue;
+    const { input: _gone, ...rest } = c;
+    calls.set(id, UNFINISHED.has(c.status) ? { ...rest, status } : rest);
+  }
   return { ...view, calls };
 }

@@ -1,5 +1,7 @@
 import { assistantEn } from './assistant';
+import { elicitationEn } from './elicitation';
 import { flowEditorEn } from './flow-editor';
+import { mcpEn } from './mcp';
 import { pluginsEn } from './plugins';
 
 /** English UI strings: the source; every other language has exactly these keys. */
@@ -676,6 +678,8 @@ export const en = {
   ...flowEditorEn,
   ...assistantEn,
   ...pluginsEn,
+  ...mcpEn,
+  ...elicitationEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

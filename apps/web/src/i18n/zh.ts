@@ -1,6 +1,8 @@
 import type { MessageKey } from './en';
+import { elicitationZh } from './elicitation';
 import { assistantZh } from './assistant';
 import { flowEditorZh } from './flow-editor';
+import { mcpZh } from './mcp';
 import { pluginsZh } from './plugins';
 
 /** 简体中文界面文字：与英文完全相同的键（缺一个键，类型检查就不通过）。 */
@@ -662,4 +664,6 @@ export const zh: Record<MessageKey, string> = {
   ...flowEditorZh,
   ...assistantZh,
   ...pluginsZh,
+  ...mcpZh,
+  ...elicitationZh,
 };

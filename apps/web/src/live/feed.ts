@@ -47,12 +47,15 @@ export function useOwnerFeed(): FeedState {
           void queries.invalidateQueries({ queryKey: ['runs'] });
           void queries.invalidateQueries({ queryKey: ['run', e.runId] });
           void queries.invalidateQueries({ queryKey: inboxKey });
+        } else if (e.kind === 'input') {
+          void queries.invalidateQueries({ queryKey: inboxKey });
         } else {
           void queries.invalidateQueries({ queryKey: ['tasks'] });
         }
       };
       source.addEventListener('run', onChange as EventListener);
       source.addEventListener('task', onChange as EventListener);
+      source.addEventListener('input', onChange as EventListener);
       source.onerror = () => {
         source?.close();
         if (stopped) return;

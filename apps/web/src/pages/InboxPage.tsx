@@ -5,8 +5,13 @@ import { call } from '../api/client';
 import { inboxKey, useInbox } from '../api/inbox';
 import { useI18n } from '../i18n/i18n';
 import { EmptyState, ErrorNote, JsonView, Loading, PageHeader, formatTime } from '../ui/bits';
+import { InputRequestForm } from '../elicitation/InputRequestForm';
+import { pendingOfRequest } from '../elicitation/model';
 
-/** Everything waiting for this person, across runs: plan gates and step gates, oldest first. */
+/**
+ * Everything waiting for this person: plan gates and step gates across runs, and the questions
+ * their tools' MCP servers ask in runs and chats (answered right here), oldest first.
+ */
 export default function InboxPage() {
   const { t, lang } = useI18n();
   const inbox = useInbox();
@@ -20,12 +25,40 @@ export default function InboxPage() {
     onSettled: () => queries.invalidateQueries({ queryKey: inboxKey }),
   });
   const items = inbox.data?.items ?? [];
+  const inputs = inbox.data?.inputRequests ?? [];
   return (
     <section>
       <PageHeader title={t('inbox.title')} />
       {inbox.isPending ? <Loading /> : null}
       <ErrorNote error={inbox.error ?? release.error} />
-      {inbox.isSuccess && !items.length ? <EmptyState>{t('inbox.empty')}</EmptyState> : null}
+      {inbox.isSuccess && !items.length && !inputs.length ? (
+        <EmptyState>{t('inbox.empty')}</EmptyState>
+      ) : null}
+      {inputs.length ? (
+        <ul className="inbox" aria-label={t('inbox.inputsTitle')}>
+          {inputs.map((r) => (
+            <li key={r.id} data-testid="inbox-input" data-elicitation-id={r.id}>
+              <InputRequestForm
+                request={pendingOfRequest(r)}
+                heading={
+                  <>
+                    <strong>{t('inbox.input')}</strong>{' '}
+                    {r.runId ? (
+                      <Link to={`/runs/${r.runId}`}>
+                        {r.label || r.runId}
+                        {r.stepId ? ` · ${t('input.step', { step: r.stepId })}` : ''}
+                      </Link>
+                    ) : r.sessionId ? (
+                      <Link to={`/chat/${r.sessionId}`}>{r.label || t('inbox.openChat')}</Link>
+                    ) : null}{' '}
+                  </>
+                }
+                onAnswered={() => void queries.invalidateQueries({ queryKey: inboxKey })}
+              />
+            </li>
+          ))}
+        </ul>
+      ) : null}
       <ul className="inbox">
         {items.map((item) => (
           <li

@@ -11,6 +11,7 @@ import { RunStatusBadge } from '../runs/badges';
 import { EventLog } from '../runs/EventLog';
 import { FileGrants } from '../runs/FileGrants';
 import { PlanGate, StepGates } from '../runs/Gates';
+import { InputRequestForm } from '../elicitation/InputRequestForm';
 import { applyEvent, copyView, FINISHED, nextView, touchedSteps, viewOf, type RunView } from '../runs/model';
 import { RewindDialog } from '../runs/RewindDialog';
 import { StepList } from '../runs/StepList';
@@ -93,7 +94,10 @@ export default function RunPage() {
         if (
           batch.some(
             (x) =>
-              x.type.endsWith('approval_requested') || x.type.endsWith('approved') || FINISHED.has(v.status),
+              x.type.endsWith('approval_requested') ||
+              x.type.endsWith('approved') ||
+              x.type.startsWith('step_input_') ||
+              FINISHED.has(v.status),
           )
         ) {
           void queries.invalidateQueries({ queryKey: inboxKey });
@@ -195,6 +199,13 @@ export default function RunPage() {
       ) : null}
       {view.planGate && view.plan ? <PlanGate view={view} config={detail.data.config} /> : null}
       <StepGates view={view} />
+      {[...view.inputs.values()].map((r) => (
+        <InputRequestForm
+          key={r.id}
+          request={r}
+          heading={r.stepId ? <strong>{t('input.step', { step: r.stepId })} </strong> : null}
+        />
+      ))}
       {!view.plan ? (
         <div className="card planning">
           <h2>{view.status === 'planning' ? t('run.planning') : t('run.noPlan')}</h2>

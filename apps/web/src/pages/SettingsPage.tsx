@@ -8,6 +8,7 @@ import { PageHeader } from '../ui/bits';
 import { SubNav } from '../ui/SubNav';
 import { Agents } from '../settings/Agents';
 import { Hooks } from '../settings/Hooks';
+import { McpAccess } from '../settings/McpAccess';
 import { Memory } from '../settings/Memory';
 import { RulesEditor } from '../settings/RulesEditor';
 import { Tokens } from '../settings/Tokens';
@@ -19,9 +20,10 @@ const SECTIONS: readonly { path: string; label: MessageKey; needs: Permission; e
   { path: 'agents', label: 'settings.agents', needs: 'agent:agent:list', element: <Agents /> },
   { path: 'tokens', label: 'settings.tokens', needs: 'identity:token:list', element: <Tokens /> },
   { path: 'memory', label: 'settings.memory', needs: 'settings:memory:read', element: <Memory /> },
+  { path: 'mcp', label: 'settings.mcp', needs: 'settings:mcp:read', element: <McpAccess /> },
 ];
 
-/** Settings: permission rules, hooks, agents, tokens and memory, each at /settings/<section>. */
+/** Settings: permission rules, hooks, agents, tokens, memory and MCP access, each at /settings/<section>. */
 export default function SettingsPage() {
   const { t } = useI18n();
   const { can } = useAuth();

@@ -17,6 +17,11 @@ function line(e: RunEvent): string {
       return `${e.data.stepId}: ${e.data.cancelled ? 'cancelled' : `${e.data.code} ${e.data.error}`}`;
     case 'step_approved':
       return e.data.stepId;
+    case 'step_input_requested':
+      return `${e.data.stepId}: ${e.data.server} asks “${e.data.message}”`;
+    case 'step_input_answered':
+      // Who settled it and why; what was answered stays in the event (and the step's result).
+      return `${e.data.stepId}: ${e.data.action} (${e.data.by}${e.data.reason ? `: ${e.data.reason}` : ''})`;
     case 'memory_injected':
       // What of the owner's memory the planning prompt carried, in full: this is where a person sees it.
       return e.data.memories.map((m) => `“${m.text}”`).join('; ');

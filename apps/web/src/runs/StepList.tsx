@@ -73,6 +73,11 @@ const StepRow = memo(function StepRow({
       <div className="step-head">
         <strong>{s.id}</strong> <code>{s.tool}</code>
         <span className={`badge badge-${NODE_TONE[s.status]}`}>{t(`step.${s.status}`)}</span>
+        {s.waitingForInput ? (
+          <span className="badge badge-wait" data-testid="step-waiting-input">
+            {t('input.waiting')}
+          </span>
+        ) : null}
         {s.retries > 0 ? <span className="badge badge-warn">{t('step.retry', { n: s.retries })}</span> : null}
         {s.durationMs !== undefined ? <span className="sub">{formatDuration(s.durationMs)}</span> : null}
         {s.hasResult ? (

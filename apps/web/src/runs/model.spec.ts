@@ -54,3 +54,58 @@ describe('viewOf (a run page drawn from the run detail)', () => {
     expect(viewOf(detail('running', [started, complete], true)).status).toBe('running');
   });
 });
+
+describe("a step's input request on the run page", () => {
+  const plan = {
+    steps: [{ id: 'ask', tool: 'mcp__forms__ask', arguments: {}, dependsOn: [], description: '' }],
+  };
+  const ID = '00000000-0000-4000-8000-0000000000e1';
+  const requested: RunEventBody = {
+    type: 'step_input_requested',
+    data: {
+      stepId: 'ask',
+      tool: 'mcp__forms__ask',
+      elicitationId: ID,
+      server: 'forms',
+      mode: 'form',
+      message: 'Who?',
+      // As read back from a jsonb log: keys sorted. fieldOrder keeps the server's order.
+      requestedSchema: { type: 'object', properties: { age: { type: 'integer' }, name: { type: 'string' } } },
+      fieldOrder: ['name', 'age'],
+      expiresAt: '2026-12-03T00:10:00.000Z',
+    },
+  };
+  const answered: RunEventBody = {
+    type: 'step_input_answered',
+    data: { stepId: 'ask', tool: 'mcp__forms__ask', elicitationId: ID, action: 'decline', by: 'person' },
+  };
+  const ready: RunEventBody = { type: 'plan_ready', data: { plan } };
+
+  it('shows a waiting request (and its step waiting), and drops it once answered', () => {
+    const waiting = viewOf(detail('running', [ready, started, requested]));
+    expect([...waiting.inputs.values()]).toEqual([
+      {
+        id: ID,
+        stepId: 'ask',
+        tool: 'mcp__forms__ask',
+        server: 'forms',
+        mode: 'form',
+        message: 'Who?',
+        requestedSchema: (requested.data as { requestedSchema: unknown }).requestedSchema,
+        fieldOrder: ['name', 'age'],
+        expiresAt: '2026-12-03T00:10:00.000Z',
+      },
+    ]);
+    expect(waiting.steps.get('ask')?.waitingForInput).toBe(true);
+    const done = viewOf(detail('running', [ready, started, requested, answered]));
+    expect(done.inputs.size).toBe(0);
+    expect(done.steps.get('ask')?.waitingForInput).toBe(false);
+  });
+
+  it("takes what waits from the detail's input requests (the table's word)", () => {
+    const d = detail('running', [ready, started, requested]);
+    d.inputRequests = [];
+    expect(viewOf(d).inputs.size).toBe(0);
+    expect(viewOf(d).steps.get('ask')?.waitingForInput).toBe(false);
+  });
+});

@@ -1,4 +1,5 @@
 import { isTerminalRunEvent } from '@switchyard/contracts';
+import { pendingOfEvent, pendingOfRequest, type PendingInput } from '../elicitation/model';
 import type {
   AgentPlan,
   ErrorCode,
@@ -33,6 +34,8 @@ export interface StepView {
   reason?: string;
   permission?: PermissionDecision;
   durationMs?: number;
+  /** Its call waits for a person's answer to its server's input request. */
+  waitingForInput?: boolean;
 }
 
 export interface RunView {
@@ -50,6 +53,8 @@ export interface RunView {
   lastSeq: number;
   /** The files granted to the run (they never change after its start). */
   files: readonly RunFileGrantView[];
+  /** Input requests of the run's MCP servers still waiting for an answer, by id (a new map on change). */
+  inputs: ReadonlyMap<string, PendingInput>;
 }
 
 function stepsOf(plan: AgentPlan | null, previous?: Map<string, StepView>): Map<string, StepView> {
@@ -82,6 +87,7 @@ export function emptyRun(runId: string): RunView {
     planGate: false,
     lastSeq: 0,
     files: [],
+    inputs: new Map(),
   };
 }
 
@@ -160,6 +166,20 @@ export function applyEvent(view: RunView, e: RunEvent): boolean {
       if (view.status === 'awaiting_step_approval') view.status = 'running';
       break;
     }
+    case 'step_input_requested': {
+      view.inputs = new Map(view.inputs).set(e.data.elicitationId, pendingOfEvent(e.data));
+      const s = view.steps.get(e.data.stepId);
+      if (s) s.waitingForInput = true;
+      break;
+    }
+    case 'step_input_answered': {
+      const inputs = new Map(view.inputs);
+      inputs.delete(e.data.elicitationId);
+      view.inputs = inputs;
+      const s = view.steps.get(e.data.stepId);
+      if (s) s.waitingForInput = [...inputs.values()].some((i) => i.stepId === s.id);
+      break;
+    }
     case 'step_retry': {
       const s = view.steps.get(e.data.stepId);
       if (s) {
@@ -180,6 +200,7 @@ export function applyEvent(view: RunView, e: RunEvent): boolean {
         if (e.data.durationMs !== undefined) s.durationMs = e.data.durationMs;
         delete s.error;
         delete s.code;
+        delete s.waitingForInput;
       }
       break;
     }
@@ -189,6 +210,7 @@ export function applyEvent(view: RunView, e: RunEvent): boolean {
         s.status = e.data.cancelled ? 'cancelled' : 'failed';
         s.error = e.data.error;
         if (!e.data.cancelled) s.code = e.data.code;
+        delete s.waitingForInput;
       }
       break;
     }
@@ -216,7 +238,9 @@ export function applyEvent(view: RunView, e: RunEvent): boolean {
     case 'interrupted':
       for (const s of view.steps.values()) {
         if (s.status === 'running' || s.status === 'awaiting_approval') s.status = 'cancelled';
+        delete s.waitingForInput;
       }
+      view.inputs = new Map();
       break;
     default:
       break;
@@ -241,6 +265,12 @@ export function viewOf(detail: RunDetail): RunView {
     view.steps = stepsOf(detail.plan, view.steps);
   }
   view.planGate = detail.status === 'awaiting_plan_approval';
+  // What waits now is the table's word (the log may be cut, or a wait may have ended unrecorded).
+  if (detail.inputRequests) {
+    view.inputs = new Map(detail.inputRequests.map((r) => [r.id, pendingOfRequest(r)]));
+    for (const s of view.steps.values())
+      s.waitingForInput = detail.inputRequests.some((r) => r.stepId === s.id);
+  }
   if (detail.eventsTruncated) {
     for (const x of detail.executions) {
       const s = view.steps.get(x.stepId);

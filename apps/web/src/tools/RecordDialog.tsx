@@ -26,7 +26,7 @@ export function RecordDialog({
   const [f, setF] = useState<RecordForm>(() => emptyRecordForm(record));
   const set = <K extends keyof RecordForm>(k: K, v: RecordForm[K]) => setF((old) => ({ ...old, [k]: v }));
   const editing = record !== undefined;
-  const keep = editing && !touchesConfig(f);
+  const keep = editing && !touchesConfig(f, record);
   const config = configJsonOf(f);
   const save = useMutation({
     mutationFn: () => {
@@ -169,6 +169,76 @@ export function RecordDialog({
                 <div className="field-error">{localError}</div>
               ) : null}
               <FieldErrors error={err} path="configJson.headers" />
+              <label className="check">
+                <input type="checkbox" checked={f.oauth} onChange={(e) => set('oauth', e.target.checked)} />
+                {t('tools.form.oauth')}
+              </label>
+              <p className="hint">{t('tools.form.oauthHint')}</p>
+              {f.oauth ? (
+                <div className="oauth-fields">
+                  <div className="row">
+                    <div className="grow">
+                      <label htmlFor="rec-grant">{t('tools.form.grant')}</label>
+                      <select
+                        id="rec-grant"
+                        value={f.grant}
+                        onChange={(e) => set('grant', e.target.value as RecordForm['grant'])}
+                      >
+                        <option value="authorization_code">{t('tools.form.grant.authorization_code')}</option>
+                        <option value="client_credentials">{t('tools.form.grant.client_credentials')}</option>
+                      </select>
+                    </div>
+                    <div className="grow">
+                      <label htmlFor="rec-auth-method">{t('tools.form.authMethod')}</label>
+                      <select
+                        id="rec-auth-method"
+                        value={f.authMethod}
+                        onChange={(e) => set('authMethod', e.target.value as RecordForm['authMethod'])}
+                      >
+                        <option value="">{t('tools.form.authMethodAuto')}</option>
+                        <option value="client_secret_basic">client_secret_basic</option>
+                        <option value="client_secret_post">client_secret_post</option>
+                        <option value="none">none</option>
+                      </select>
+                    </div>
+                  </div>
+                  <div className="row">
+                    <div className="grow">
+                      <label htmlFor="rec-client-id">{t('tools.form.clientId')}</label>
+                      <input
+                        id="rec-client-id"
+                        value={f.clientId}
+                        autoComplete="off"
+                        onChange={(e) => set('clientId', e.target.value)}
+                        aria-invalid={invalidAt(err, 'configJson.oauth.clientId')}
+                      />
+                      <FieldErrors error={err} path="configJson.oauth.clientId" />
+                    </div>
+                    <div className="grow">
+                      <label htmlFor="rec-client-secret">{t('tools.form.clientSecret')}</label>
+                      <input
+                        id="rec-client-secret"
+                        type="password"
+                        value={f.clientSecret}
+                        autoComplete="new-password"
+                        onChange={(e) => set('clientSecret', e.target.value)}
+                        aria-invalid={invalidAt(err, 'configJson.oauth.clientSecret')}
+                      />
+                      <FieldErrors error={err} path="configJson.oauth.clientSecret" />
+                    </div>
+                  </div>
+                  <label htmlFor="rec-scope">{t('tools.form.scope')}</label>
+                  <input
+                    id="rec-scope"
+                    value={f.scope}
+                    placeholder="read write"
+                    onChange={(e) => set('scope', e.target.value)}
+                    aria-invalid={invalidAt(err, 'configJson.oauth.scope')}
+                  />
+                  <FieldErrors error={err} path="configJson.oauth.scope" />
+                  <FieldErrors error={err} path="configJson.oauth.grant" />
+                </div>
+              ) : null}
             </>
           )}
           {err instanceof ApiError

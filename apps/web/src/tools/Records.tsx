@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { McpToolType, Routes, type McpToolRecord, type McpToolTestResult } from '@switchyard/contracts';
@@ -9,6 +9,7 @@ import { ListTable } from '../ui/ListTable';
 import { Badge, EmptyState, ErrorNote, formatTime } from '../ui/bits';
 import { ConfirmButton } from '../ui/Confirm';
 import { RecordDialog } from './RecordDialog';
+import { useOAuthConnect, type ConnectState } from './oauth-connect';
 
 const PAGE_SIZE = 20;
 export const recordsKey = ['mcp-records'] as const;
@@ -36,8 +37,17 @@ function LockIcon() {
 
 function TestOutcome({ result, onClose }: { result: McpToolTestResult; onClose: () => void }) {
   const { t } = useI18n();
+  // The Test button is disabled while it runs, which drops the focus: the outcome takes it.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => box.current?.focus(), []);
   return (
-    <div className={`test-result ${result.success ? 'ok' : 'bad'}`} role="status" data-testid="test-result">
+    <div
+      ref={box}
+      tabIndex={-1}
+      className={`test-result ${result.success ? 'ok' : 'bad'}`}
+      role="status"
+      data-testid="test-result"
+    >
       <strong>{result.success ? t('tools.test.ok', { n: result.toolCount }) : t('tools.test.failed')}</strong>
       <div className="sub">{result.message}</div>
       {result.tools.length ? (
@@ -56,7 +66,138 @@ function TestOutcome({ result, onClose }: { result: McpToolTestResult; onClose: 
   );
 }
 
-function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () => void }) {
+/** Where a record's OAuth grant stands: who connected it and when, or why it needs (re)connecting. */
+function OAuthLine({ oauth }: { oauth: NonNullable<McpToolRecord['oauth']> }) {
+  const { t, lang } = useI18n();
+  const tone = oauth.state === 'connected' ? 'ok' : oauth.state === 'reconnect' ? 'warn' : 'muted';
+  return (
+    <div className="oauth-line" data-oauth-state={oauth.state}>
+      <Badge tone={tone}>{t(`tools.oauth.state.${oauth.state}`)}</Badge>{' '}
+      {oauth.state === 'connected' && oauth.connectedAt ? (
+        <span className="sub">
+          {t('tools.oauth.by', {
+            who: oauth.connectedByName ?? t('tools.oauth.byGone'),
+            at: formatTime(oauth.connectedAt, lang),
+          })}
+        </span>
+      ) : null}
+      {oauth.grant === 'client_credentials' ? (
+        <span className="sub"> · {t('tools.oauth.machine')}</span>
+      ) : null}
+      {oauth.state === 'reconnect' ? (
+        <>
+          {oauth.reason ? <div className="warn-text oauth-reason">{oauth.reason}</div> : null}
+          <div className="sub">{t('tools.oauth.heldOut')}</div>
+        </>
+      ) : null}
+      {oauth.state === 'not_connected' ? (
+        <div className="sub">{t('tools.oauth.notConnectedHint')}</div>
+      ) : null}
+    </div>
+  );
+}
+
+/** The sign-in under way for this record, its outcome, and what to do next; focus follows it. */
+function ConnectPanel({
+  state,
+  onCancel,
+  onDismiss,
+  onTest,
+}: {
+  state: ConnectState;
+  onCancel: () => void;
+  onDismiss: () => void;
+  onTest: () => void;
+}) {
+  const { t } = useI18n();
+  const first = useRef<HTMLButtonElement | HTMLAnchorElement | null>(null);
+  useEffect(() => {
+    first.current?.focus();
+  }, [state.phase]);
+  const ref = (el: HTMLButtonElement | HTMLAnchorElement | null) => {
+    first.current = el;
+  };
+  if (state.phase === 'starting' || state.phase === 'waiting')
+    return (
+      <div className="connect-panel" role="status" data-testid="connect-status" aria-live="polite">
+        <span className="spinner" aria-hidden="true" />
+        <div className="grow">
+          {state.phase === 'starting' ? (
+            t('tools.oauth.starting')
+          ) : state.blocked ? (
+            <>
+              <strong>{t('tools.oauth.blocked')}</strong>{' '}
+              <a ref={ref} href={state.url} target="_blank" rel="noopener noreferrer">
+                {t('tools.oauth.openTab')}
+              </a>
+              <div className="sub">{t('tools.oauth.waiting')}</div>
+            </>
+          ) : (
+            t('tools.oauth.waiting')
+          )}
+        </div>
+        <button
+          type="button"
+          ref={state.phase === 'waiting' && state.blocked ? undefined : ref}
+          onClick={onCancel}
+        >
+          {t('tools.oauth.cancel')}
+        </button>
+      </div>
+    );
+  if (state.phase === 'connected')
+    return (
+      <div className="connect-panel ok" role="status" data-testid="connect-status">
+        <div className="grow">
+          {state.tested
+            ? t('tools.oauth.doneTested', { name: state.name })
+            : t('tools.oauth.done', { name: state.name })}
+        </div>
+        {state.tested ? null : (
+          <button type="button" className="primary" ref={ref} onClick={onTest}>
+            {t('tools.oauth.testNow')}
+          </button>
+        )}
+        <button type="button" ref={state.tested ? ref : undefined} onClick={onDismiss}>
+          {t('tools.oauth.dismiss')}
+        </button>
+      </div>
+    );
+  return (
+    <div
+      className={`connect-panel ${state.phase === 'failed' ? 'bad' : 'muted'}`}
+      data-testid="connect-status"
+    >
+      <div className="grow">
+        {state.phase === 'cancelled' ? (
+          <div role="status">{t('tools.oauth.cancelled')}</div>
+        ) : (
+          <ErrorNote error={state.error} title={t('tools.oauth.failed')} />
+        )}
+      </div>
+      <button type="button" ref={ref} onClick={onDismiss}>
+        {t('tools.oauth.dismiss')}
+      </button>
+    </div>
+  );
+}
+
+function RecordRow({
+  record: r,
+  onEdit,
+  connecting,
+  onConnect,
+  onCancelConnect,
+  onDismissConnect,
+}: {
+  record: McpToolRecord;
+  onEdit: () => void;
+  /** The sign-in of this record, while it runs and until dismissed. */
+  connecting: ConnectState | null;
+  onConnect: () => void;
+  onCancelConnect: () => void;
+  onDismissConnect: () => void;
+}) {
   const { t, lang } = useI18n();
   const { can } = useAuth();
   const queries = useQueryClient();
@@ -64,8 +205,16 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
   const refresh = () => queries.invalidateQueries({ queryKey: recordsKey });
   const test = useMutation({
     mutationFn: () => call(Routes.mcpToolTest, { params: { id: r.id } }),
-    onSettled: () => void refresh(),
+    onSettled: () => {
+      void refresh();
+      void queries.invalidateQueries({ queryKey: ['tool-catalog'] });
+    },
   });
+  const busy = connecting?.phase === 'starting' || connecting?.phase === 'waiting';
+  const connectLabel =
+    r.oauth?.state === 'reconnect'
+      ? { text: t('tools.oauth.reconnect'), aria: t('tools.oauth.reconnectAria', { name: r.name }) }
+      : { text: t('tools.oauth.connect'), aria: t('tools.oauth.connectAria', { name: r.name }) };
   const status = useMutation({
     mutationFn: (next: 'ENABLED' | 'DISABLED') =>
       call(Routes.mcpToolStatus, { params: { id: r.id }, query: { status: next } }),
@@ -83,6 +232,7 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
             </Badge>
           ) : null}
           {r.description ? <div className="sub">{r.description}</div> : null}
+          {r.oauth ? <OAuthLine oauth={r.oauth} /> : null}
         </td>
         <td>{r.type}</td>
         <td>
@@ -111,6 +261,18 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
             </span>
           ) : (
             <div className="row-actions">
+              {r.oauth && r.oauth.state !== 'connected' && can('mcp:tool:test') ? (
+                <button
+                  type="button"
+                  className="primary"
+                  aria-label={connectLabel.aria}
+                  onClick={onConnect}
+                  disabled={busy}
+                  aria-busy={busy}
+                >
+                  {connectLabel.text}
+                </button>
+              ) : null}
               {can('mcp:tool:test') ? (
                 <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
                   {test.isPending ? t('tools.testing') : t('tools.test')}
@@ -146,6 +308,21 @@ function RecordRow({ record: r, onEdit }: { record: McpToolRecord; onEdit: () =>
           )}
         </td>
       </tr>
+      {connecting ? (
+        <tr className="detail-row">
+          <td colSpan={5}>
+            <ConnectPanel
+              state={connecting}
+              onCancel={onCancelConnect}
+              onDismiss={onDismissConnect}
+              onTest={() => {
+                onDismissConnect();
+                test.mutate();
+              }}
+            />
+          </td>
+        </tr>
+      ) : null}
       {test.data || test.error || status.error ? (
         <tr className="detail-row">
           <td colSpan={5}>
@@ -171,6 +348,7 @@ export function Records() {
   const [text, setText] = useState(name);
   const [editing, setEditing] = useState<McpToolRecord | 'new' | null>(null);
   const [exportError, setExportError] = useState<unknown>(null);
+  const oauth = useOAuthConnect({ preparing: t('tools.oauth.preparing') });
 
   const setParam = (key: string, value: string | undefined) => {
     const next = new URLSearchParams(params);
@@ -269,7 +447,15 @@ export function Records() {
         actions
       >
         {items.map((r) => (
-          <RecordRow key={r.id} record={r} onEdit={() => setEditing(r)} />
+          <RecordRow
+            key={r.id}
+            record={r}
+            onEdit={() => setEditing(r)}
+            connecting={oauth.state?.id === r.id ? oauth.state : null}
+            onConnect={() => oauth.connect(r)}
+            onCancelConnect={oauth.cancel}
+            onDismissConnect={oauth.dismiss}
+          />
         ))}
       </ListTable>
       {list.data && list.data.total > list.data.pageSize ? (

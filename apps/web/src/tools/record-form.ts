@@ -1,4 +1,4 @@
-import type { McpToolRecord, ToolEffect } from '@switchyard/contracts';
+import type { McpToolRecord, RemoteOAuthConfig, ToolEffect } from '@switchyard/contracts';
 
 /** The record form as typed. Connection settings are write-only: an edit starts with them empty. */
 export interface RecordForm {
@@ -13,6 +13,13 @@ export interface RecordForm {
   baseUrl: string;
   /** Name: value, one per line. */
   headers: string;
+  /** REMOTE: sign in with OAuth (an `oauth` section); the fields below are write-only like the rest. */
+  oauth: boolean;
+  grant: RemoteOAuthConfig['grant'];
+  clientId: string;
+  clientSecret: string;
+  authMethod: '' | NonNullable<RemoteOAuthConfig['tokenEndpointAuthMethod']>;
+  scope: string;
   effect: ToolEffect | '';
   idempotent: '' | 'yes' | 'no';
 }
@@ -27,6 +34,12 @@ export function emptyRecordForm(record?: McpToolRecord): RecordForm {
     env: '',
     baseUrl: '',
     headers: '',
+    oauth: Boolean(record?.oauth),
+    grant: record?.oauth?.grant ?? 'authorization_code',
+    clientId: '',
+    clientSecret: '',
+    authMethod: '',
+    scope: '',
     effect: record?.effect ?? '',
     idempotent:
       record?.idempotent === null || record?.idempotent === undefined ? '' : record.idempotent ? 'yes' : 'no',
@@ -57,11 +70,31 @@ export function pairs(
   return { ok: true, value: out };
 }
 
-/** Whether the person typed any connection setting (an edit with none keeps the stored ones). */
-export function touchesConfig(f: RecordForm): boolean {
-  return f.type === 'LOCAL'
-    ? Boolean(f.command.trim() || f.args.trim() || f.env.trim())
-    : Boolean(f.baseUrl.trim() || f.headers.trim());
+/**
+ * Whether the person typed any connection setting (an edit with none keeps the stored ones). The
+ * OAuth switch and grant count when they differ from what the record has.
+ */
+export function touchesConfig(f: RecordForm, record?: McpToolRecord): boolean {
+  if (f.type === 'LOCAL') return Boolean(f.command.trim() || f.args.trim() || f.env.trim());
+  const oauthChanged =
+    f.oauth !== Boolean(record?.oauth) ||
+    (f.oauth && f.grant !== (record?.oauth?.grant ?? 'authorization_code'));
+  return Boolean(
+    f.baseUrl.trim() ||
+    f.headers.trim() ||
+    oauthChanged ||
+    (f.oauth && (f.clientId.trim() || f.clientSecret.trim() || f.authMethod || f.scope.trim())),
+  );
+}
+
+/** The `oauth` section as typed: empty fields are left out (the server registers a client itself). */
+export function oauthOf(f: RecordForm): Record<string, string> {
+  const o: Record<string, string> = { grant: f.grant };
+  if (f.clientId.trim()) o['clientId'] = f.clientId.trim();
+  if (f.clientSecret.trim()) o['clientSecret'] = f.clientSecret.trim();
+  if (f.authMethod) o['tokenEndpointAuthMethod'] = f.authMethod;
+  if (f.scope.trim()) o['scope'] = f.scope.trim().split(/\s+/).join(' ');
+  return o;
 }
 
 /** The configJson the API takes, or the line that cannot be read. */
@@ -79,5 +112,6 @@ export function configJsonOf(
   if (!headers.ok) return { ok: false, field: 'headers', line: headers.line };
   const config: Record<string, unknown> = { baseUrl: f.baseUrl.trim() };
   if (Object.keys(headers.value).length) config['headers'] = headers.value;
+  if (f.oauth) config['oauth'] = oauthOf(f);
   return { ok: true, json: JSON.stringify(config) };
 }

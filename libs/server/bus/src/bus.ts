@@ -18,7 +18,13 @@ import {
 import type { BusPort, RequestOptions } from './port';
 import { checkedReply, eventPayload, heardPayload } from './contract-checks';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
-import { natsConnectFailure, natsConnectionOptions, type NatsConnectionSettings } from './connection';
+import {
+  coalesceWrites,
+  natsConnectFailure,
+  natsConnectionOptions,
+  natsErrorsWithoutStacks,
+  type NatsConnectionSettings,
+} from './connection';
 
 export interface BusOptions extends NatsConnectionSettings {
   /** Connection name shown by the NATS server (`nats server report connections`). */
@@ -30,6 +36,12 @@ export interface BusOptions extends NatsConnectionSettings {
    * of the answering service, thrown as `internal`. On in tests (NODE_ENV=test): it costs a parse per call.
    */
   readonly validateReplies?: boolean;
+  /**
+   * Parse every event's payload against its contract before sending it (`emit`); one that does not
+   * fit is a bug of the sender, thrown as `internal`. On unless turned off: production turns it off
+   * (a parse per event, most of them built from typed values; receivers parse what they hear anyway).
+   */
+  readonly validateEvents?: boolean;
 }
 
 /** Nest's NATS reply packet. */
@@ -54,6 +66,7 @@ export class Bus implements BusPort {
   ) {}
 
   static async connect(opts: BusOptions): Promise<Bus> {
+    natsErrorsWithoutStacks();
     try {
       const nc = await connect({
         ...natsConnectionOptions(opts),
@@ -65,6 +78,7 @@ export class Bus implements BusPort {
         // of the client's CPU in the rpc benchmark. Our errors carry subject and service instead.
         noAsyncTraces: true,
       });
+      coalesceWrites(nc);
       return new Bus(nc, opts);
     } catch (err) {
       throw new AppError(
@@ -143,11 +157,14 @@ export class Bus implements BusPort {
   }
 
   /**
-   * Sends an event of the catalog (`Events`), its payload parsed against the contract first: one
-   * that does not fit is a bug here, thrown as `internal`, never sent.
+   * Sends an event of the catalog (`Events`), its payload parsed against the contract first (unless
+   * `validateEvents` is off): one that does not fit is a bug here, thrown as `internal`, never sent.
    */
   emit<S extends z.ZodType>(contract: EventContract<S>, payload: z.input<S>): void {
-    this.publish(contract.subject, eventPayload(contract, payload));
+    this.publish(
+      contract.subject,
+      this.opts.validateEvents === false ? payload : eventPayload(contract, payload),
+    );
   }
 
   /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */

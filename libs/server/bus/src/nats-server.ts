@@ -4,7 +4,7 @@ import type { Msg, MsgHdrs, NatsConnection, Subscription } from 'nats';
 import { Headers, isErrorBody, type ErrorBody, type ErrorCode, type Role } from '@switchyard/contracts';
 import { correlationIdFrom, type CallContext, type ContextStore } from '@switchyard/server-observability';
 import { decodeJson, encodeJson, errorBodyOf } from './wire';
-import { natsConnectionOptions, type NatsConnectionSettings } from './connection';
+import { coalesceWrites, natsConnectionOptions, type NatsConnectionSettings } from './connection';
 
 /** The caller's context from NATS headers (set by Bus.request): identity never comes from a body. */
 export function callContextFromHeaders(h: MsgHdrs | undefined): CallContext {
@@ -67,6 +67,7 @@ export class SwitchyardNatsServer extends ServerNats {
   }
 
   override bindEvents(client: NatsConnection): void {
+    coalesceWrites(client);
     for (const channel of this.messageHandlers.keys()) {
       const handlerRef = this.messageHandlers.get(channel);
       const queue = (handlerRef?.extras?.['queue'] as string | undefined) ?? this.sy.queue;

@@ -29,7 +29,10 @@ export interface BusPort {
   request(subject: string, payload: unknown, opts?: RequestOptions): Promise<unknown>;
   /** Answers requests on one subject from this process only. Returns the unsubscribe function. */
   respond(subject: string, handler: (payload: unknown) => Promise<unknown>): Promise<() => void>;
-  /** Sends an event of the catalog (`Events`), its payload parsed against the contract first. */
+  /**
+   * Sends an event of the catalog (`Events`), its payload parsed against the contract first (the
+   * NATS bus skips the parse in production: `BusOptions.validateEvents`).
+   */
   emit<S extends z.ZodType>(contract: EventContract<S>, payload: z.input<S>): void;
   /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */
   on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void;

@@ -229,6 +229,7 @@ export const EnvSchema = z.object({
   WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   MCP_HANDSHAKE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(8_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  ELICITATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).default(600_000),
   TOOL_OUTPUT_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -387,6 +388,11 @@ export interface AppConfig {
      */
     readonly foreground: { readonly owner: number; readonly deployment: number };
   };
+  /**
+   * MCP servers' input requests (elicitation): how long a tool call waits for the person's answer
+   * before it answers `cancel` (the wait does not count against the tool's timeout).
+   */
+  readonly elicitation: { readonly timeoutMs: number };
   /** AI chat (executor): the platform's ceilings on one turn; a session's budget may only tighten them. */
   readonly chat: {
     readonly maxToolCalls: number;
@@ -585,6 +591,7 @@ export function loadConfig(
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
       foreground: { owner: e.RUN_OWNER_ACTIVE_LIMIT, deployment: e.RUN_DEPLOYMENT_ACTIVE_LIMIT },
     },
+    elicitation: { timeoutMs: e.ELICITATION_TIMEOUT_MS },
     chat: {
       maxToolCalls: e.CHAT_MAX_TOOL_CALLS,
       maxTokens: e.CHAT_MAX_TOKENS,

@@ -46,6 +46,16 @@ export class IdentityRepository {
     return o ? toOwner(o) : null;
   }
 
+  /** The names of these owners, by id (owners that are gone are left out). */
+  async ownerNames(ids: readonly string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.prisma.owner.findMany({
+      where: { id: { in: [...ids] } },
+      select: { id: true, name: true },
+    });
+    return new Map(rows.map((o) => [o.id, o.name]));
+  }
+
   /** Creates the owner when missing. An existing owner keeps its role unless `forceRole` is set. */
   async ensureOwner(
     name: string,

@@ -6,3 +6,4 @@ export * from './permissions.repository';
 export * from './chat.repository';
 export * from './plugin-hooks.repository';
 export * from './foreground-limits';
+export * from './input-requests.repository';

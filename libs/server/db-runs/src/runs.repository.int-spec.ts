@@ -139,6 +139,49 @@ describe('RunsRepository (real Postgres)', () => {
     });
   });
 
+  it('writes appends of many runs made at once together, each run gapless, each refusal its own', async () => {
+    const runs = Array.from({ length: 6 }, () => newRun());
+    for (const r of runs) await viaPool.create(r, [created]);
+    const [lost, bad, ...ok] = runs as [NewRun, NewRun, ...NewRun[]];
+    const results = await Promise.allSettled([
+      // All asked in one turn: one statement for the lot (and a second for a run asked twice).
+      ...ok.map((r, i) =>
+        viaPool.append(r.id, [token(`a${i}`), token(`b${i}`)], {
+          replica: 'replica-1',
+          update: i === 0 ? { status: 'completed', summary: 's', finished: true, release: true } : {},
+        }),
+      ),
+      viaPool.append(ok[1]!.id, [token('again')], { replica: 'replica-1', update: { plan: null } }),
+      viaPool.append(lost.id, [token('x')], { replica: 'someone-else' }),
+      viaPool.append(bad.id, [token('a\u0000b')], { replica: 'replica-1' }),
+    ]);
+    const value = (i: number) => (results[i] as PromiseFulfilledResult<Array<{ seq: number }>>).value;
+    for (let i = 0; i < ok.length; i++) expect(value(i).map((e) => e.seq)).toEqual([2, 3]);
+    expect(value(ok.length).map((e) => e.seq)).toEqual([4]);
+    expect((results[ok.length + 1] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+    expect(String((results[ok.length + 2] as PromiseRejectedResult).reason)).toMatch(
+      /invalid input syntax for type json|Unicode/,
+    );
+    expect(await viaPool.get(ok[0]!.id)).toMatchObject({
+      status: 'completed',
+      summary: 's',
+      ownerReplica: null,
+    });
+    expect((await viaPool.get(ok[0]!.id))?.finishedAt).not.toBeNull();
+    expect(await viaPool.get(ok[1]!.id)).toMatchObject({
+      status: 'running',
+      plan: null,
+      ownerReplica: 'replica-1',
+    });
+    expect((await viaPool.events(ok[1]!.id, 10)).map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run_created'],
+      [2, 'plan_token'],
+      [3, 'plan_token'],
+      [4, 'plan_token'],
+    ]);
+    for (const r of [lost, bad]) expect((await viaPool.events(r.id, 10)).map((e) => e.seq)).toEqual([1]);
+  });
+
   it('interrupts runs whose lease ran out, with the interrupted event in the same statement, once', async () => {
     const expired = newRun({ leaseMs: -1_000, replica: 'dead-replica' });
     const alive = newRun({ replica: 'live-replica' });

@@ -12,8 +12,9 @@ import {
 } from '@switchyard/contracts';
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
-import { likePattern, PRISMA, storableText } from '@switchyard/server-db';
+import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchyard/server-db';
 import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
 import { admitForeground, checkRoom, type ForegroundLimits } from './foreground-limits';
 
@@ -81,6 +82,50 @@ export interface NewRun {
   /** A background task's run, or a workflow's called as a tool: not counted against foreground limits. */
   readonly background?: boolean;
 }
+
+/** One run's append, as `appendMany` writes it with others. */
+interface Append {
+  readonly runId: string;
+  readonly events: readonly RunEventBody[];
+  readonly replica?: string;
+  readonly update?: RunUpdate;
+}
+
+/** How one append of a batch went: its events stored, its row refused it, or its own error. */
+type Appended = RunEvent[] | 'missing' | Error;
+
+/**
+ * The appends of several runs in one statement: each run's row is bumped (guarded by its replica
+ * when one is given) with its changes, and its events numbered after its last one. Rows: one per
+ * run bumped (seq null when it had no events) or per event stored.
+ */
+const APPEND_MANY = `WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+      k int, id uuid, n int, replica text, events jsonb, status text,
+      set_plan boolean, plan jsonb, set_summary boolean, summary text, set_error boolean, error text,
+      finished boolean, release boolean, usage jsonb, config jsonb)
+  ), bumped AS (
+    UPDATE run r SET next_seq = r.next_seq + i.n, updated_at = now(),
+      status = COALESCE(i.status::"RunStatus", r.status),
+      plan = CASE WHEN i.set_plan THEN i.plan ELSE r.plan END,
+      summary = CASE WHEN i.set_summary THEN i.summary ELSE r.summary END,
+      error = CASE WHEN i.set_error THEN i.error ELSE r.error END,
+      finished_at = CASE WHEN i.finished IS NULL THEN r.finished_at WHEN i.finished THEN now() ELSE NULL END,
+      owner_replica = CASE WHEN i.release THEN NULL ELSE r.owner_replica END,
+      lease_until = CASE WHEN i.release THEN NULL ELSE r.lease_until END,
+      usage = COALESCE(i.usage, r.usage),
+      config = COALESCE(i.config, r.config)
+    FROM input i
+    WHERE r.id = i.id AND (i.replica IS NULL OR r.owner_replica = i.replica)
+    RETURNING i.k, r.id, r.next_seq - i.n AS first_seq
+  ), inserted AS (
+    INSERT INTO run_event (run_id, seq, type, data)
+    SELECT b.id, b.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
+    FROM bumped b JOIN input i ON i.k = b.k,
+         ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+    RETURNING run_id, seq, created_at AS at
+  )
+  SELECT b.k, b.first_seq, ins.seq, ins.at FROM bumped b LEFT JOIN inserted ins ON ins.run_id = b.id`;
 
 /** Fields an append may change on the run row, in the same statement. */
 export interface RunUpdate {
@@ -195,16 +240,27 @@ function encodeEvents(events: readonly RunEventBody[]): string {
  */
 @Injectable()
 export class RunsRepository {
+  /** Appends under way on the pool, written together (see `append`). */
+  private readonly appends: Coalescer<Append, Appended> | undefined;
+
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
     @Inject(PRISMA) private readonly prisma: PrismaClient,
     @Optional() @Inject(RUNS_POOL) private readonly pool?: Pool,
-  ) {}
+  ) {
+    this.appends = pool ? new Coalescer((batch) => this.appendMany(batch)) : undefined;
+  }
 
   /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
   private async query<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
     if (this.pool) return (await this.pool.query({ ...(name ? { name } : {}), text, values })).rows as T[];
     return this.prisma.$queryRawUnsafe<T[]>(text, ...values);
+  }
+
+  /** Runs a statement for its row count (prepared once per connection when named). */
+  private async execute(name: string, text: string, values: unknown[]): Promise<number> {
+    if (this.pool) return (await this.pool.query({ name, text, values })).rowCount ?? 0;
+    return this.prisma.$executeRawUnsafe(text, ...values);
   }
 
   /** Whether `wanted` more foreground runs fit the limits now: the refusal they would meet, if any. */
@@ -233,8 +289,117 @@ export class RunsRepository {
   /**
    * Appends events (numbered gaplessly after the run's last one) and applies `update` to the run row,
    * in one statement. With `replica`, only while that replica owns the run: otherwise LeaseLostError.
+   * On the pool, appends of several runs made while the previous ones are being written are written
+   * together, in one statement (group commit: each run's own appends stay in order, as its writer
+   * sends the next only once the last is stored).
    */
   async append(
+    runId: string,
+    events: readonly RunEventBody[],
+    opts: { readonly replica?: string; readonly update?: RunUpdate } = {},
+  ): Promise<RunEvent[]> {
+    if (!this.appends) return this.appendOne(runId, events, opts);
+    const stored = await this.appends.call({ runId, events, ...opts });
+    if (stored instanceof Error) throw stored;
+    if (stored === 'missing') {
+      if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
+      throw new AppError('not_found', `run ${runId} does not exist`);
+    }
+    return stored;
+  }
+
+  /**
+   * The appends of several runs; 'missing' where the row refused. A run twice in the batch (a
+   * writer's closing event racing its last batch) goes in a later statement: one statement updates
+   * a row once.
+   */
+  private async appendMany(batch: readonly Append[]): Promise<Appended[]> {
+    const out: Appended[] = [];
+    let rest = batch.map((a, i) => ({ a, i }));
+    while (rest.length) {
+      const seen = new Set<string>();
+      const now = rest.filter(({ a }) => !seen.has(a.runId) && seen.add(a.runId));
+      rest = rest.filter((x) => !now.includes(x));
+      const stored = await this.appendDistinct(now.map((x) => x.a));
+      now.forEach((x, j) => (out[x.i] = stored[j] as Appended));
+    }
+    return out;
+  }
+
+  /**
+   * Appends of distinct runs in one statement. When Postgres refuses the statement for its data (an
+   * event it cannot store) rather than for being away, each append is tried alone, so one run's bad
+   * event fails that run's write only.
+   */
+  private async appendDistinct(batch: readonly Append[]): Promise<Appended[]> {
+    try {
+      return await this.appendTogether(batch);
+    } catch (err) {
+      if (batch.length === 1 || databaseUnavailable(err)) throw err;
+      return Promise.all(
+        batch.map((a) =>
+          this.appendOne(a.runId, a.events, a).then(
+            (stored): Appended => stored,
+            (e: unknown): Appended =>
+              e instanceof LeaseLostError || (e instanceof AppError && e.code === 'not_found')
+                ? 'missing'
+                : e instanceof Error
+                  ? e
+                  : new Error(String(e)),
+          ),
+        ),
+      );
+    }
+  }
+
+  private async appendTogether(batch: readonly Append[]): Promise<Appended[]> {
+    const input = batch.map((a, k) => {
+      const u = a.update ?? {};
+      return {
+        k,
+        id: a.runId,
+        n: a.events.length,
+        replica: a.replica ?? null,
+        events: a.events.map((e) => ({ type: e.type, data: e.data })),
+        status: u.status ?? null,
+        set_plan: u.plan !== undefined,
+        plan: u.plan ?? null,
+        set_summary: u.summary !== undefined,
+        summary: u.summary ?? null,
+        set_error: u.error !== undefined,
+        error: u.error ?? null,
+        finished: u.finished ?? null,
+        release: u.release === true,
+        usage: u.usage ?? null,
+        config: u.config ?? null,
+      };
+    });
+    const rows = await this.query<{ k: number; first_seq: number; seq: number | null; at: Date | null }>(
+      'run_append_many',
+      APPEND_MANY,
+      [JSON.stringify(input)],
+    );
+    const out: Appended[] = batch.map(() => 'missing');
+    const at = new Map<string, Date>();
+    for (const r of rows) {
+      const a = batch[r.k];
+      if (!a) continue;
+      if (out[r.k] === 'missing') out[r.k] = [];
+      if (r.seq !== null && r.at !== null) at.set(`${r.k}:${Number(r.seq)}`, r.at);
+    }
+    for (const r of rows) {
+      const a = batch[r.k];
+      if (!a || (out[r.k] as RunEvent[]).length) continue;
+      const first = Number(r.first_seq);
+      // Numbered in the order sent (seq = first + ordinality - 1); the bodies are the ones sent.
+      out[r.k] = a.events.map((e, i) =>
+        toEvent(a.runId, { ...e, seq: first + i, at: at.get(`${r.k}:${first + i}`) ?? new Date() }),
+      );
+    }
+    return out;
+  }
+
+  private async appendOne(
     runId: string,
     events: readonly RunEventBody[],
     opts: { readonly replica?: string; readonly update?: RunUpdate } = {},
@@ -306,12 +471,12 @@ export class RunsRepository {
    */
   async renewLeases(replica: string, leaseMs: number, runIds: readonly string[]): Promise<number> {
     if (!runIds.length) return 0;
-    return this.prisma.$executeRawUnsafe(
+    // Every third of the lease on every replica: a prepared statement, not a query Prisma compiles.
+    return this.execute(
+      'run_renew_leases',
       `UPDATE run SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
        WHERE owner_replica = $1 AND id = ANY($3::uuid[]) AND status = ANY(${ACTIVE_SQL})`,
-      replica,
-      leaseMs,
-      runIds,
+      [replica, leaseMs, runIds],
     );
   }
 
@@ -324,7 +489,9 @@ export class RunsRepository {
     opts: { readonly replica?: string; readonly limit?: number } = {},
   ): Promise<RunEvent[]> {
     const which = opts.replica ? 'owner_replica = $3' : 'lease_until < now()';
-    const rows = await this.prisma.$queryRawUnsafe<Array<EventRow & { run_id: string }>>(
+    // The sweep runs every RUN_SWEEP_MS on every replica: prepared, not compiled by Prisma each time.
+    const rows = await this.query<EventRow & { run_id: string }>(
+      opts.replica ? 'run_interrupt_replica' : 'run_interrupt_expired',
       `WITH dead AS (
          SELECT id FROM run WHERE status = ANY(${ACTIVE_SQL}) AND ${which}
          ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED
@@ -337,9 +504,7 @@ export class RunsRepository {
        INSERT INTO run_event (run_id, seq, type, data)
        SELECT upd.id, upd.seq, 'interrupted', jsonb_build_object('message', $1::text) FROM upd
        RETURNING run_id, seq, type, data, created_at AS at`,
-      message,
-      opts.limit ?? 100,
-      ...(opts.replica ? [opts.replica] : []),
+      [message, opts.limit ?? 100, ...(opts.replica ? [opts.replica] : [])],
     );
     return rows.map((r) => toEvent(r.run_id, r));
   }

@@ -2,3 +2,4 @@
 export * from './tasks.repository';
 export * from './schedules.repository';
 export * from './webhooks.repository';
+export * from './tasks-pool';

@@ -6,17 +6,17 @@ import {
   type TaskPriority,
   type TaskState,
 } from '@switchyard/contracts';
-import type { BgTask, PrismaClient } from '@prisma/client';
-import { PRISMA } from '@switchyard/server-db';
+import type { BgTask } from '@prisma/client';
+import type { Pool } from 'pg';
+import { TASKS_POOL } from './tasks-pool';
 
-/** Finished tasks kept per owner; older ones are pruned when a task finishes. */
+/** A task's row, as the repository returns it. */
+export type BgTaskRow = BgTask;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Finished tasks kept per owner; older ones are pruned in batches (TasksRepository.prune). */
 export const KEPT_FINISHED_TASKS = 100;
-/**
- * An owner's finished tasks are pruned at most this often per scheduler replica: a DELETE with a
- * sort over the owner's finished rows on every finish was a fifth of the scheduler's database work
- * per one-step task. Between prunes an owner may briefly hold more than KEPT_FINISHED_TASKS.
- */
-export const PRUNE_INTERVAL_MS = 1_000;
 
 export interface NewTask {
   readonly id: string;
@@ -50,34 +50,75 @@ export function toTask(r: BgTask, now = Date.now()): Task {
   };
 }
 
-/** Background tasks, written by the scheduler only. Postgres is their truth; Redis only carries them. */
+const COLUMNS = `id, owner_id AS "ownerId", workflow_id AS "workflowId", inputs, priority,
+  permission_mode AS "permissionMode", state, run_id AS "runId", output, output_truncated AS "outputTruncated",
+  error, kill_requested AS "killRequested", created_at AS "createdAt", started_at AS "startedAt",
+  finished_at AS "finishedAt"`;
+
+const ENDED_SQL = `ARRAY['completed','failed','cancelled','interrupted']::"TaskState"[]`;
+
+/** How a body ended, as the scheduler records it (the output already cut to what a task keeps). */
+export interface TaskEnd {
+  readonly id: string;
+  readonly state: FinishTask['state'];
+  readonly runId: string | null;
+  readonly output: unknown;
+  readonly outputTruncated: boolean;
+  readonly error: string | null;
+}
+
+/**
+ * Background tasks, written by the scheduler only. Postgres is their truth; Redis only carries them.
+ * Raw pg with named (prepared) statements: the submit, claim, attach and end of every task go
+ * through here, and Prisma compiled each of those queries anew (a third of the scheduler's CPU).
+ */
 @Injectable()
 export class TasksRepository {
-  /** When each owner's finished tasks were last pruned by this replica (ms). */
-  private readonly prunedAt = new Map<string, number>();
+  constructor(@Inject(TASKS_POOL) private readonly pool: Pool) {}
 
-  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
+  private async rows<T = BgTask>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
+    return (await this.pool.query({ ...(name ? { name } : {}), text, values })).rows as T[];
+  }
 
   async insert(t: NewTask): Promise<BgTask> {
-    return this.prisma.bgTask.create({
-      data: {
-        id: t.id,
-        ownerId: t.ownerId,
-        workflowId: t.workflowId,
-        inputs: t.inputs as object,
-        priority: t.priority,
-        permissionMode: t.permissionMode,
-      },
-    });
+    return (await this.insertAll([t]))[0] as BgTask;
+  }
+
+  /** Writes new tasks in one statement; their rows in the order given. */
+  async insertAll(tasks: readonly NewTask[]): Promise<BgTask[]> {
+    const rows = await this.rows(
+      'task_insert',
+      `INSERT INTO bg_task (id, owner_id, workflow_id, inputs, priority, permission_mode)
+       SELECT id, owner_id, workflow_id, inputs, priority::"TaskPriority", permission_mode
+       FROM jsonb_to_recordset($1::jsonb)
+         AS x(id uuid, owner_id uuid, workflow_id uuid, inputs jsonb, priority text, permission_mode text)
+       RETURNING ${COLUMNS}`,
+      [
+        JSON.stringify(
+          tasks.map((t) => ({
+            id: t.id,
+            owner_id: t.ownerId,
+            workflow_id: t.workflowId,
+            inputs: t.inputs,
+            priority: t.priority,
+            permission_mode: t.permissionMode,
+          })),
+        ),
+      ],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return tasks.map((t) => byId.get(t.id) as BgTask);
   }
 
   /** A submit that was refused after its row was written leaves nothing behind. */
   async discard(id: string): Promise<void> {
-    await this.prisma.bgTask.deleteMany({ where: { id, state: 'queued' } });
+    await this.rows('task_discard', `DELETE FROM bg_task WHERE id = $1::uuid AND state = 'queued'`, [id]);
   }
 
   async get(id: string): Promise<BgTask | null> {
-    return this.prisma.bgTask.findUnique({ where: { id } });
+    if (!UUID.test(id)) return null;
+    const [row] = await this.rows('task_get', `SELECT ${COLUMNS} FROM bg_task WHERE id = $1::uuid`, [id]);
+    return row ?? null;
   }
 
   async getVisible(id: string, ownerId: string): Promise<BgTask> {
@@ -90,29 +131,25 @@ export class TasksRepository {
     ownerId: string,
     q: { limit: number; cursor?: string; state?: TaskState },
   ): Promise<{ items: BgTask[]; nextCursor: string | null }> {
-    let before: { createdAt: Date; id: string } | undefined;
+    const values: unknown[] = [ownerId, q.limit + 1];
+    const where = ['owner_id = $1::uuid'];
+    if (q.state) {
+      values.push(q.state);
+      where.push(`state = $${values.length}::"TaskState"`);
+    }
     if (q.cursor) {
       const [at, id] = q.cursor.split('|');
-      if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id))
+      if (!at || !id || Number.isNaN(Date.parse(at)) || !UUID.test(id))
         throw new AppError('validation_failed', 'cursor is not one this API returned');
-      before = { createdAt: new Date(at), id };
+      values.push(new Date(at), id);
+      where.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
     }
-    const rows = await this.prisma.bgTask.findMany({
-      where: {
-        ownerId,
-        ...(q.state ? { state: q.state } : {}),
-        ...(before
-          ? {
-              OR: [
-                { createdAt: { lt: before.createdAt } },
-                { createdAt: before.createdAt, id: { lt: before.id } },
-              ],
-            }
-          : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: q.limit + 1,
-    });
+    const rows = await this.rows(
+      `task_list${q.state ? '_state' : ''}${q.cursor ? '_after' : ''}`,
+      `SELECT ${COLUMNS} FROM bg_task WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT $2`,
+      values,
+    );
     const items = rows.slice(0, q.limit);
     const last = items[items.length - 1];
     return {
@@ -123,92 +160,132 @@ export class TasksRepository {
 
   /** queued → running, unless it was killed meanwhile. */
   async claim(id: string): Promise<BgTask | null> {
-    const rows = await this.prisma.bgTask.updateManyAndReturn({
-      where: { id, state: 'queued', killRequested: false },
-      data: { state: 'running', startedAt: new Date() },
-    });
-    return rows[0] ?? null;
+    return (await this.claimAll([id]))[0] ?? null;
   }
 
-  async attach(id: string, runId: string): Promise<BgTask | null> {
-    const rows = await this.prisma.bgTask.updateManyAndReturn({
-      where: { id, state: 'running' },
-      data: { runId },
-    });
-    return rows[0] ?? null;
+  /** queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed. */
+  async claimAll(ids: readonly string[]): Promise<BgTask[]> {
+    return this.rows(
+      'task_claim',
+      `UPDATE bg_task SET state = 'running', started_at = now()
+       WHERE id = ANY($1::uuid[]) AND state = 'queued' AND NOT kill_requested
+       RETURNING ${COLUMNS}`,
+      [ids],
+    );
   }
 
-  /** running → its end (once); prunes the owner's finished tasks beyond the kept number. */
-  async finish(f: FinishTask, output: { value: unknown; truncated: boolean }): Promise<BgTask | null> {
-    const rows = await this.prisma.bgTask.updateManyAndReturn({
-      where: { id: f.id, state: 'running' },
-      data: {
-        state: f.state,
-        ...(f.runId ? { runId: f.runId } : {}),
-        output: output.value === undefined ? undefined : (output.value as object),
-        outputTruncated: output.truncated,
-        error: f.error,
-        finishedAt: new Date(),
-      },
-    });
-    const row = rows[0] ?? null;
-    if (row) await this.prune(row.ownerId);
-    return row;
+  /** Records the run of a running task; null when it is not running (any more). */
+  async attach(id: string, runId: string): Promise<{ killRequested: boolean } | null> {
+    return (await this.attachAll([{ id, runId }])).get(id) ?? null;
+  }
+
+  /** Records the runs of running tasks in one statement: whether a kill was asked, by task. */
+  async attachAll(
+    runs: ReadonlyArray<{ id: string; runId: string }>,
+  ): Promise<Map<string, { killRequested: boolean }>> {
+    const rows = await this.rows<{ id: string; killRequested: boolean }>(
+      'task_attach',
+      `UPDATE bg_task t SET run_id = a.run_id
+       FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid)) a
+       WHERE t.id = a.id AND t.state = 'running'
+       RETURNING t.id, t.kill_requested AS "killRequested"`,
+      [JSON.stringify(runs.map((r) => ({ id: r.id, run_id: r.runId })))],
+    );
+    return new Map(rows.map((r) => [r.id, { killRequested: r.killRequested }]));
+  }
+
+  /**
+   * running → its end, once, for every end given, in one statement. Returns the tasks that ended
+   * here (an end reported again, or of a task no longer running, changes nothing).
+   */
+  async finish(ends: readonly TaskEnd[]): Promise<Array<{ id: string; ownerId: string }>> {
+    if (!ends.length) return [];
+    return this.rows<{ id: string; ownerId: string }>(
+      'task_finish',
+      `UPDATE bg_task t SET state = e.state::"TaskState", run_id = COALESCE(e.run_id, t.run_id),
+              output = e.output, output_truncated = e.truncated, error = e.error, finished_at = now()
+       FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
+               AS x(id uuid, state text, run_id uuid, output jsonb, truncated boolean, error text)) e
+       WHERE t.id = e.id AND t.state = 'running'
+       RETURNING t.id, t.owner_id AS "ownerId"`,
+      [
+        JSON.stringify(
+          ends.map((e) => ({
+            id: e.id,
+            state: e.state,
+            run_id: e.runId,
+            output: e.output ?? null,
+            truncated: e.outputTruncated,
+            error: e.error,
+          })),
+        ),
+      ],
+    );
   }
 
   /** Kill: a queued task is cancelled at once; a running one is flagged (its executor cancels it). */
   async kill(id: string, ownerId: string): Promise<BgTask> {
     const row = await this.getVisible(id, ownerId);
     if (row.state === 'queued') {
-      const rows = await this.prisma.bgTask.updateManyAndReturn({
-        where: { id, state: 'queued' },
-        data: {
-          state: 'cancelled',
-          killRequested: true,
-          finishedAt: new Date(),
-          error: 'killed before it started',
-        },
-      });
-      if (rows[0]) {
-        await this.prune(ownerId);
-        return rows[0];
-      }
+      const [cancelled] = await this.rows(
+        'task_kill_queued',
+        `UPDATE bg_task SET state = 'cancelled', kill_requested = true, finished_at = now(),
+                error = 'killed before it started'
+         WHERE id = $1::uuid AND state = 'queued'
+         RETURNING ${COLUMNS}`,
+        [id],
+      );
+      if (cancelled) return cancelled;
     }
-    const rows = await this.prisma.bgTask.updateManyAndReturn({
-      where: { id, state: { in: ['queued', 'running'] } },
-      data: { killRequested: true },
-    });
-    return rows[0] ?? (await this.getVisible(id, ownerId));
+    const [flagged] = await this.rows(
+      'task_kill_flag',
+      `UPDATE bg_task SET kill_requested = true
+       WHERE id = $1::uuid AND state IN ('queued', 'running')
+       RETURNING ${COLUMNS}`,
+      [id],
+    );
+    return flagged ?? (await this.getVisible(id, ownerId));
   }
 
   /** Tasks the queues must hold (rebuild after Redis lost its data). */
   async active(): Promise<BgTask[]> {
-    return this.prisma.bgTask.findMany({
-      where: { state: { in: ['queued', 'running'] } },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    return this.rows(
+      'task_active',
+      `SELECT ${COLUMNS} FROM bg_task WHERE state IN ('queued', 'running') ORDER BY created_at, id`,
+      [],
+    );
   }
 
   /** Running tasks whose body is gone are an explicit failure, never replayed. */
   async interrupt(id: string, reason: string): Promise<BgTask | null> {
-    const rows = await this.prisma.bgTask.updateManyAndReturn({
-      where: { id, state: 'running' },
-      data: { state: 'interrupted', error: reason, finishedAt: new Date() },
-    });
-    return rows[0] ?? null;
+    const [row] = await this.rows(
+      'task_interrupt',
+      `UPDATE bg_task SET state = 'interrupted', error = $2, finished_at = now()
+       WHERE id = $1::uuid AND state = 'running'
+       RETURNING ${COLUMNS}`,
+      [id, reason],
+    );
+    return row ?? null;
   }
 
-  private async prune(ownerId: string): Promise<void> {
-    const now = Date.now();
-    if (now - (this.prunedAt.get(ownerId) ?? 0) < PRUNE_INTERVAL_MS) return;
-    this.prunedAt.set(ownerId, now);
-    if (this.prunedAt.size > 10_000) this.prunedAt.clear(); // a bound, not a cache to keep
-    await this.prisma.$executeRawUnsafe(
-      `DELETE FROM bg_task WHERE id IN (
-         SELECT id FROM bg_task WHERE owner_id = $1::uuid AND state IN ('completed','failed','cancelled','interrupted')
-         ORDER BY finished_at DESC NULLS LAST, id DESC OFFSET $2)`,
-      ownerId,
-      KEPT_FINISHED_TASKS,
+  /**
+   * Deletes the finished tasks of these owners beyond the newest KEPT_FINISHED_TASKS of each, in one
+   * statement (the scheduler calls it on a timer for the owners whose tasks ended meanwhile, not on
+   * every end). Returns how many went.
+   */
+  async prune(ownerIds: readonly string[]): Promise<number> {
+    if (!ownerIds.length) return 0;
+    const rows = await this.rows<{ n: number }>(
+      'task_prune',
+      `WITH old AS (
+         SELECT id FROM (
+           SELECT id, row_number() OVER (PARTITION BY owner_id ORDER BY finished_at DESC NULLS LAST, id DESC) AS k
+           FROM bg_task WHERE owner_id = ANY($1::uuid[]) AND state = ANY(${ENDED_SQL})
+         ) ranked WHERE k > $2
+       ), gone AS (DELETE FROM bg_task t USING old WHERE t.id = old.id RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [ownerIds, KEPT_FINISHED_TASKS],
     );
+    return rows[0]?.n ?? 0;
   }
 }

@@ -570,4 +570,83 @@ describe('FairQueue (real Redis)', () => {
       }
     });
   });
+
+  describe('in batches', () => {
+    it('admits a batch as the same admits one after the other would, in one round trip', async () => {
+      const limits = { ownerQueue: 3, batchOwner: 1 };
+      const tasks = [
+        { taskId: 'x1', ownerId: 'A', priority: 'batch' as const, enqueuedAtMs: t0 },
+        { taskId: 'x2', ownerId: 'A', priority: 'batch' as const, enqueuedAtMs: t0 + 1 },
+        { taskId: 'x3', ownerId: 'A', priority: 'normal' as const, enqueuedAtMs: t0 + 2 },
+        { taskId: 'x1', ownerId: 'A', priority: 'batch' as const, enqueuedAtMs: t0 + 3 },
+        { taskId: 'x4', ownerId: 'A', priority: 'interactive' as const, enqueuedAtMs: t0 + 4 },
+        { taskId: 'x5', ownerId: 'A', priority: 'interactive' as const, enqueuedAtMs: t0 + 5 },
+        { taskId: 'y1', ownerId: 'B', priority: 'normal' as const, enqueuedAtMs: t0 + 6 },
+      ];
+      const together = await queue(limits).admitAll(tasks);
+      const sequentialPrefix = prefix;
+      prefix = uniquePrefix('fq');
+      const one = queue(limits);
+      const apart: AdmitResult[] = [];
+      for (const t of tasks) apart.push(await one.admit(t.taskId, t.ownerId, t.priority, t.enqueuedAtMs));
+      expect(together).toEqual(apart);
+      expect(together.map((r) => r.ok)).toEqual([true, false, true, true, true, false, true]);
+      await deleteKeys(redis, sequentialPrefix);
+      await expect(queue().admitAll([{ ...tasks[0]!, priority: 'urgent' as Priority }])).rejects.toThrow(
+        /unknown priority/,
+      );
+    });
+
+    it('takes a batch in the order single takes give, and frees several slots at once', async () => {
+      const q = queue({ running: 5 });
+      await admitMany(q, 'A', 'batch', 3);
+      await admitMany(q, 'B', 'interactive', 3);
+      await admitMany(q, 'A', 'interactive', 2);
+      const mirrorPrefix = prefix;
+      prefix = uniquePrefix('fq');
+      const m = queue({ running: 5 });
+      seq -= 8;
+      await admitMany(m, 'A', 'batch', 3);
+      await admitMany(m, 'B', 'interactive', 3);
+      await admitMany(m, 'A', 'interactive', 2);
+      const batch = await q.nextBatch(10);
+      const singles = await dispatch(m, 5);
+      expect(await m.next()).toBeNull();
+      expect(batch?.map((t) => t.taskId.replace(/-\d+$/, ''))).toEqual(
+        singles.map((t) => t.taskId.replace(/-\d+$/, '')),
+      );
+      expect(await q.nextBatch(10)).toEqual([]); // five run: no slot
+      await q.finish(...(batch ?? []).slice(0, 2).map((t) => t.taskId), 'unknown-id');
+      expect((await q.capacity()).running).toBe(3);
+      expect(await q.nextBatch(10)).toHaveLength(2);
+      await deleteKeys(redis, mirrorPrefix);
+    });
+
+    it('says how many slots are free after an admission, and frees slots and takes their successors in one call', async () => {
+      const q = queue({ running: 2 });
+      const entry = (taskId: string) => ({
+        taskId,
+        ownerId: 'A',
+        priority: 'normal' as const,
+        enqueuedAtMs: t0,
+      });
+      expect(await q.admitBatch([entry('f1'), entry('f2'), entry('f3')])).toMatchObject({ freeSlots: 2 });
+      const running = (await q.nextBatch(5)) ?? [];
+      expect(running.map((t) => t.taskId)).toEqual(['f1', 'f2']);
+      expect(await q.admitBatch([entry('f4')])).toMatchObject({ freeSlots: 0 });
+      const next = await q.nextBatch(5, { finishing: ['f1', 'f1', 'not-running'] });
+      expect(next?.map((t) => t.taskId)).toEqual(['f3']);
+      expect((await q.capacity()).running).toBe(2);
+    });
+
+    it('takes nothing while its state is not built, when asked to; a rebuild lets it take', async () => {
+      const q = queue();
+      await admitMany(q, 'A', 'normal', 2);
+      expect(await q.nextBatch(5, { requireInitialised: true })).toBeNull();
+      expect((await q.capacity()).queued).toBe(2);
+      await q.rebuild([]);
+      await admitMany(q, 'A', 'normal', 2);
+      expect(await q.nextBatch(5, { requireInitialised: true })).toHaveLength(2);
+    });
+  });
 });

@@ -41,107 +41,151 @@ end
 `;
 
 /**
- * ARGV: prefix, taskId, ownerId, priority, enqueuedAtMs, ownerQueue, globalQueue, batchOwner,
- * batchGlobal, nonInteractiveOwner, nonInteractiveGlobal.
- * Returns {'ok'} or {scope, priority or '', waiting, name of the limit}.
+ * ARGV: prefix, ownerQueue, globalQueue, batchOwner, batchGlobal, nonInteractiveOwner,
+ * nonInteractiveGlobal, running limit, then four per task: taskId, ownerId, priority, enqueuedAtMs.
+ * Returns, per task in order, {'ok'} or {scope, priority or '', waiting, name of the limit}: the
+ * same as admitting them one after the other; then the number of free running slots (whether a
+ * dispatch now could start anything).
  */
 export const admitScript = new LuaScript(
   'fair-queue-admit',
   `${PRELUDE}
-local id, owner, priority, enqueuedAt = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local ownerQueue, globalQueue = tonumber(ARGV[6]), tonumber(ARGV[7])
-local batchOwner, batchGlobal = tonumber(ARGV[8]), tonumber(ARGV[9])
-local nonInteractiveOwner, nonInteractiveGlobal = tonumber(ARGV[10]), tonumber(ARGV[11])
-if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
-  return redis.error_reply('ERR unknown priority ' .. priority)
-end
--- The same task admitted twice (a producer retrying) is accepted once.
-if redis.call('EXISTS', tkey(id)) == 1 then return { 'ok' } end
-
-local ownerBatch = redis.call('LLEN', qkey('batch', owner))
-local ownerNormal = redis.call('LLEN', qkey('normal', owner))
-local ownerWaiting = ownerBatch + ownerNormal + redis.call('LLEN', qkey('interactive', owner))
-local globalBatch = redis.call('ZCARD', wkey('batch'))
-local globalNormal = redis.call('ZCARD', wkey('normal'))
-local globalWaiting = globalBatch + globalNormal + redis.call('ZCARD', wkey('interactive'))
-
-if ownerWaiting >= ownerQueue then return { 'owner', '', ownerWaiting, 'ownerQueue' } end
-if globalWaiting >= globalQueue then return { 'global', '', globalWaiting, 'globalQueue' } end
-if priority == 'batch' then
-  if ownerBatch >= batchOwner then return { 'owner-priority', 'batch', ownerBatch, 'batchOwner' } end
-  if globalBatch >= batchGlobal then return { 'global-priority', 'batch', globalBatch, 'batchGlobal' } end
-end
-if priority ~= 'interactive' then
-  local ownerNonInteractive = ownerBatch + ownerNormal
-  if ownerNonInteractive >= nonInteractiveOwner then
-    return { 'owner-priority', priority, ownerNonInteractive, 'nonInteractiveOwner' }
-  end
-  local globalNonInteractive = globalBatch + globalNormal
-  if globalNonInteractive >= nonInteractiveGlobal then
-    return { 'global-priority', priority, globalNonInteractive, 'nonInteractiveGlobal' }
+local ownerQueue, globalQueue = tonumber(ARGV[2]), tonumber(ARGV[3])
+local batchOwner, batchGlobal = tonumber(ARGV[4]), tonumber(ARGV[5])
+local nonInteractiveOwner, nonInteractiveGlobal = tonumber(ARGV[6]), tonumber(ARGV[7])
+local runningLimit = tonumber(ARGV[8])
+for i = 9, #ARGV, 4 do
+  local priority = ARGV[i + 2]
+  if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
+    return redis.error_reply('ERR unknown priority ' .. priority)
   end
 end
+local function admitOne(id, owner, priority, enqueuedAt)
+  -- The same task admitted twice (a producer retrying) is accepted once.
+  if redis.call('EXISTS', tkey(id)) == 1 then return { 'ok' } end
 
-redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'queued')
-redis.call('RPUSH', qkey(priority, owner), id)
-redis.call('ZADD', wkey(priority), enqueuedAt, id)
-if ownerWaiting == 0 then redis.call('RPUSH', P .. 'ring', owner) end
-redis.call('SADD', P .. 'owners', owner)
-return { 'ok' }
+  local ownerBatch = redis.call('LLEN', qkey('batch', owner))
+  local ownerNormal = redis.call('LLEN', qkey('normal', owner))
+  local ownerWaiting = ownerBatch + ownerNormal + redis.call('LLEN', qkey('interactive', owner))
+  local globalBatch = redis.call('ZCARD', wkey('batch'))
+  local globalNormal = redis.call('ZCARD', wkey('normal'))
+  local globalWaiting = globalBatch + globalNormal + redis.call('ZCARD', wkey('interactive'))
+
+  if ownerWaiting >= ownerQueue then return { 'owner', '', ownerWaiting, 'ownerQueue' } end
+  if globalWaiting >= globalQueue then return { 'global', '', globalWaiting, 'globalQueue' } end
+  if priority == 'batch' then
+    if ownerBatch >= batchOwner then return { 'owner-priority', 'batch', ownerBatch, 'batchOwner' } end
+    if globalBatch >= batchGlobal then return { 'global-priority', 'batch', globalBatch, 'batchGlobal' } end
+  end
+  if priority ~= 'interactive' then
+    local ownerNonInteractive = ownerBatch + ownerNormal
+    if ownerNonInteractive >= nonInteractiveOwner then
+      return { 'owner-priority', priority, ownerNonInteractive, 'nonInteractiveOwner' }
+    end
+    local globalNonInteractive = globalBatch + globalNormal
+    if globalNonInteractive >= nonInteractiveGlobal then
+      return { 'global-priority', priority, globalNonInteractive, 'nonInteractiveGlobal' }
+    end
+  end
+
+  redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'queued')
+  redis.call('RPUSH', qkey(priority, owner), id)
+  redis.call('ZADD', wkey(priority), enqueuedAt, id)
+  if ownerWaiting == 0 then redis.call('RPUSH', P .. 'ring', owner) end
+  redis.call('SADD', P .. 'owners', owner)
+  return { 'ok' }
+end
+local replies = {}
+for i = 9, #ARGV, 4 do
+  table.insert(replies, admitOne(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]))
+end
+table.insert(replies, math.max(0, runningLimit - redis.call('SCARD', P .. 'running')))
+return replies
 `,
 );
 
 /**
- * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b).
- * Returns {taskId, ownerId, priority, enqueuedAtMs} or nil (all slots busy, or nothing waiting).
+ * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b), most tasks to take (1 if absent),
+ * '1' to take nothing unless the state was built (rebuild's marker), then ids of running tasks to
+ * finish first (their slots freed as `finish` does: a task ended and its successors start in one call).
+ * Returns {taskId, ownerId, priority, enqueuedAtMs, ...} for each task taken, in dispatch order; empty
+ * when all slots are busy or nothing waits; {'uninitialised'} when the marker was asked for and is gone.
  *
  * The owner at the head of the ring takes the turn. Its cycle position says which class is due; a class
  * with nothing waiting is skipped to the next slot (at most one lap), so the owner's turn is never
- * wasted. The owner goes to the back of the ring if it still has work waiting.
+ * wasted. The owner goes to the back of the ring if it still has work waiting. Taking several tasks
+ * is taking one after the other: the same turns as as many calls.
  */
 export const nextScript = new LuaScript(
   'fair-queue-next',
   `${PRELUDE}
 local runningLimit, cycle = tonumber(ARGV[2]), ARGV[3]
-local slots = #cycle
-if redis.call('SCARD', P .. 'running') >= runningLimit then return false end
--- One pass in the normal case; the bound only guards against a ring entry that broke the invariant.
-for _ = 1, redis.call('LLEN', P .. 'ring') do
-  local owner = redis.call('LPOP', P .. 'ring')
-  if not owner then return false end
-  local pos = tonumber(redis.call('HGET', okey(owner), 'pos') or '0') % slots
-  for step = 0, slots - 1 do
-    local slot = (pos + step) % slots
-    local priority = CYCLE_CLASS[string.sub(cycle, slot + 1, slot + 1)]
-    local id = redis.call('LPOP', qkey(priority, owner))
-    if id then
-      redis.call('HSET', okey(owner), 'pos', (slot + 1) % slots)
-      redis.call('HINCRBY', okey(owner), 'running', 1)
-      if waitingOf(owner) > 0 then redis.call('RPUSH', P .. 'ring', owner) end
-      redis.call('ZREM', wkey(priority), id)
-      redis.call('SADD', P .. 'running', id)
-      redis.call('HSET', tkey(id), 's', 'running')
-      return { id, owner, priority, redis.call('HGET', tkey(id), 'e') }
-    end
+local most = tonumber(ARGV[4] or '1')
+for i = 6, #ARGV do
+  local id = ARGV[i]
+  if redis.call('HGET', tkey(id), 's') == 'running' then
+    local owner = redis.call('HGET', tkey(id), 'o')
+    redis.call('SREM', P .. 'running', id)
+    redis.call('DEL', tkey(id))
+    redis.call('HINCRBY', okey(owner), 'running', -1)
+    releaseIfIdle(owner)
   end
-  releaseIfIdle(owner)
 end
-return false
+-- Asked to: nothing is dispatched while the queue state is lost (see isInitialised).
+if ARGV[5] == '1' and redis.call('EXISTS', P .. 'init') == 0 then return { 'uninitialised' } end
+local slots = #cycle
+local function takeOne()
+  if redis.call('SCARD', P .. 'running') >= runningLimit then return nil end
+  -- One pass in the normal case; the bound only guards against a ring entry that broke the invariant.
+  for _ = 1, redis.call('LLEN', P .. 'ring') do
+    local owner = redis.call('LPOP', P .. 'ring')
+    if not owner then return nil end
+    local pos = tonumber(redis.call('HGET', okey(owner), 'pos') or '0') % slots
+    for step = 0, slots - 1 do
+      local slot = (pos + step) % slots
+      local priority = CYCLE_CLASS[string.sub(cycle, slot + 1, slot + 1)]
+      local id = redis.call('LPOP', qkey(priority, owner))
+      if id then
+        redis.call('HSET', okey(owner), 'pos', (slot + 1) % slots)
+        redis.call('HINCRBY', okey(owner), 'running', 1)
+        if waitingOf(owner) > 0 then redis.call('RPUSH', P .. 'ring', owner) end
+        redis.call('ZREM', wkey(priority), id)
+        redis.call('SADD', P .. 'running', id)
+        redis.call('HSET', tkey(id), 's', 'running')
+        return { id, owner, priority, redis.call('HGET', tkey(id), 'e') }
+      end
+    end
+    releaseIfIdle(owner)
+  end
+  return nil
+end
+local taken = {}
+for _ = 1, most do
+  local one = takeOne()
+  if not one then break end
+  for _, v in ipairs(one) do table.insert(taken, v) end
+end
+return taken
 `,
 );
 
-/** ARGV: prefix, taskId. Returns 1 if the task was running (its slot is now free), else 0. */
+/** ARGV: prefix, taskId, .... Returns how many of the tasks were running (their slots are now free). */
 export const finishScript = new LuaScript(
   'fair-queue-finish',
   `${PRELUDE}
-local id = ARGV[2]
-if redis.call('HGET', tkey(id), 's') ~= 'running' then return 0 end
-local owner = redis.call('HGET', tkey(id), 'o')
-redis.call('SREM', P .. 'running', id)
-redis.call('DEL', tkey(id))
-redis.call('HINCRBY', okey(owner), 'running', -1)
-releaseIfIdle(owner)
-return 1
+local freed = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('HGET', tkey(id), 's') == 'running' then
+    local owner = redis.call('HGET', tkey(id), 'o')
+    redis.call('SREM', P .. 'running', id)
+    redis.call('DEL', tkey(id))
+    redis.call('HINCRBY', okey(owner), 'running', -1)
+    releaseIfIdle(owner)
+    freed = freed + 1
+  end
+end
+return freed
 `,
 );
 

@@ -45,6 +45,13 @@ export type CapacityScope = 'owner' | 'global' | 'owner-priority' | 'global-prio
 export type AdmitResult =
   { ok: true } | { ok: false; scope: CapacityScope; priority?: Priority; message: string };
 
+export interface AdmitEntry {
+  taskId: string;
+  ownerId: string;
+  priority: Priority;
+  enqueuedAtMs: number;
+}
+
 export interface DispatchedTask {
   taskId: string;
   ownerId: string;
@@ -171,37 +178,55 @@ export class FairQueue {
     priority: Priority,
     enqueuedAtMs: number,
   ): Promise<AdmitResult> {
-    requireId('taskId', taskId);
-    requireId('ownerId', ownerId);
-    requirePriority(priority);
-    if (!Number.isFinite(enqueuedAtMs)) throw new Error(`enqueuedAtMs must be a number, got ${enqueuedAtMs}`);
+    return (await this.admitAll([{ taskId, ownerId, priority, enqueuedAtMs }]))[0] as AdmitResult;
+  }
+
+  /** Admits several tasks in one round trip, answered in their order: as many `admit` calls would. */
+  async admitAll(tasks: readonly AdmitEntry[]): Promise<AdmitResult[]> {
+    return (await this.admitBatch(tasks)).results;
+  }
+
+  /** `admitAll`, and how many running slots were free once they were admitted. */
+  async admitBatch(tasks: readonly AdmitEntry[]): Promise<{ results: AdmitResult[]; freeSlots: number }> {
+    if (!tasks.length) return { results: [], freeSlots: 0 };
     const l = this.limits;
-    const reply = strings(
-      await admitScript.run(this.redis, [
-        this.prefix,
-        taskId,
-        ownerId,
-        priority,
-        Math.trunc(enqueuedAtMs),
-        l.ownerQueue,
-        l.globalQueue,
-        l.batchOwner,
-        l.batchGlobal,
-        l.nonInteractiveOwner,
-        l.nonInteractiveGlobal,
-      ]),
-    );
-    if (reply[0] === 'ok') return { ok: true };
-    const [scope, refusedPriority, waiting, limitName] = reply as [
-      CapacityScope,
-      Priority | '',
-      string,
-      keyof typeof REFUSALS,
+    const args: Array<string | number> = [
+      this.prefix,
+      l.ownerQueue,
+      l.globalQueue,
+      l.batchOwner,
+      l.batchGlobal,
+      l.nonInteractiveOwner,
+      l.nonInteractiveGlobal,
+      l.running,
     ];
-    const message = REFUSALS[limitName](Number(waiting), l[limitName]);
-    return refusedPriority
-      ? { ok: false, scope, priority: refusedPriority, message }
-      : { ok: false, scope, message };
+    for (const t of tasks) {
+      requireId('taskId', t.taskId);
+      requireId('ownerId', t.ownerId);
+      requirePriority(t.priority);
+      if (!Number.isFinite(t.enqueuedAtMs))
+        throw new Error(`enqueuedAtMs must be a number, got ${t.enqueuedAtMs}`);
+      args.push(t.taskId, t.ownerId, t.priority, Math.trunc(t.enqueuedAtMs));
+    }
+    const replies = await admitScript.run(this.redis, args);
+    if (!Array.isArray(replies) || replies.length !== tasks.length + 1)
+      throw new Error(`unexpected reply from Redis: ${String(replies)}`);
+    const freeSlots = Number(replies.pop());
+    const results = replies.map((r): AdmitResult => {
+      const reply = strings(r);
+      if (reply[0] === 'ok') return { ok: true };
+      const [scope, refusedPriority, waiting, limitName] = reply as [
+        CapacityScope,
+        Priority | '',
+        string,
+        keyof typeof REFUSALS,
+      ];
+      const message = REFUSALS[limitName](Number(waiting), l[limitName]);
+      return refusedPriority
+        ? { ok: false, scope, priority: refusedPriority, message }
+        : { ok: false, scope, message };
+    });
+    return { results, freeSlots };
   }
 
   /**
@@ -209,15 +234,46 @@ export class FairQueue {
    * The caller starts its body and calls `finish` when it ends, whatever the outcome.
    */
   async next(): Promise<DispatchedTask | null> {
-    const reply = await nextScript.run(this.redis, [this.prefix, this.limits.running, this.cycleLetters]);
-    if (reply === null) return null;
-    const [taskId, ownerId, priority, enqueuedAt] = strings(reply);
-    return { taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) };
+    return (await this.nextBatch(1))?.[0] ?? null;
   }
 
-  /** Frees the running slot of a task; a task that is not running (finished already, queued) is left alone. */
-  async finish(taskId: string): Promise<void> {
-    await finishScript.run(this.redis, [this.prefix, taskId]);
+  /**
+   * Up to `most` next tasks, in the order as many `next` calls would give them: one round trip.
+   * With `requireInitialised`, null when the queue state was never built or was lost (see
+   * `isInitialised`), and nothing is taken. `finishing`: tasks whose slots are freed first, as
+   * `finish` frees them (an end and the starts it makes room for in one call).
+   */
+  async nextBatch(
+    most: number,
+    opts: { requireInitialised?: boolean; finishing?: readonly string[] } = {},
+  ): Promise<DispatchedTask[] | null> {
+    const reply = strings(
+      await nextScript.run(this.redis, [
+        this.prefix,
+        this.limits.running,
+        this.cycleLetters,
+        most,
+        opts.requireInitialised ? '1' : '0',
+        ...(opts.finishing ?? []),
+      ]),
+    );
+    if (reply[0] === 'uninitialised') return null;
+    const taken: DispatchedTask[] = [];
+    for (let i = 0; i + 3 < reply.length; i += 4) {
+      const [taskId, ownerId, priority, enqueuedAt] = reply.slice(i, i + 4) as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      taken.push({ taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) });
+    }
+    return taken;
+  }
+
+  /** Frees the running slots of tasks; a task that is not running (finished already, queued) is left alone. */
+  async finish(...taskIds: string[]): Promise<void> {
+    if (taskIds.length) await finishScript.run(this.redis, [this.prefix, ...taskIds]);
   }
 
   /** The ids of every task marked running (for a reconciliation against the caller's store). */

@@ -8,3 +8,7 @@ export * from './bootstrap';
 export * from './address-policy';
 export * from './plugin-posture';
 export * from './vetted-fetch';
+export * from './pausable-deadline';
+export * from './change-cache';
+export * from './published-workflows';
+export * from './coalescer';

@@ -118,6 +118,7 @@ export class ServiceKitModule {
             subjectPrefix: config.nats.subjectPrefix,
             defaultTimeoutMs: config.rpc.timeoutMs,
             validateReplies: config.env === 'test',
+            validateEvents: config.env !== 'production',
           }),
       },
       HealthService,

@@ -1,7 +1,11 @@
 import {
   AppError,
   boundPathOf,
+  MAX_INPUTS_PER_CALL,
   Rpc,
+  type ElicitationAsk,
+  type ElicitationReply,
+  type InputRequest,
   sandboxMountOf,
   type FileAccess,
   type InvocationFile,
@@ -23,6 +27,8 @@ import {
 import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
+import { PausableDeadline } from '@switchyard/server-runtime';
+import type { InputPort } from '../../inputs/input-waits';
 import { mayRetry } from '../retry-policy';
 import type { RunWriter } from './run-writer';
 import { capResult, resultText, resultValue } from '../step-result';
@@ -50,6 +56,8 @@ export interface StepSettings {
 /** What a step needs from the run that drives it. */
 export interface StepHost {
   readonly runId: string;
+  /** What the inbox calls the run (its goal). */
+  readonly goal: string;
   readonly ctx: CallContext;
   readonly config: RunConfig;
   readonly inputs: Record<string, unknown>;
@@ -84,6 +92,10 @@ export interface StepHost {
     decision: PermissionDecision,
   ) => Promise<void>;
   readonly observe: (event: 'post_tool_use' | 'post_tool_use_failure', data: Record<string, unknown>) => void;
+  /** MCP servers' input requests: recorded, shown and waited on (see `StepRunner.input`). */
+  readonly inputWaits: InputPort;
+  /** A step starts or stops waiting for a person's input (the run's wall clock stands still meanwhile). */
+  readonly waitingForInput: (stepId: string, waiting: boolean) => void;
   /**
    * Told the outcome the moment it is known, before `run` resolves: the steps a completion unblocks
    * start in the same turn, so their starts are written in one batch with it.
@@ -211,7 +223,103 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * here; the run only learns the typed outcome.
  */
 export class StepRunner {
+  /** Each step's tool call in flight: its invocation, its deadline, the input requests it made. */
+  private readonly calls = new Map<
+    string,
+    { readonly invocationId: string; readonly deadline: PausableDeadline; asked: number }
+  >();
+
   constructor(private readonly host: StepHost) {}
+
+  /**
+   * A server's input request during a step's call (relayed by the registry): recorded in the log,
+   * then declined at once when nobody can answer (an unattended run, too many requests in one call),
+   * else waited on until the person answers, ELICITATION_TIMEOUT_MS passes (cancel) or the run stops
+   * (cancel). The call's deadline and the run's wall clock stand still while it waits.
+   */
+  async input(ask: ElicitationAsk): Promise<ElicitationReply> {
+    const { host } = this;
+    const stepId = ask.asker.kind === 'run' ? ask.asker.stepId : undefined;
+    const call = stepId === undefined ? undefined : this.calls.get(stepId);
+    if (
+      stepId === undefined ||
+      !call ||
+      call.invocationId !== ask.invocationId ||
+      ask.ownerId !== host.ctx.ownerId ||
+      host.closed()
+    )
+      throw new AppError(
+        'conflict',
+        `run ${host.runId} has no call ${ask.invocationId} in flight${stepId ? ` for step ${stepId}` : ''}`,
+      );
+    const { writer } = host;
+    const ref = { stepId, tool: ask.tool };
+    const what = {
+      ownerId: host.ctx.ownerId ?? '',
+      target: { runId: host.runId, stepId },
+      label: host.goal,
+      invocationId: ask.invocationId,
+      tool: ask.tool,
+      server: ask.server,
+      request: ask.request,
+    };
+    const shown = (r: InputRequest) => ({
+      ...ref,
+      elicitationId: r.id,
+      server: ask.server,
+      mode: ask.request.mode,
+      message: r.message,
+      ...(ask.request.mode === 'form'
+        ? {
+            requestedSchema: ask.request.requestedSchema,
+            fieldOrder: Object.keys(ask.request.requestedSchema.properties),
+          }
+        : { url: ask.request.url }),
+      expiresAt: r.expiresAt,
+    });
+    call.asked++;
+    const refusal = host.config.unattended
+      ? 'nobody can answer during an unattended run (a schedule, webhook, background task or MCP client started it); declined'
+      : call.asked > MAX_INPUTS_PER_CALL
+        ? `this call already asked for input ${MAX_INPUTS_PER_CALL} times; declined`
+        : undefined;
+    if (refusal) {
+      const r = await host.inputWaits.declined(what, refusal);
+      await writer.emit('step_input_requested', shown(r));
+      await writer.emit('step_input_answered', {
+        ...ref,
+        elicitationId: r.id,
+        action: 'decline',
+        by: 'platform',
+        reason: refusal,
+      });
+      return { action: 'decline' };
+    }
+    const resume = call.deadline.pause();
+    host.waitingForInput(stepId, true);
+    try {
+      const { request, settled } = await host.inputWaits.ask(what, {
+        signal: host.signal,
+        stopReason: () => `the run stopped: ${host.cancelReason() ?? 'cancelled'}`,
+        announce: (r) => writer.emit('step_input_requested', shown(r)),
+      });
+      if (!host.closed())
+        await writer
+          .emit('step_input_answered', {
+            ...ref,
+            elicitationId: request.id,
+            action: settled.reply.action,
+            ...(settled.reply.content ? { content: settled.reply.content } : {}),
+            by: settled.by,
+            ...(settled.reason ? { reason: settled.reason } : {}),
+          })
+          .catch(() => undefined);
+      return settled.reply;
+    } finally {
+      host.waitingForInput(stepId, false);
+      resume();
+    }
+  }
 
   /** `stepIds`: the plan's step ids in order (a reference may only point backwards). */
   async run(
@@ -395,6 +503,23 @@ export class StepRunner {
       () => {
         // Cancelled while the start was being written: the tool is not called.
         if (host.signal.aborted) return undefined;
+        // Time spent waiting for a person's input does not count against the step: the registry must
+        // answer within the step's timeout plus grace of working time, kept here; the request's own
+        // (NATS) timeout below only backs it up, long enough for every input request one call may make.
+        const waitMs = timeoutMs + host.settings.invokeGraceMs;
+        let expired: (err: AppError) => void = () => undefined;
+        const silent = new Promise<never>((_, reject) => (expired = reject));
+        silent.catch(() => undefined);
+        const deadline = new PausableDeadline(waitMs, () =>
+          expired(
+            new AppError(
+              'unavailable',
+              `service tool-registry did not answer ${Rpc.registry.invoke.subject} within ${waitMs} ms`,
+              { details: { service: 'tool-registry', reason: 'timeout', timeoutMs: waitMs } },
+            ),
+          ),
+        );
+        this.calls.set(step.id, { invocationId, deadline, asked: 0 });
         const started = performance.now();
         const reply = bus.call(
           Rpc.registry.invoke,
@@ -407,12 +532,19 @@ export class StepRunner {
             timeoutMs,
             // A workflow tool's nested run cannot ask anyone: it runs with this run's mode.
             ...(tool.source === 'workflow' ? { permissionMode: config.permissionMode } : {}),
+            asker: { kind: 'run', runId: host.runId, stepId: step.id },
           },
-          { ctx, timeoutMs: timeoutMs + host.settings.invokeGraceMs },
+          {
+            ctx,
+            timeoutMs:
+              timeoutMs +
+              host.settings.invokeGraceMs +
+              (config.unattended ? 0 : MAX_INPUTS_PER_CALL * host.inputWaits.timeoutMs),
+          },
         );
         // Awaited below, a microtask later: not an unhandled rejection meanwhile.
         reply.catch(() => undefined);
-        return { reply, started };
+        return { reply: Promise.race([reply, silent]), started, deadline };
       },
     );
     if (!sent) {
@@ -440,6 +572,8 @@ export class StepRunner {
         durationMs,
       };
     } finally {
+      sent.deadline.clear();
+      this.calls.delete(step.id);
       host.invocations.delete(step.id);
     }
   }

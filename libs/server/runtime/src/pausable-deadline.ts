@@ -1,0 +1,56 @@
+/**
+ * A deadline that stops counting while something it should not charge for is going on (a tool call
+ * waiting for a person's answer to its server's input request). `pause()` may nest; the clock runs
+ * again once every pause is resumed. `onExpire` is called at most once.
+ */
+export class PausableDeadline {
+  private timer: NodeJS.Timeout | undefined;
+  private left: number;
+  private since = 0;
+  private pauses = 0;
+  private done = false;
+
+  constructor(
+    ms: number,
+    private readonly onExpire: () => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.left = ms;
+    this.arm();
+  }
+
+  /** Stops the clock until the returned function is called (once; later calls do nothing). */
+  pause(): () => void {
+    if (this.done) return () => undefined;
+    if (this.pauses++ === 0) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.left -= this.now() - this.since;
+    }
+    let resumed = false;
+    return () => {
+      if (resumed) return;
+      resumed = true;
+      if (--this.pauses === 0 && !this.done) this.arm();
+    };
+  }
+
+  /** The deadline no longer matters (the work ended). */
+  clear(): void {
+    this.done = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(): void {
+    this.since = this.now();
+    this.timer = setTimeout(
+      () => {
+        if (this.done || this.pauses) return;
+        this.done = true;
+        this.onExpire();
+      },
+      Math.max(0, this.left),
+    );
+  }
+}
