@@ -29,6 +29,34 @@ export const McpToolOAuthStatus = z.object({
 });
 export type McpToolOAuthStatus = z.infer<typeof McpToolOAuthStatus>;
 
+/**
+ * Sampling (`sampling/createMessage`) from a record's server: off unless an admin turns it on. When
+ * on, the client declares the capability and the server's requests go to the deployment's configured
+ * model, each capped at `maxTokens`, all of them together at `dailyTokens` per UTC day (every replica
+ * counts against the same budget). See docs/mcp-sampling.md.
+ */
+export const McpSamplingSettings = z
+  .object({
+    enabled: z.boolean().default(false),
+    maxTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(32_000)
+      .default(1_024)
+      .describe('the most one request may generate; a request asking more is capped'),
+    dailyTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .default(100_000)
+      .describe('the tokens (prompt and answer) all requests of the record may use per UTC day'),
+  })
+  .strict();
+export type McpSamplingSettings = z.infer<typeof McpSamplingSettings>;
+export const SAMPLING_OFF: McpSamplingSettings = { enabled: false, maxTokens: 1_024, dailyTokens: 100_000 };
+
 /** A tool record as the API shows it. Connection settings (configJson) are write-only. */
 export const McpToolRecord = z.object({
   id: z.number().int(),
@@ -54,6 +82,7 @@ export const McpToolRecord = z.object({
   oauth: McpToolOAuthStatus.nullable().describe(
     'REMOTE records that sign in with OAuth: the grant (tokens and client secrets are never shown)',
   ),
+  sampling: McpSamplingSettings.describe('whether the server may ask the configured model (off by default)'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -149,6 +178,7 @@ export const CreateMcpToolBody = z
     configJson: z.string().min(2).max(65_536),
     effect: ToolEffect.nullable().optional(),
     idempotent: z.boolean().nullable().optional(),
+    sampling: McpSamplingSettings.optional(),
   })
   .strict();
 export type CreateMcpToolBody = z.infer<typeof CreateMcpToolBody>;
@@ -164,6 +194,8 @@ export const UpdateMcpToolBody = z
     configJson: z.string().max(65_536).optional(),
     effect: ToolEffect.nullable().optional(),
     idempotent: z.boolean().nullable().optional(),
+    /** A value replaces the sampling settings whole. */
+    sampling: McpSamplingSettings.optional(),
   })
   .strict();
 export type UpdateMcpToolBody = z.infer<typeof UpdateMcpToolBody>;

@@ -23,6 +23,10 @@ export interface RecordedRequest {
   readonly stream: boolean;
   readonly messages: Array<{ role: string; content: unknown }>;
   readonly tools: unknown[] | undefined;
+  /** The answer's cap the client sent (`max_tokens` or `max_completion_tokens`). */
+  readonly maxTokens: number | undefined;
+  readonly temperature: number | undefined;
+  readonly stop: string[] | undefined;
 }
 
 /** The text of the newest tool message of a request (what the last tool call answered). */
@@ -92,12 +96,19 @@ export class FakeLlmServer {
       stream_options?: { include_usage?: boolean };
       messages: RecordedRequest['messages'];
       tools?: unknown[];
+      max_tokens?: number;
+      max_completion_tokens?: number;
+      temperature?: number;
+      stop?: string | string[];
     };
     const recorded: RecordedRequest = {
       model: body.model,
       stream: body.stream === true,
       messages: body.messages,
       tools: body.tools,
+      maxTokens: body.max_tokens ?? body.max_completion_tokens,
+      temperature: body.temperature,
+      stop: typeof body.stop === 'string' ? [body.stop] : body.stop,
     };
     this.requests.push(recorded);
     const next = this.queue.shift();

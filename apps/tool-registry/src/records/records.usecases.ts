@@ -111,6 +111,7 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       configEnc,
       effect: body.effect ?? null,
       idempotent: body.idempotent ?? null,
+      ...(body.sampling ? { sampling: body.sampling } : {}),
     });
     if (oauthGrant) await this.grants.reset(row.id, oauthGrant);
     this.logger.info({ id: row.id, name: row.name, type: row.type }, 'tool record created');
@@ -145,6 +146,8 @@ export class RecordsUseCases implements OnApplicationBootstrap {
       ...(sealed ? { configEnc: sealed.configEnc } : {}),
       ...(body.effect !== undefined ? { effect: body.effect } : {}),
       ...(body.idempotent !== undefined ? { idempotent: body.idempotent } : {}),
+      // A new setting moves updatedAt: every replica reconnects, declaring the capability or not.
+      ...(body.sampling !== undefined ? { sampling: body.sampling } : {}),
     });
     if (sealed) {
       await this.health.clear(row.id);

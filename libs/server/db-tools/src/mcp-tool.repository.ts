@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
+  McpSamplingSettings,
+  SAMPLING_OFF,
   type McpToolRecord,
   type McpToolStatus,
   type McpToolType,
@@ -29,6 +31,14 @@ export interface McpToolWrite {
   configEnc?: string | null;
   effect?: ToolEffect | null;
   idempotent?: boolean | null;
+  sampling?: McpSamplingSettings;
+}
+
+/** A stored sampling setting that no longer parses (an older shape) reads as off. */
+function samplingOf(value: Prisma.JsonValue | null): McpSamplingSettings {
+  if (value === null) return SAMPLING_OFF;
+  const parsed = McpSamplingSettings.safeParse(value);
+  return parsed.success ? parsed.data : SAMPLING_OFF;
 }
 
 function toRow(t: McpTool): McpToolRow {
@@ -43,6 +53,7 @@ function toRow(t: McpTool): McpToolRow {
     hasConfig: t.configEnc !== null,
     tested: t.type === 'BUILTIN' || t.testedToolsHash !== null,
     changed: t.changed,
+    sampling: samplingOf(t.sampling),
     configEnc: t.configEnc,
     testedToolsHash: t.testedToolsHash,
     createdAt: t.createdAt.toISOString(),
