@@ -19,6 +19,7 @@ import { ToolSetService } from './agents/tool-set.service';
 import { APP_CONFIG } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
 import { McpClientPool } from './mcp/mcp-client.pool';
+import { McpSampler } from './mcp/mcp-sampling';
 import { OAuthGrants } from './mcp/oauth-grants';
 import { McpToolsService } from './mcp/mcp-tools.service';
 import { InputRelays } from './mcp/input-relay';
@@ -96,6 +97,7 @@ export const BUILTIN_TOOLS = [
     RecordHealth,
     McpOAuthRepository,
     OAuthGrants,
+    McpSampler,
     McpClientPool,
     RecordCache,
     McpToolsService,

@@ -13,7 +13,7 @@ import { InjectedMemory } from './memory';
 import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
 import { Budget, BudgetLimit, BudgetUsage, RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
-import { ToolEffect } from './tools';
+import { SamplingNote, ToolEffect } from './tools';
 import { RunFileGrantView } from './files';
 
 /**
@@ -170,6 +170,10 @@ export const StepCompleted = z.object({
   encoded: ValueEncoding.optional(),
   durationMs: z.number().min(0).optional(),
   sandboxed: z.boolean().optional().describe('execute_command: whether it ran inside the command sandbox'),
+  sampling: z
+    .array(SamplingNote)
+    .optional()
+    .describe("the MCP server's requests to the model during the call (a record with sampling on)"),
   reused: z.literal(true).optional(),
   pinned: z.literal(true).optional(),
 });

@@ -47,6 +47,16 @@ export const ToolContent = z.discriminatedUnion('type', [
 ]);
 export type ToolContent = z.infer<typeof ToolContent>;
 
+/** One sampling request an MCP server made during a call, as its step records it (docs/mcp-sampling.md). */
+export const SamplingNote = z.object({
+  model: z.string(),
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  stopReason: z.string().optional(),
+  durationMs: z.number().min(0),
+});
+export type SamplingNote = z.infer<typeof SamplingNote>;
+
 export const ToolResult = z.object({
   content: z.array(ToolContent),
   /** The tool ran and reports a failure the caller (a model) can act on. */
@@ -55,6 +65,8 @@ export const ToolResult = z.object({
   truncated: z.boolean(),
   /** For tools that run programs: whether it ran inside the command sandbox (recorded on the step). */
   sandboxed: z.boolean().optional(),
+  /** The MCP server asked the model during the call (sampling/createMessage): one note per request. */
+  sampling: z.array(SamplingNote).max(100).optional(),
   /**
    * The value the call stands for in `{{node.<id>.result}}` references, when the tool gives one beside
    * content written for people (a table and its rows, MCP structured content); else it is read from

@@ -6,7 +6,8 @@ import { type McpToolRow } from '@switchyard/server-db-tools';
 import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 import { AddressPolicy } from '@switchyard/server-runtime';
-import { connectMcp, type McpConnection, type ProcessLaunch } from './mcp-connection';
+import { connectMcp, type McpConnection, type ProcessLaunch, type Sampler } from './mcp-connection';
+import { McpSampler } from './mcp-sampling';
 import { OAuthGrants } from './oauth-grants';
 import type { RecordOAuthProvider } from './record-oauth';
 import { FAILURE_THRESHOLD, RecordHealth } from './record-health';
@@ -37,6 +38,7 @@ export class McpClientPool implements OnModuleDestroy {
     private readonly addresses: AddressPolicy,
     private readonly health: RecordHealth,
     private readonly oauth: OAuthGrants,
+    private readonly sampler: McpSampler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -246,6 +248,21 @@ export class McpClientPool implements OnModuleDestroy {
       addresses: this.addresses,
       timeoutMs: this.config.tools.mcpHandshakeTimeoutMs,
       label: `MCP server ${record.name}`,
+      ...(record.sampling.enabled
+        ? {
+            sample: async (params: Parameters<Sampler>[0], signal: AbortSignal) => {
+              const o = await this.sampler.sample(record, params, signal);
+              const { model, stopReason } = o.result;
+              const note = {
+                model,
+                inputTokens: o.inputTokens,
+                outputTokens: o.outputTokens,
+                durationMs: o.durationMs,
+              };
+              return { result: o.result, note: stopReason ? { ...note, stopReason } : note };
+            },
+          }
+        : {}),
     };
     const conn =
       settings.type === 'LOCAL'

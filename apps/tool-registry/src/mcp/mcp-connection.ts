@@ -10,12 +10,20 @@ import {
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
+  type CreateMessageRequest,
+  type CreateMessageResult,
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, type LocalServerConfig, type RemoteServerConfig } from '@switchyard/contracts';
+import {
+  AppError,
+  type LocalServerConfig,
+  type RemoteServerConfig,
+  type SamplingNote,
+} from '@switchyard/contracts';
 import type { Logger } from '@switchyard/server-observability';
 import { vettedFetchLike, type AddressPolicy, type FetchLike } from '@switchyard/server-runtime';
 
@@ -62,6 +70,15 @@ export interface McpToolInfo {
  */
 export type InputRelay = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
+/**
+ * Answers a server's `sampling/createMessage` (a record with sampling on): the result, and the note
+ * the call it is attributed to records.
+ */
+export type Sampler = (
+  params: CreateMessageRequest['params'],
+  signal: AbortSignal,
+) => Promise<{ readonly result: CreateMessageResult; readonly note: SamplingNote }>;
+
 /** One live MCP client for one record. */
 export interface McpConnection {
   readonly client: Client;
@@ -73,6 +90,8 @@ export interface McpConnection {
     params: { name: string; arguments: Record<string, unknown> },
     options: RequestOptions,
     relay?: InputRelay,
+    /** Filled with a note per sampling request attributed to this call. */
+    sampled?: SamplingNote[],
   ): Promise<CallToolResult>;
   readonly tools: McpToolInfo[];
   /** SHA-256 of the tool definitions (names, descriptions, schemas, annotations), order-independent. */
@@ -136,6 +155,8 @@ export async function connectMcp(
     readonly addresses: AddressPolicy;
     readonly timeoutMs: number;
     readonly label: string;
+    /** Set when the record allows sampling: the client then declares the capability. */
+    readonly sample?: Sampler;
   },
 ): Promise<McpConnection> {
   let transport: Transport;
@@ -192,7 +213,12 @@ export async function connectMcp(
   // call), who answers in the web client or over the API; a URL is shown to them, never fetched here.
   const client = new Client(
     { name: 'switchyard-tool-registry', version: '0.1.0' },
-    { capabilities: { elicitation: { form: {}, url: {} } } },
+    {
+      capabilities: {
+        elicitation: { form: {}, url: {} },
+        ...(deps.sample ? { sampling: {} } : {}),
+      },
+    },
   );
   let closed = false;
   client.onclose = () => {
@@ -206,8 +232,21 @@ export async function connectMcp(
   const inflight = new Set<{
     readonly relay: InputRelay | undefined;
     readonly tool: string;
+    readonly sampled: SamplingNote[] | undefined;
     asking: number;
   }>();
+  // Sampling needs no person: it is answered whoever asked (the record's budget bounds it); the note
+  // goes to the call it is attributed to the same way as input requests (exactly one in flight).
+  const sample = deps.sample;
+  if (sample)
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+      const { result, note } = await sample(request.params, extra.signal);
+      const calls = [...inflight];
+      if (calls.length === 1) calls[0]?.sampled?.push(note);
+      else
+        deps.logger.info({ mcp: deps.label, calls: calls.length, ...note }, 'mcp server sampled the model');
+      return result;
+    });
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
     const calls = [...inflight].filter((c) => c.asking === 0);
     const only = calls.length === 1 ? calls[0] : undefined;
@@ -238,8 +277,8 @@ export async function connectMcp(
     const { tools } = await client.listTools(undefined, { timeout: deps.timeoutMs });
     return {
       client,
-      callTool: async (params, options, relay) => {
-        const call = { relay, tool: params.name, asking: 0 };
+      callTool: async (params, options, relay, sampled) => {
+        const call = { relay, tool: params.name, sampled, asking: 0 };
         inflight.add(call);
         try {
           return (await client.callTool(params, undefined, options)) as CallToolResult;

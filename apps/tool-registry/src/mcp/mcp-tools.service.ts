@@ -1,7 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { AppError, type ToolContent, type ToolDescriptor, type ToolResult } from '@switchyard/contracts';
+import {
+  AppError,
+  type SamplingNote,
+  type ToolContent,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@switchyard/contracts';
 import { McpToolRepository, type McpToolRow } from '@switchyard/server-db-tools';
 import { RecordCache } from './record-cache';
 import type { Logger } from '@switchyard/server-observability';
@@ -186,11 +192,13 @@ export class McpToolsService {
     if (!info) throw new AppError('not_found', `${c.server} has no tool ${tool}`);
     this.validate(c.validatorKey, info.inputSchema, args, name);
     let result;
+    const sampled: SamplingNote[] = [];
     try {
       result = await conn.callTool(
         { name: tool, arguments: args },
         { signal, timeout: c.relay ? WAITING_CALL_TIMEOUT_MS : timeoutMs },
         c.relay,
+        sampled,
       );
     } catch (err) {
       if (signal.aborted) throw err;
@@ -215,9 +223,15 @@ export class McpToolsService {
         isError: result.isError === true,
         truncated: false,
         value: structured,
+        ...(sampled.length ? { sampling: sampled } : {}),
       };
     }
-    return { content, isError: result.isError === true, truncated: false };
+    return {
+      content,
+      isError: result.isError === true,
+      truncated: false,
+      ...(sampled.length ? { sampling: sampled } : {}),
+    };
   }
 
   private validate(

@@ -37,6 +37,7 @@ function record(over: Partial<McpToolRecord> = {}): McpToolRecord {
       connectedAt: null,
       connectedBy: null,
     },
+    sampling: { enabled: false, maxTokens: 1024, dailyTokens: 100000 },
     createdAt: '2026-12-03T10:00:00.000Z',
     updatedAt: '2026-12-03T10:00:00.000Z',
     ...over,

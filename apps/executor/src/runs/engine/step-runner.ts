@@ -111,6 +111,7 @@ type CallOutcome =
       readonly truncated: boolean;
       readonly durationMs: number;
       readonly sandboxed?: boolean;
+      readonly sampling?: ToolResult['sampling'];
     }
   | {
       readonly ok: false;
@@ -389,6 +390,7 @@ export class StepRunner {
         ...(kept.encoded ? { encoded: kept.encoded } : {}),
         durationMs: call.durationMs,
         ...sandboxFlag(call.sandboxed),
+        ...(call.sampling?.length ? { sampling: call.sampling } : {}),
       })
       .catch(() => undefined);
     const outcome: StepOutcome = { kind: 'completed', value: call.value };
@@ -549,7 +551,14 @@ export class StepRunner {
       const sandbox = sandboxFlag(result.sandboxed);
       if (result.isError)
         return { ok: false, code: 'tool_failed', error: resultText(result), durationMs, ...sandbox };
-      return { ok: true, value: resultValue(result), truncated: result.truncated, durationMs, ...sandbox };
+      return {
+        ok: true,
+        value: resultValue(result),
+        truncated: result.truncated,
+        durationMs,
+        ...sandbox,
+        ...(result.sampling?.length ? { sampling: result.sampling } : {}),
+      };
     } catch (err) {
       if (err instanceof Cancelled || host.signal.aborted)
         throw new Cancelled(host.cancelReason() ?? 'cancelled');
