@@ -7,6 +7,7 @@ import { SERVICE_NAMES } from '@switchyard/contracts';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { api, openStream, replicaByInstance, Stack, waitFor, type SseStream } from '@switchyard/testing';
 import { Client } from 'pg';
+import { CpuTally, ticksByCommand } from './cpu';
 
 /*
  * npm run bench -- scale
@@ -21,10 +22,24 @@ const CHAIN = 20;
 const PARALLEL = 1_000;
 const IDLE_STREAMS = 10_000;
 const ROUNDS = 2;
+/** The sequential chain is cheap: more rounds, so one scheduling hiccup does not decide the median. */
+const SEQUENTIAL_ROUNDS = 7;
+/**
+ * The throughput phases let all PARALLEL runs be active at once (the defaults, 32 per owner and 512
+ * per deployment, would answer most of them 429 and the wall time would measure Retry-After sleeps).
+ */
+const THROUGHPUT_LIMITS = {
+  RUN_OWNER_ACTIVE_LIMIT: String(PARALLEL),
+  RUN_DEPLOYMENT_ACTIVE_LIMIT: String(PARALLEL),
+};
 const LEASE_MS = 15_000;
 const SWEEP_MS = 1_000; // the defaults (RUN_LEASE_MS, RUN_SWEEP_MS)
 
 const r1 = (n: number) => Math.round(n * 10) / 10;
+const ratio = (a = 0, b = 0) => (b ? Math.round((a / b) * 100) / 100 : null);
+/** CPU ms per run of the five services (every replica), without the shared servers and the client. */
+const servicesCpu = (perRun: Record<string, number>) =>
+  SERVICE_NAMES.reduce((sum, name) => sum + (perRun[name] ?? 0), 0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const rssKiB = (pid: number) =>
   Number(
@@ -90,6 +105,9 @@ function limiter(n: number) {
 }
 const connecting = limiter(64);
 
+/** Starts answered 429 (an active-run limit) and retried after Retry-After, per phase. */
+let refused429 = 0;
+
 async function startRun(
   url: string,
   token: string,
@@ -109,6 +127,7 @@ async function startRun(
     if (res.status === 200) return res.json['runId'] as string;
     // An owner or deployment limit on active runs: wait as told and ask again.
     if (res.status === 429) {
+      refused429++;
       await new Promise((r) => setTimeout(r, 1_000 * Number(res.headers.get('retry-after') ?? '1')));
       continue;
     }
@@ -128,13 +147,27 @@ async function runToEnd(url: string, token: string, workflow: unknown): Promise<
   }
 }
 
+/**
+ * Every replica of each service, and the shared servers, for CPU per run. The bench process does
+ * the same work whatever the replica count: its CPU per run is the control that shows how much a
+ * busier machine (more processes on the same two cores) inflates everyone's.
+ */
+function processes(stack: Stack): Record<string, number[]> {
+  const groups: Record<string, number[]> = {};
+  for (const name of SERVICE_NAMES) groups[name] = stack.replicas(name).map((r) => r.child.pid as number);
+  for (const [pid, p] of ticksByCommand(new Set(['postgres', 'nats-server', 'redis-server'])))
+    (groups[p.comm] ??= []).push(pid);
+  groups['benchClient'] = [process.pid];
+  return groups;
+}
+
 /** Per-step latency of a sequential chain, and the wall time of PARALLEL one-step runs at once. */
-async function throughput(replicas: number) {
-  return withStack(replicas, {}, async (stack, token) => {
+export async function throughput(replicas: number) {
+  return withStack(replicas, THROUGHPUT_LIMITS, async (stack, token) => {
     const urls = stack.gatewayUrls;
     for (let i = 0; i < 3; i++) await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
     const perStep: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+    for (let i = 0; i < SEQUENTIAL_ROUNDS; i++) {
       const t0 = performance.now();
       await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
       perStep.push((performance.now() - t0) / CHAIN);
@@ -142,13 +175,17 @@ async function throughput(replicas: number) {
     const walls: number[] = [];
     // A start answered with an error (not 429) is counted and reported, not retried.
     const failed: string[] = [];
+    refused429 = 0;
+    const cpu = new CpuTally();
     for (let round = 0; round < ROUNDS; round++) {
       const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: PARALLEL }, (_, i) =>
-          runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
-            failed.push(err.message.slice(0, 300));
-          }),
+      await cpu.during(processes(stack), () =>
+        Promise.all(
+          Array.from({ length: PARALLEL }, (_, i) =>
+            runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
+              failed.push(err.message.slice(0, 300));
+            }),
+          ),
         ),
       );
       walls.push(performance.now() - t0);
@@ -158,6 +195,8 @@ async function throughput(replicas: number) {
       sequentialMsPerStep: r1(median(perStep)),
       parallelWallMs: Math.round(median(walls)),
       parallelFailed: failed.length,
+      parallelRefused429: refused429,
+      parallelCpuMsPerRun: cpu.msPer(PARALLEL * ROUNDS),
       ...(failed[0] ? { firstFailure: failed[0] } : {}),
     };
   });
@@ -255,16 +294,22 @@ export async function runScaleBench(outDir: string): Promise<Record<string, unkn
       loadAvgAtEnd: loadavg().map(r1),
     },
     method: {
-      rounds: ROUNDS,
+      rounds: { sequential: SEQUENTIAL_ROUNDS, parallel: ROUNDS, killToInterrupted: ROUNDS },
       statistic: 'median of rounds',
+      limits: `RUN_OWNER_ACTIVE_LIMIT = RUN_DEPLOYMENT_ACTIVE_LIMIT = ${PARALLEL} in the throughput phases (all runs active at once; a 429 would be counted and retried after Retry-After)`,
       chain: `${CHAIN} sequential wait {ms:0} steps, HTTP start → SSE complete`,
       parallel: `${PARALLEL} one-step runs started at once, spread over the gateways, each followed to complete`,
       replicas: 'every service as N processes on this machine (NODE_ENV=production)',
+      cpu: 'utime + stime from /proc over the parallel rounds, per run: each service (all its replicas), postgres / nats-server / redis-server (all their processes), and this process (the client: the same work at any replica count, so the control)',
     },
     replicas: { one, two },
     ratios: {
       sequentialTwoOverOne: Math.round((two.sequentialMsPerStep / one.sequentialMsPerStep) * 100) / 100,
       parallelTwoOverOne: Math.round((two.parallelWallMs / one.parallelWallMs) * 100) / 100,
+      parallelCpuPerRunTwoOverOne: {
+        services: ratio(servicesCpu(two.parallelCpuMsPerRun), servicesCpu(one.parallelCpuMsPerRun)),
+        benchClientControl: ratio(two.parallelCpuMsPerRun['benchClient'], one.parallelCpuMsPerRun['benchClient']),
+      },
       goal: 'two replicas not slower than one by more than 10% (≤ 1.10)',
     },
     idleStreams: idle,

@@ -5,7 +5,11 @@ import {
   IdentityRepository,
   McpAccessRepository,
 } from '@switchyard/server-db-identity';
-import { ChatEventsReader, RunEventsReader } from '@switchyard/server-db-run-events';
+import {
+  ChatEventsReader,
+  RUN_EVENTS_READ_POOL_PROVIDERS,
+  RunEventsReader,
+} from '@switchyard/server-db-run-events';
 import { ChatController } from './chat/chat.controller';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
@@ -80,6 +84,7 @@ import { McpSubscriber } from './mcp/mcp-subscriber';
     JsonFastPath,
     IdentityRepository,
     RunEventsReader,
+    ...RUN_EVENTS_READ_POOL_PROVIDERS,
     ChatEventsReader,
     IdempotencyRepository,
     TokenVerifier,

@@ -54,20 +54,53 @@ export class StartRun {
   ) {}
 
   async start(body: StartRunBody, ctx: CallContext): Promise<{ runId: string }> {
-    const tools = await this.launcher.catalog(ctx);
-    const launch = await this.prepare(
-      body,
-      tools,
-      ctx,
-      body.config.capabilityMode === 'read-only',
-      undefined,
+    const readOnly = body.config.capabilityMode === 'read-only';
+    const launch = await this.withCatalog(body.workflow !== undefined, ctx, (tools) =>
+      this.prepare(body, tools, ctx, readOnly, undefined),
     );
     return { runId: (await this.launcher.launch(launch, ctx)).runId };
   }
 
+  /**
+   * Runs `use` with the caller's catalog. A plan given with the start is checked against the kept
+   * catalog (asking the registry for the whole listing, which asks the planner for the owner's
+   * workflows, was a fifth of a one-step run's CPU across the processes); refused against it, it is
+   * checked once more against the listing now (a tool connected since). A goal is planned from the
+   * listing now.
+   */
+  private async withCatalog<T>(
+    given: boolean,
+    ctx: CallContext,
+    use: (tools: ReadonlyMap<string, ToolDescriptor>) => Promise<T>,
+  ): Promise<T> {
+    if (!given) return use(await this.catalogs.fresh(ctx));
+    try {
+      return await use(await this.catalogs.kept(ctx));
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'validation_failed')) throw err;
+      return use(await this.catalogs.refresh(ctx));
+    }
+  }
+
   /** Every run is checked before any starts: one refusal refuses the batch. */
   async batch(body: BatchBody, ctx: CallContext): Promise<{ runIds: string[] }> {
-    const tools = await this.launcher.catalog(ctx);
+    const given = body.runs.every((r) => r.workflow !== undefined);
+    const launches = await this.withCatalog(given, ctx, (tools) => this.prepareBatch(body, tools, ctx));
+    // All or none as far as can be told now; a start elsewhere between two of these may still
+    // refuse a later run of the batch (each is admitted on its own, under the lock).
+    const refused = await this.launcher.foregroundRoom(ctx, launches.length);
+    if (refused) throw refused;
+    const runIds: string[] = [];
+    for (const launch of launches) runIds.push((await this.launcher.launch(launch, ctx)).runId);
+    return { runIds };
+  }
+
+  /** Every run of a batch prepared against one catalog: one refusal refuses the batch. */
+  private async prepareBatch(
+    body: BatchBody,
+    tools: ReadonlyMap<string, ToolDescriptor>,
+    ctx: CallContext,
+  ): Promise<Launch[]> {
     const readOnly = body.capabilityMode === 'read-only';
     const batchId = randomUUID();
     const launches: Launch[] = [];
@@ -89,13 +122,7 @@ export class StartRun {
         throw err;
       }
     }
-    // All or none as far as can be told now; a start elsewhere between two of these may still
-    // refuse a later run of the batch (each is admitted on its own, under the lock).
-    const refused = await this.launcher.foregroundRoom(ctx, launches.length);
-    if (refused) throw refused;
-    const runIds: string[] = [];
-    for (const launch of launches) runIds.push((await this.launcher.launch(launch, ctx)).runId);
-    return { runIds };
+    return launches;
   }
 
   /**

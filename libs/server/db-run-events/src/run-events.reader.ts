@@ -1,6 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { AppError, type RunEvent, type RunEventBody } from '@switchyard/contracts';
-import { PRISMA, type PrismaClient } from '@switchyard/server-db';
+import { APP_CONFIG, type AppConfig } from '@switchyard/server-config';
+import { createPgPool, PRISMA, type PgPool, type PrismaClient } from '@switchyard/server-db';
+
+/**
+ * A plain pg pool for the reader (the gateway's): each stream a client opens asks who owns the run
+ * and what it holds, and through Prisma those two reads were a quarter of a gateway's CPU when
+ * thousands of short runs were followed at once. Without it the reader goes through Prisma.
+ */
+export const RUN_EVENTS_READ_POOL = Symbol('RUN_EVENTS_READ_POOL');
+
+const VISIBLE = 'SELECT owner_id FROM run WHERE id = $1::uuid';
+const AFTER =
+  'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3';
 
 /**
  * A run_event row as the SQL of the run repositories returns it (`created_at AS at`). Every row was
@@ -18,23 +30,59 @@ export function toEvent(runId: string, r: EventRow): RunEvent {
  */
 @Injectable()
 export class RunEventsReader {
-  constructor(@Inject(PRISMA) private readonly prisma: PrismaClient) {}
+  constructor(
+    @Inject(PRISMA) private readonly prisma: PrismaClient,
+    @Optional() @Inject(RUN_EVENTS_READ_POOL) private readonly pool?: PgPool,
+  ) {}
 
   /** The run's owner, or not_found; `ownerId` null is the admin path that may see any run. */
   async assertVisible(runId: string, ownerId: string | null): Promise<void> {
-    const run = await this.prisma.run.findUnique({ where: { id: runId }, select: { ownerId: true } });
-    if (!run || (ownerId !== null && run.ownerId !== ownerId))
+    const [run] = await rowsOf<{ owner_id: string }>(this.prisma, this.pool, 'run_visible', VISIBLE, [runId]);
+    if (!run || (ownerId !== null && run.owner_id !== ownerId))
       throw new AppError('not_found', `run ${runId} does not exist`);
   }
 
   /** Events after `afterSeq` in order (replay for a reconnecting stream), at most `limit`. */
   async readAfter(runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
-      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3',
-      runId,
-      afterSeq,
-      limit,
-    );
+    const rows = await rowsOf<EventRow>(this.prisma, this.pool, 'run_events_after', AFTER, [runId, afterSeq, limit]);
     return rows.map((r) => toEvent(runId, r));
   }
 }
+
+/** On the pool as a named (prepared) statement; else through Prisma. */
+async function rowsOf<T>(
+  prisma: PrismaClient,
+  pool: PgPool | undefined,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
+  if (pool) return (await pool.query<T & object>({ name, text, values })).rows;
+  return prisma.$queryRawUnsafe<T[]>(text, ...values);
+}
+
+/** Closes the reader's pool when the service stops. */
+@Injectable()
+class ReadPoolCloser implements OnApplicationShutdown {
+  constructor(@Inject(RUN_EVENTS_READ_POOL) private readonly pool: PgPool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** The reader's pool (a few connections: reads are short) and its closer: providers of the gateway's module. */
+export const RUN_EVENTS_READ_POOL_PROVIDERS: Provider[] = [
+  {
+    provide: RUN_EVENTS_READ_POOL,
+    useFactory: (config: AppConfig) =>
+      createPgPool({
+        url: config.database.url,
+        ssl: config.database.ssl,
+        poolSize: config.database.poolSize,
+        applicationName: `${config.service}-run-events`,
+      }),
+    inject: [APP_CONFIG],
+  },
+  ReadPoolCloser,
+];

@@ -91,6 +91,40 @@ describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, vi
     await runs.create(newRun(bob), [created], limits);
   });
 
+  it('never overshoots with starts of several owners arriving together on two replicas', async () => {
+    const limits = { owner: 4, deployment: 6 };
+    const otherPool =
+      via === 'pool' ? createPgPool({ url: db.url, poolSize: 4, applicationName: 'test-runs-2' }) : undefined;
+    const other = new RunsRepository(prisma, otherPool);
+    try {
+      const starts = Array.from({ length: 24 }, (_, i) =>
+        (i % 2 ? runs : other).create(newRun(i % 3 ? alice : bob), [created], limits),
+      );
+      const outcomes = await Promise.allSettled(starts);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
+      for (const o of outcomes)
+        if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'capacity_exceeded' });
+      expect(await prisma.run.count({ where: { ownerId: alice } })).toBeLessThanOrEqual(4);
+      expect(await prisma.run.count({ where: { ownerId: bob } })).toBeLessThanOrEqual(4);
+      expect(await prisma.run.count()).toBe(6);
+    } finally {
+      await otherPool?.end();
+    }
+  });
+
+  it('a start that Postgres refuses fails alone: the others started with it are created', async () => {
+    const limits = { owner: 10, deployment: 0 };
+    const first = newRun(alice);
+    // The same id twice in one batch: the second insert breaks the batch's transaction.
+    const outcomes = await Promise.allSettled([
+      runs.create(first, [created], limits),
+      runs.create(newRun(alice, { id: first.id }), [created], limits),
+      runs.create(newRun(bob), [created], limits),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await prisma.run.count()).toBe(2);
+  });
+
   it('counts the deployment across owners; ended runs and background runs do not count', async () => {
     const limits = { owner: 10, deployment: 3 };
     const first = newRun(alice);

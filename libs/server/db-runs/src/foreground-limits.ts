@@ -92,12 +92,85 @@ export async function checkRoom(
                             + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment`,
     [ownerId, limits.deployment > 0],
   );
-  const owner = Number(c?.owner ?? 0);
-  const deployment = Number(c?.deployment ?? 0);
+  return roomFor(Number(c?.owner ?? 0), Number(c?.deployment ?? 0), limits, wanted);
+}
+
+/** The refusal `wanted` more would meet with `owner` and `deployment` active, or undefined. */
+function roomFor(
+  owner: number,
+  deployment: number,
+  limits: ForegroundLimits,
+  wanted: number,
+): AppError | undefined {
   if (limits.owner > 0 && owner + wanted > limits.owner) return refusal('owner', owner, limits.owner, wanted);
   if (limits.deployment > 0 && deployment + wanted > limits.deployment)
     return refusal('deployment', deployment, limits.deployment, wanted);
   return undefined;
+}
+
+/** A start waiting for admission in a batch. */
+export interface ForegroundStart {
+  readonly ownerId: string;
+  readonly limits: ForegroundLimits;
+}
+
+/**
+ * Admits several starts in one transaction (group commit): the owners' locks (taken in one order, so
+ * two batches never wait on each other in a circle), the deployment's, one count for all, then each
+ * start in its order is written while it fits, the counts growing with each one written, or refused
+ * with the scope that is full. A batch of n starts costs n + 5 statements instead of 6n, and holds
+ * the deployment's lock once. Answers, in order, what each `write` returned or its refusal. A
+ * failing write fails the whole transaction (the caller may try the starts one by one).
+ */
+export async function admitForegroundMany<T>(
+  pool: Pool,
+  starts: readonly ForegroundStart[],
+  write: (q: TxQuery, index: number) => Promise<T>,
+): Promise<Array<T | AppError>> {
+  const client = await pool.connect();
+  const q: TxQuery = async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[];
+  try {
+    await client.query('BEGIN');
+    const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
+    if (locked.length)
+      await q(`SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`, [
+        OWNER_LOCK,
+        locked,
+      ]);
+    const anyDeployment = starts.some((s) => s.limits.deployment > 0);
+    if (anyDeployment) await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
+    const owners = [...new Set(starts.map((s) => s.ownerId))];
+    const counted = await q<{ owner_id: string; owner: number; deployment: number }>(
+      `SELECT o AS owner_id,
+              (SELECT count(*) FROM run WHERE owner_id = o::uuid AND ${ACTIVE_RUN})
+            + (SELECT count(*) FROM chat_session WHERE owner_id = o::uuid AND ${ACTIVE_TURN}) AS owner,
+              CASE WHEN $2::boolean THEN (SELECT count(*) FROM run WHERE ${ACTIVE_RUN})
+                              + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment
+       FROM unnest($1::text[]) AS o`,
+      [owners, anyDeployment],
+    );
+    const active = new Map(counted.map((c) => [c.owner_id, Number(c.owner)]));
+    let deployment = Number(counted[0]?.deployment ?? 0);
+    const out: Array<T | AppError> = [];
+    for (const [i, s] of starts.entries()) {
+      const owner = active.get(s.ownerId) ?? 0;
+      const refused = roomFor(owner, deployment, s.limits, 1);
+      if (refused) {
+        out.push(refused);
+        continue;
+      }
+      out.push(await write(q, i));
+      active.set(s.ownerId, owner + 1);
+      deployment++;
+    }
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 function refusal(scope: ForegroundScope, active: number, limit: number, wanted: number): AppError {

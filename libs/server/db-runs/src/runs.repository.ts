@@ -16,7 +16,7 @@ import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchy
 import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
-import { admitForeground, checkRoom, type ForegroundLimits } from './foreground-limits';
+import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits } from './foreground-limits';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
@@ -227,6 +227,18 @@ function toRun(r: RunDbRow): RunRow {
   };
 }
 
+/** A run's first events as stored, in order. */
+function storedEvents(runId: string, rows: readonly EventRow[]): RunEvent[] {
+  return rows.map((r) => toEvent(runId, r)).sort((a, b) => a.seq - b.seq);
+}
+
+/** A create waiting for admission (see RunsRepository.create). */
+interface AdmittedCreate {
+  readonly run: NewRun;
+  readonly events: readonly RunEventBody[];
+  readonly admit: ForegroundLimits;
+}
+
 function encodeEvents(events: readonly RunEventBody[]): string {
   return JSON.stringify(events.map((e) => ({ type: e.type, data: e.data })));
 }
@@ -242,6 +254,8 @@ function encodeEvents(events: readonly RunEventBody[]): string {
 export class RunsRepository {
   /** Appends under way on the pool, written together (see `append`). */
   private readonly appends: Coalescer<Append, Appended> | undefined;
+  /** Admitted creates under way on the pool, admitted together (see `create`). */
+  private readonly admitted: Coalescer<AdmittedCreate, RunEvent[] | Error> | undefined;
 
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
@@ -249,6 +263,7 @@ export class RunsRepository {
     @Optional() @Inject(RUNS_POOL) private readonly pool?: Pool,
   ) {
     this.appends = pool ? new Coalescer((batch) => this.appendMany(batch)) : undefined;
+    this.admitted = pool ? new Coalescer((batch) => this.createAdmitted(pool, batch)) : undefined;
   }
 
   /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
@@ -278,12 +293,49 @@ export class RunsRepository {
    * with `capacity_exceeded` otherwise.
    */
   async create(run: NewRun, events: readonly RunEventBody[], admit?: ForegroundLimits): Promise<RunEvent[]> {
+    if (admit && this.admitted) {
+      const stored = await this.admitted.call({ run, events, admit });
+      if (stored instanceof Error) throw stored;
+      return stored;
+    }
     const rows = admit
       ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
           q<EventRow>(CREATE_RUN, createValues(run, events)),
         )
       : await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events));
-    return rows.map((r) => toEvent(run.id, r)).sort((a, b) => a.seq - b.seq);
+    return storedEvents(run.id, rows);
+  }
+
+  /**
+   * Creates that arrived together, admitted in one transaction (starts of many runs at once all
+   * waited on the deployment's admission lock, six statements each). When the batch's transaction
+   * fails for its data rather than a database that is away, each create is tried alone, so one bad
+   * run refuses only itself.
+   */
+  private async createAdmitted(pool: Pool, batch: readonly AdmittedCreate[]): Promise<Array<RunEvent[] | Error>> {
+    try {
+      const results = await admitForegroundMany(
+        pool,
+        batch.map((c) => ({ ownerId: c.run.ownerId, limits: c.admit })),
+        (q, i) => {
+          const c = batch[i] as AdmittedCreate;
+          return q<EventRow>(CREATE_RUN, createValues(c.run, c.events));
+        },
+      );
+      return results.map((r, i) => (r instanceof AppError ? r : storedEvents((batch[i] as AdmittedCreate).run.id, r)));
+    } catch (err) {
+      if (batch.length === 1 || databaseUnavailable(err)) throw err;
+      return Promise.all(
+        batch.map((c) =>
+          admitForeground({ pool, prisma: this.prisma }, c.run.ownerId, c.admit, (q) =>
+            q<EventRow>(CREATE_RUN, createValues(c.run, c.events)),
+          ).then(
+            (rows) => storedEvents(c.run.id, rows),
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+    }
   }
 
   /**
