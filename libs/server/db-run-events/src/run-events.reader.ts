@@ -1,7 +1,6 @@
-import { Inject, Injectable, Optional, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AppError, type RunEvent, type RunEventBody } from '@switchyard/contracts';
-import { APP_CONFIG, type AppConfig } from '@switchyard/server-config';
-import { createPgPool, PRISMA, type PgPool, type PrismaClient } from '@switchyard/server-db';
+import { pgPoolProviders, PRISMA, type PgPool, type PrismaClient } from '@switchyard/server-db';
 
 /**
  * A plain pg pool for the reader (the gateway's): each stream a client opens asks who owns the run
@@ -61,28 +60,5 @@ async function rowsOf<T>(
   return prisma.$queryRawUnsafe<T[]>(text, ...values);
 }
 
-/** Closes the reader's pool when the service stops. */
-@Injectable()
-class ReadPoolCloser implements OnApplicationShutdown {
-  constructor(@Inject(RUN_EVENTS_READ_POOL) private readonly pool: PgPool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
-}
-
-/** The reader's pool (a few connections: reads are short) and its closer: providers of the gateway's module. */
-export const RUN_EVENTS_READ_POOL_PROVIDERS: Provider[] = [
-  {
-    provide: RUN_EVENTS_READ_POOL,
-    useFactory: (config: AppConfig) =>
-      createPgPool({
-        url: config.database.url,
-        ssl: config.database.ssl,
-        poolSize: config.database.poolSize,
-        applicationName: `${config.service}-run-events`,
-      }),
-    inject: [APP_CONFIG],
-  },
-  ReadPoolCloser,
-];
+/** The reader's pool and its closer: providers of the gateway's module. */
+export const RUN_EVENTS_READ_POOL_PROVIDERS = pgPoolProviders(RUN_EVENTS_READ_POOL, 'run-events');

@@ -1,4 +1,8 @@
-import { Client } from 'pg';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { APP_CONFIG } from '@switchyard/server-config';
+import { Client, type Pool } from 'pg';
+import { pgPoolProviders } from './pg-pool-providers';
 import { createPgPool } from './prisma';
 import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
 
@@ -50,4 +54,20 @@ describe('createPgPool (real Postgres)', () => {
       await pool.end();
     }
   });
+
+  it('as providers: a pool named after the service and its purpose, ended when the service stops', async () => {
+    const POOL = Symbol('POOL');
+    const config = { service: 'probe', database: { url: db.url, poolSize: 2 } };
+    @Module({ providers: [{ provide: APP_CONFIG, useValue: config }, ...pgPoolProviders(POOL, 'things')] })
+    class ProbeModule {}
+    const app = await NestFactory.createApplicationContext(ProbeModule, { logger: false });
+    const pool = app.get<Pool>(POOL);
+    const [row] = (await pool.query<{ name: string }>('SELECT current_setting($1) AS name', ['application_name']))
+      .rows;
+    expect(row?.name).toBe('probe-things');
+    expect(pool.ended).toBe(false);
+    await app.close();
+    expect(pool.ended).toBe(true);
+  });
 });
+
