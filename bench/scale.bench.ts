@@ -308,7 +308,10 @@ export async function runScaleBench(outDir: string): Promise<Record<string, unkn
       parallelTwoOverOne: Math.round((two.parallelWallMs / one.parallelWallMs) * 100) / 100,
       parallelCpuPerRunTwoOverOne: {
         services: ratio(servicesCpu(two.parallelCpuMsPerRun), servicesCpu(one.parallelCpuMsPerRun)),
-        benchClientControl: ratio(two.parallelCpuMsPerRun['benchClient'], one.parallelCpuMsPerRun['benchClient']),
+        benchClientControl: ratio(
+          two.parallelCpuMsPerRun['benchClient'],
+          one.parallelCpuMsPerRun['benchClient'],
+        ),
       },
       goal: 'two replicas not slower than one by more than 10% (≤ 1.10)',
     },

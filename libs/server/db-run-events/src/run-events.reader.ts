@@ -43,7 +43,11 @@ export class RunEventsReader {
 
   /** Events after `afterSeq` in order (replay for a reconnecting stream), at most `limit`. */
   async readAfter(runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
-    const rows = await rowsOf<EventRow>(this.prisma, this.pool, 'run_events_after', AFTER, [runId, afterSeq, limit]);
+    const rows = await rowsOf<EventRow>(this.prisma, this.pool, 'run_events_after', AFTER, [
+      runId,
+      afterSeq,
+      limit,
+    ]);
     return rows.map((r) => toEvent(runId, r));
   }
 }

@@ -128,15 +128,16 @@ export async function admitForegroundMany<T>(
   write: (q: TxQuery, index: number) => Promise<T>,
 ): Promise<Array<T | AppError>> {
   const client = await pool.connect();
-  const q: TxQuery = async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[];
+  const q: TxQuery = async <R>(text: string, values: unknown[]) =>
+    (await client.query(text, values)).rows as R[];
   try {
     await client.query('BEGIN');
     const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
     if (locked.length)
-      await q(`SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`, [
-        OWNER_LOCK,
-        locked,
-      ]);
+      await q(
+        `SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`,
+        [OWNER_LOCK, locked],
+      );
     const anyDeployment = starts.some((s) => s.limits.deployment > 0);
     if (anyDeployment) await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
     const owners = [...new Set(starts.map((s) => s.ownerId))];

@@ -312,7 +312,10 @@ export class RunsRepository {
    * fails for its data rather than a database that is away, each create is tried alone, so one bad
    * run refuses only itself.
    */
-  private async createAdmitted(pool: Pool, batch: readonly AdmittedCreate[]): Promise<Array<RunEvent[] | Error>> {
+  private async createAdmitted(
+    pool: Pool,
+    batch: readonly AdmittedCreate[],
+  ): Promise<Array<RunEvent[] | Error>> {
     try {
       const results = await admitForegroundMany(
         pool,
@@ -322,7 +325,9 @@ export class RunsRepository {
           return q<EventRow>(CREATE_RUN, createValues(c.run, c.events));
         },
       );
-      return results.map((r, i) => (r instanceof AppError ? r : storedEvents((batch[i] as AdmittedCreate).run.id, r)));
+      return results.map((r, i) =>
+        r instanceof AppError ? r : storedEvents((batch[i] as AdmittedCreate).run.id, r),
+      );
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
       return Promise.all(

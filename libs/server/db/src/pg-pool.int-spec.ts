@@ -62,12 +62,12 @@ describe('createPgPool (real Postgres)', () => {
     class ProbeModule {}
     const app = await NestFactory.createApplicationContext(ProbeModule, { logger: false });
     const pool = app.get<Pool>(POOL);
-    const [row] = (await pool.query<{ name: string }>('SELECT current_setting($1) AS name', ['application_name']))
-      .rows;
+    const [row] = (
+      await pool.query<{ name: string }>('SELECT current_setting($1) AS name', ['application_name'])
+    ).rows;
     expect(row?.name).toBe('probe-things');
     expect(pool.ended).toBe(false);
     await app.close();
     expect(pool.ended).toBe(true);
   });
 });
-
