@@ -1,4 +1,4 @@
-import { useCallback, useContext, useMemo, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import {
   applyEdgeChanges,
   applyNodeChanges,
@@ -9,7 +9,7 @@ import {
   MiniMap,
   ReactFlow,
   useReactFlow,
-  useStore,
+  useStoreApi,
   type Connection,
   type EdgeChange,
   type Node,
@@ -40,6 +40,42 @@ const GRID: [number, number] = [16, 16];
 
 function minimapColor(node: Node): string {
   return NODE_COLORS[kindOfNode(node.type, node.data?.tool as string | undefined)];
+}
+
+/** How long the zoom must stay put before the cards switch between their near and far looks. */
+const FAR_SETTLE_MS = 150;
+
+/**
+ * Whether the view is zoomed out past FAR_ZOOM, as of the last time the zoom settled. Crossing the
+ * line restyles and repaints every card at once (one 50-70 ms frame with 337 nodes on a 2-core
+ * machine): mid-gesture that is a visible hitch, so a wheel or pinch zoom keeps the look it started
+ * with and the cards switch once the zoom has stayed put for FAR_SETTLE_MS. A zoom change after a
+ * quiet spell (opening, fit view, a lone step) switches at once.
+ */
+function useSettledFar(): boolean {
+  const store = useStoreApi();
+  const [far, setFar] = useState(() => store.getState().transform[2] < FAR_ZOOM);
+  useEffect(() => {
+    let zoom = store.getState().transform[2];
+    let changedAt = -Infinity;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const unsubscribe = store.subscribe((s) => {
+      const next = s.transform[2];
+      if (next === zoom) return;
+      zoom = next;
+      const now = performance.now();
+      const quiet = now - changedAt > FAR_SETTLE_MS;
+      changedAt = now;
+      clearTimeout(timer);
+      if (quiet) setFar(next < FAR_ZOOM);
+      else timer = setTimeout(() => setFar(zoom < FAR_ZOOM), FAR_SETTLE_MS);
+    });
+    return () => {
+      unsubscribe();
+      clearTimeout(timer);
+    };
+  }, [store]);
+  return far;
 }
 
 type ToolSourceOf = { tool(name: string | undefined): { source?: string } | undefined };
@@ -108,7 +144,7 @@ export function FlowCanvas({
   const [snap, setSnap] = useState(true);
   const [grid, setGrid] = useState(true);
   const { edit, live, beginGesture, endGesture } = editor;
-  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const far = useSettledFar();
   const info = useContext(CanvasInfoContext);
   const shown = preview ?? editor.doc;
   const edges = useColouredEdges(shown.nodes, shown.edges, info);

@@ -44,6 +44,7 @@ const MAX_PORTS = 4;
  * Below this zoom a card's text is a few pixels tall: the canvas gets the class `far` and cards
  * show only their colour and name (CSS hides the rest), so an overview of hundreds of nodes pans and
  * zooms without painting what nobody can read, and crossing it costs one style pass, not a render.
+ * That pass still repaints every card, so the canvas switches only once the zoom settles (FlowCanvas).
  */
 export const FAR_ZOOM = 0.45;
 
