@@ -5,7 +5,11 @@ import {
   IdentityRepository,
   McpAccessRepository,
 } from '@switchyard/server-db-identity';
-import { ChatEventsReader, RunEventsReader } from '@switchyard/server-db-run-events';
+import {
+  ChatEventsReader,
+  RUN_EVENTS_POOL_PROVIDERS,
+  RunEventsReader,
+} from '@switchyard/server-db-run-events';
 import { ChatController } from './chat/chat.controller';
 import { AdminBootstrap } from './auth/admin-bootstrap';
 import { AuthGuard } from './auth/auth.guard';
@@ -80,6 +84,8 @@ import { McpSubscriber } from './mcp/mcp-subscriber';
     JsonFastPath,
     IdentityRepository,
     RunEventsReader,
+    // The stream's reads (visibility, replay) on a raw pg pool: see RUN_EVENTS_POOL.
+    ...RUN_EVENTS_POOL_PROVIDERS,
     ChatEventsReader,
     IdempotencyRepository,
     TokenVerifier,
