@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { CpuTally, ticksByCommand } from './cpu';
 
 /*
- * npm run bench -- scale
+ * npm run bench -- scale [throughput] [idle] [kill]   (no part: all three, into scale.json)
  *   - sequential step latency (a 20-step chain, ms per step) and the wall time of 1,000 one-step runs
  *     started at once, with one and with two replicas of every service (same machine, same run);
  *   - gateway memory per idle SSE stream with 10,000 streams open on one gateway (goal ≤ 12 KiB);
@@ -34,6 +34,10 @@ const THROUGHPUT_LIMITS = {
 };
 const LEASE_MS = 15_000;
 const SWEEP_MS = 1_000; // the defaults (RUN_LEASE_MS, RUN_SWEEP_MS)
+
+/** The parts `npm run bench -- scale <part…>` can run alone. */
+export const SCALE_PARTS = ['throughput', 'idle', 'kill'] as const;
+const SETTLE_SAMPLES = 5;
 
 const r1 = (n: number) => Math.round(n * 10) / 10;
 const ratio = (a = 0, b = 0) => (b ? Math.round((a / b) * 100) / 100 : null);
@@ -162,7 +166,7 @@ function processes(stack: Stack): Record<string, number[]> {
 }
 
 /** Per-step latency of a sequential chain, and the wall time of PARALLEL one-step runs at once. */
-export async function throughput(replicas: number) {
+async function throughput(replicas: number) {
   return withStack(replicas, THROUGHPUT_LIMITS, async (stack, token) => {
     const urls = stack.gatewayUrls;
     for (let i = 0; i < 3; i++) await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
@@ -202,6 +206,26 @@ export async function throughput(replicas: number) {
   });
 }
 
+/**
+ * The gateway's RSS, as SETTLE_SAMPLES readings one second apart: the first, and the lowest (what
+ * stays once the collector has had a moment: garbage of the opens not yet collected is no per-stream
+ * cost). No collection is forced. With its JS heap in use (prom-client's gauge, garbage included).
+ */
+async function settledRss(pid: number, metricsUrl: string) {
+  const samples: number[] = [];
+  for (let i = 0; i < SETTLE_SAMPLES; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 1_000));
+    samples.push(rssKiB(pid));
+  }
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const heap = /^switchyard_nodejs_heap_size_used_bytes(?:{[^}]*})? (\d+(?:\.\d+)?)/m.exec(text)?.[1];
+  return {
+    first: samples[0] as number,
+    lowest: Math.min(...samples),
+    heapUsedKiB: heap === undefined ? undefined : Math.round(Number(heap) / 1024),
+  };
+}
+
 /** Gateway RSS per idle open stream, with IDLE_STREAMS streams of one run waiting at its plan gate. */
 async function idleStreams() {
   return withStack(1, {}, async (stack, token) => {
@@ -213,8 +237,10 @@ async function idleStreams() {
     await Promise.all(warm.map((s) => s.next('plan_approval_requested', 120_000)));
     warm.forEach((s) => s.close());
     await new Promise((r) => setTimeout(r, 1_000));
-    const pid = stack.replicas('gateway')[0]?.child.pid as number;
-    const before = rssKiB(pid);
+    const gateway = stack.replicas('gateway')[0];
+    const pid = gateway?.child.pid as number;
+    const metricsUrl = gateway?.metricsUrl as string;
+    const before = await settledRss(pid, metricsUrl);
     const streams: SseStream[] = [];
     for (let i = 0; i < IDLE_STREAMS; i += 200) {
       const batch = await Promise.all(Array.from({ length: Math.min(200, IDLE_STREAMS - i) }, open));
@@ -222,14 +248,21 @@ async function idleStreams() {
       streams.push(...batch);
     }
     await new Promise((r) => setTimeout(r, 2_000));
-    const after = rssKiB(pid);
+    const after = await settledRss(pid, metricsUrl);
     const stillOpen = streams.filter((s) => !s.ended()).length;
     streams.forEach((s) => s.close());
+    const perStream = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? undefined : r1((b - a) / IDLE_STREAMS);
     return {
       streams: IDLE_STREAMS,
       stillOpen,
-      gatewayRssKiB: { before, after },
-      perStreamKiB: r1((after - before) / IDLE_STREAMS),
+      gatewayRssKiB: { before: before.lowest, after: after.lowest },
+      perStreamKiB: perStream(before.lowest, after.lowest),
+      // The first reading of each (2 s after the last open): what this bench reported before it took
+      // the lowest of SETTLE_SAMPLES.
+      perStreamKiBFirstReading: perStream(before.first, after.first),
+      // JS heap in use (live and not yet collected) per stream, from the gateway's /metrics.
+      heapPerStreamKiB: perStream(before.heapUsedKiB, after.heapUsedKiB),
       goalKiB: 12,
     };
   });
@@ -277,12 +310,16 @@ async function killToInterrupted() {
   );
 }
 
-export async function runScaleBench(outDir: string): Promise<Record<string, unknown>> {
+export async function runScaleBench(outDir: string, parts: string[] = []): Promise<Record<string, unknown>> {
+  const unknown = parts.filter((p) => !(SCALE_PARTS as readonly string[]).includes(p));
+  if (unknown.length)
+    throw new Error(`unknown part(s) of scale: ${unknown.join(', ')}; parts: ${SCALE_PARTS.join(', ')}`);
+  const runs = (part: (typeof SCALE_PARTS)[number]) => !parts.length || parts.includes(part);
   const loadAtStart = loadavg();
-  const one = await throughput(1);
-  const two = await throughput(2);
-  const idle = await idleStreams();
-  const kill = await killToInterrupted();
+  const one = runs('throughput') ? await throughput(1) : undefined;
+  const two = runs('throughput') ? await throughput(2) : undefined;
+  const idle = runs('idle') ? await idleStreams() : undefined;
+  const kill = runs('kill') ? await killToInterrupted() : undefined;
   const result = {
     benchmark: 'scale',
     at: new Date().toISOString(),
@@ -301,24 +338,32 @@ export async function runScaleBench(outDir: string): Promise<Record<string, unkn
       parallel: `${PARALLEL} one-step runs started at once, spread over the gateways, each followed to complete`,
       replicas: 'every service as N processes on this machine (NODE_ENV=production)',
       cpu: 'utime + stime from /proc over the parallel rounds, per run: each service (all its replicas), postgres / nats-server / redis-server (all their processes), and this process (the client: the same work at any replica count, so the control)',
+      idleRss: `gateway RSS (ps) before and after opening the streams: the lowest of ${SETTLE_SAMPLES} readings 1 s apart, no forced GC`,
     },
-    replicas: { one, two },
-    ratios: {
-      sequentialTwoOverOne: Math.round((two.sequentialMsPerStep / one.sequentialMsPerStep) * 100) / 100,
-      parallelTwoOverOne: Math.round((two.parallelWallMs / one.parallelWallMs) * 100) / 100,
-      parallelCpuPerRunTwoOverOne: {
-        services: ratio(servicesCpu(two.parallelCpuMsPerRun), servicesCpu(one.parallelCpuMsPerRun)),
-        benchClientControl: ratio(
-          two.parallelCpuMsPerRun['benchClient'],
-          one.parallelCpuMsPerRun['benchClient'],
-        ),
-      },
-      goal: 'two replicas not slower than one by more than 10% (≤ 1.10)',
-    },
-    idleStreams: idle,
-    executorKill: kill,
+    ...(parts.length ? { parts } : {}),
+    ...(one && two
+      ? {
+          replicas: { one, two },
+          ratios: {
+            sequentialTwoOverOne: Math.round((two.sequentialMsPerStep / one.sequentialMsPerStep) * 100) / 100,
+            parallelTwoOverOne: Math.round((two.parallelWallMs / one.parallelWallMs) * 100) / 100,
+            parallelCpuPerRunTwoOverOne: {
+              services: ratio(servicesCpu(two.parallelCpuMsPerRun), servicesCpu(one.parallelCpuMsPerRun)),
+              benchClientControl: ratio(
+                two.parallelCpuMsPerRun['benchClient'],
+                one.parallelCpuMsPerRun['benchClient'],
+              ),
+            },
+            goal: 'two replicas not slower than one by more than 10% (≤ 1.10)',
+          },
+        }
+      : {}),
+    ...(idle ? { idleStreams: idle } : {}),
+    ...(kill ? { executorKill: kill } : {}),
   };
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'scale.json'), JSON.stringify(result, null, 2) + '\n');
+  // A run of some parts does not overwrite the full results.
+  const file = parts.length ? `scale-${[...new Set(parts)].join('-')}.json` : 'scale.json';
+  writeFileSync(join(outDir, file), JSON.stringify(result, null, 2) + '\n');
   return result;
 }

@@ -19,3 +19,11 @@ export function flattenSentHead(res: ServerResponse): void {
   const r = res as ServerResponse & { _header?: unknown };
   if (typeof r._header === 'string') r._header = Buffer.from(r._header, 'latin1').toString('latin1');
 }
+
+/** The head of an SSE response. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};

@@ -5,7 +5,7 @@ import { Events, type OwnerFeedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
-import { flattenSentHead } from './held-stream';
+import { flattenSentHead, SSE_HEADERS } from './held-stream';
 import { RunFeed } from './run-feed';
 
 /** Events kept per owner for reconnects. */
@@ -67,12 +67,16 @@ export class OwnerFeed implements OnModuleDestroy {
     private readonly runs: RunFeed,
   ) {}
 
-  /** Streams the caller's feed on plain node:http objects (the fast path and the framework route). */
+  /**
+   * Streams the caller's feed on plain node:http objects (the fast path and the framework route).
+   * `head`: more response headers, sent with the SSE ones.
+   */
   async open(
     caller: Principal,
     resumeId: string | undefined,
     req: IncomingMessage,
     res: ServerResponse,
+    head?: Readonly<Record<string, string>>,
   ): Promise<void> {
     const ownerId = caller.owner.id;
     const state = this.stateOf(ownerId);
@@ -102,12 +106,7 @@ export class OwnerFeed implements OnModuleDestroy {
       throw err;
     }
     if (done) return; // the client left while subscribing
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    res.writeHead(200, { ...SSE_HEADERS, ...head });
     // From here to the listener's registration nothing awaits: no event can fall in between.
     const after = this.resumable(state, resumeId);
     let out = ': connected\n\n';

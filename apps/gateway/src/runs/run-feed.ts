@@ -8,10 +8,15 @@ import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entry's listeners take its own event type
 type Listener = (event: any) => void;
 
+/** What a heartbeat reaches: an open stream's own object (no closure per stream). */
+export interface Beating {
+  heartbeat(): void;
+}
+
 /**
  * Live run (and chat session) events for the SSE streams of this gateway: one NATS subscription per run however many
  * clients watch it, and one heartbeat timer for every open stream. Keeps an idle stream down to its
- * socket and a few closures.
+ * socket and a few objects.
  */
 @Injectable()
 export class RunFeed implements OnModuleDestroy {
@@ -19,7 +24,7 @@ export class RunFeed implements OnModuleDestroy {
     string,
     { listeners: Set<Listener>; unsubscribe: () => void; ready: Promise<void> }
   >();
-  private readonly beats = new Set<() => void>();
+  private readonly beats = new Set<Beating>();
   private ticker: NodeJS.Timeout | undefined;
 
   constructor(
@@ -77,15 +82,26 @@ export class RunFeed implements OnModuleDestroy {
 
   /** Calls `beat` every SSE_HEARTBEAT_MS until the returned function is called. */
   heartbeat(beat: () => void): () => void {
-    this.beats.add(beat);
-    this.ticker ??= setInterval(() => this.beats.forEach((b) => b()), this.config.http.sseHeartbeatMs);
-    return () => {
-      this.beats.delete(beat);
-      if (!this.beats.size && this.ticker) {
-        clearInterval(this.ticker);
-        this.ticker = undefined;
-      }
-    };
+    const target: Beating = { heartbeat: beat };
+    this.beat(target);
+    return () => this.unbeat(target);
+  }
+
+  /** Calls `target.heartbeat()` every SSE_HEARTBEAT_MS until `unbeat(target)`. */
+  beat(target: Beating): void {
+    this.beats.add(target);
+    this.ticker ??= setInterval(
+      () => this.beats.forEach((b) => b.heartbeat()),
+      this.config.http.sseHeartbeatMs,
+    );
+  }
+
+  unbeat(target: Beating): void {
+    this.beats.delete(target);
+    if (!this.beats.size && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
   }
 
   onModuleDestroy(): void {

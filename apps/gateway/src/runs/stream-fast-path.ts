@@ -21,17 +21,26 @@ interface Stream {
     caller: Principal,
     req: IncomingMessage,
     res: ServerResponse,
+    head: Readonly<Record<string, string>>,
   ): Promise<void>;
 }
+
+type Opener<Q> = (
+  query: Q,
+  caller: Principal,
+  req: IncomingMessage,
+  res: ServerResponse,
+  head: Readonly<Record<string, string>>,
+) => Promise<void>;
 
 /** Binds a route's query schema to its opener, so the opener gets the query as validated. */
 function stream<Q extends z.ZodObject>(
   route: RouteDef & { readonly query: Q },
-  open: (query: z.output<Q>, caller: Principal, req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  open: Opener<z.output<Q>>,
 ): Stream {
   return {
     route,
-    start: (raw, caller, req, res) => {
+    start: (raw, caller, req, res, head) => {
       const query = route.query.safeParse(raw);
       if (!query.success) {
         const issues = toFieldIssues(query.error).map((i) => ({
@@ -40,7 +49,7 @@ function stream<Q extends z.ZodObject>(
         }));
         throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
       }
-      return open(query.data, caller, req, res);
+      return open(query.data, caller, req, res, head);
     },
   };
 }
@@ -64,11 +73,11 @@ export class StreamFastPath {
     @Inject(METRICS) private readonly metrics: Metrics,
   ) {
     this.streams = [
-      stream(Routes.runStream, (q, caller, req, res) =>
-        relay.open(q.runId, lastEventIdOf(req, q.lastEventId), caller, req, res),
+      stream(Routes.runStream, (q, caller, req, res, head) =>
+        relay.open(q.runId, lastEventIdOf(req, q.lastEventId), caller, req, res, head),
       ),
-      stream(Routes.ownerFeed, (q, caller, req, res) =>
-        feed.open(caller, feedResumeIdOf(req, q.lastEventId), req, res),
+      stream(Routes.ownerFeed, (q, caller, req, res, head) =>
+        feed.open(caller, feedResumeIdOf(req, q.lastEventId), req, res, head),
       ),
     ];
   }
@@ -95,7 +104,8 @@ export class StreamFastPath {
     const { route } = stream;
     const PATH = route.path;
     const correlationId = correlationIdFrom(req.headers['x-correlation-id']);
-    res.setHeader('x-correlation-id', correlationId);
+    // Sent with the head (the opener's writeHead, or the problem's), not set on `res`: Node keeps the
+    // headers set on a response (a dictionary object per stream) for as long as the stream is open.
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       this.metrics.httpRequests.inc({ method: 'GET', route: PATH, status: String(res.statusCode) });
@@ -114,12 +124,13 @@ export class StreamFastPath {
       );
       const { token: _token, ...raw } = Object.fromEntries(params);
       refuseHostileInput({ query: raw });
-      const streaming = stream.start(raw, principal, req, res);
+      const streaming = stream.start(raw, principal, req, res, { 'x-correlation-id': correlationId });
       // The stream holds its request for as long as it is open (hours): once the opener has read
       // what it needs (Last-Event-ID, synchronously above), the header strings are let go.
       forgetHeaders(req);
       await streaming;
     } catch (err) {
+      if (!res.headersSent) res.setHeader('x-correlation-id', correlationId);
       sendRawProblem(err, correlationId, 'GET', PATH, res, this.logger);
     }
   }

@@ -63,7 +63,7 @@ describe('StreamRelay with a client that reads slower than events come', () => {
       stored.push(e);
       live?.(e);
     };
-    const feed = { heartbeat: () => () => undefined } as unknown as RunFeed;
+    const feed = { beat: () => undefined, unbeat: () => undefined } as unknown as RunFeed;
     const relay = new StreamRelay({} as RunEventsReader, feed, {
       warn: () => undefined,
     } as unknown as Logger);

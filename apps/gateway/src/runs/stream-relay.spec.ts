@@ -17,7 +17,7 @@ interface Event {
  */
 describe('StreamRelay', () => {
   let server: Server;
-  const feed = { heartbeat: () => () => undefined } as unknown as RunFeed;
+  const feed = { beat: () => undefined, unbeat: () => undefined } as unknown as RunFeed;
   const logger = { warn: () => undefined } as unknown as Logger;
   const relay = new StreamRelay({} as RunEventsReader, feed, logger);
 

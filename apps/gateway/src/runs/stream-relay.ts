@@ -5,8 +5,8 @@ import { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
-import { flattenSentHead } from './held-stream';
-import { RunFeed } from './run-feed';
+import { flattenSentHead, SSE_HEADERS } from './held-stream';
+import { RunFeed, type Beating } from './run-feed';
 
 const PAGE = 500;
 
@@ -66,11 +66,19 @@ class RunLog implements EventLog<RunEvent> {
 }
 
 /** An SSE response as a follower's sink: frames of one turn corked into one write, a heartbeat. */
-class SseSink<E extends { seq: number; type: string }> implements Sink<E> {
+class SseSink<E extends { seq: number; type: string }> implements Sink<E>, Beating {
   private corked = false;
-  stopHeartbeat: () => void = () => undefined;
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly feed: RunFeed,
+  ) {
+    feed.beat(this);
+  }
+
+  heartbeat(): void {
+    this.res.write(': heartbeat\n\n');
+  }
 
   deliver(e: E): boolean {
     // Frames sent in one turn (a batch of events arrives in one NATS read) leave in one write.
@@ -89,7 +97,7 @@ class SseSink<E extends { seq: number; type: string }> implements Sink<E> {
   }
 
   end(): void {
-    this.stopHeartbeat();
+    this.feed.unbeat(this);
     // The last frame may still be corked: Node 22 drops what a response holds when it is ended
     // corked (Node 20 flushed it), so the terminal frame would never leave.
     this.uncork();
@@ -212,35 +220,38 @@ export class StreamRelay {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Refuses (AppError, nothing written) unless the caller may see the run; then streams it. */
+  /**
+   * Refuses (AppError, nothing written) unless the caller may see the run; then streams it. `head`:
+   * more response headers (see `relay`).
+   */
   async open(
     runId: string,
     afterSeq: number,
     caller: Principal,
     req: IncomingMessage,
     res: ServerResponse,
+    head?: Readonly<Record<string, string>>,
   ): Promise<void> {
     await this.events.assertVisible(runId, caller.owner.role === 'admin' ? null : caller.owner.id);
-    return this.relay(new RunLog(runId, this.feed, this.events), afterSeq, req, res);
+    return this.relay(new RunLog(runId, this.feed, this.events), afterSeq, req, res, head);
   }
 
-  /** Streams a log's events after `afterSeq` until a terminal one (the caller checked access). */
+  /**
+   * Streams a log's events after `afterSeq` until a terminal one (the caller checked access).
+   * `head`: more response headers, sent with the SSE ones (headers set on `res` beforehand are sent
+   * too, but Node keeps those for the response's life).
+   */
   async relay<E extends { seq: number; type: string }>(
     log: EventLog<E>,
     afterSeq: number,
     req: IncomingMessage,
     res: ServerResponse,
+    head?: Readonly<Record<string, string>>,
   ): Promise<void> {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    res.writeHead(200, { ...SSE_HEADERS, ...head });
     res.write(': connected\n\n');
     flattenSentHead(res);
-    const sink = new SseSink<E>(res);
-    sink.stopHeartbeat = this.feed.heartbeat(() => res.write(': heartbeat\n\n'));
+    const sink = new SseSink<E>(res, this.feed);
     const stop = new Follower(log, afterSeq, sink, this.logger).start();
     req.on('close', stop);
     await stop.subscribed;

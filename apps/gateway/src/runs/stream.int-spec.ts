@@ -115,9 +115,14 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
       type: 'error',
       data: { message: 'boom', code: 'internal' },
     });
-    const s = await openStream(url(run, `&token=${token}&lastEventId=1`));
+    const s = await openStream(url(run, `&token=${token}&lastEventId=1`), {
+      'x-correlation-id': 'trace-sse-1',
+    });
     await s.reading;
     expect(s.frames.map((f) => f.event)).toEqual(['plan_token', 'error']);
+    // The stream's head echoes the correlation id like every answer.
+    expect(s.res.headers.get('x-correlation-id')).toBe('trace-sse-1');
+    expect(s.res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
   });
 
   it('fails the test helper on a stored frame that does not fit the catalog', async () => {
