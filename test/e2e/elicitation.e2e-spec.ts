@@ -37,7 +37,8 @@ async function formsRecord(p: Platform): Promise<void> {
     type: 'LOCAL',
     configJson: JSON.stringify({ command: process.execPath, args: [FIXTURE] }),
   });
-  expect(rec.status).toBe(201);
+  // The answer's body beside its status, so a refusal says why.
+  expect({ status: rec.status, body: rec.json }).toMatchObject({ status: 201 });
   const tested = await p.call('POST', `/mcp/tool/${String(rec.json['id'])}/test`, p.admin);
   expect(tested.json).toMatchObject({ success: true });
 }
