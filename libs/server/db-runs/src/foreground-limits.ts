@@ -40,37 +40,14 @@ export async function admitForeground<T>(
   limits: ForegroundLimits,
   write: (q: TxQuery) => Promise<T>,
 ): Promise<T> {
-  const checked = async (q: TxQuery): Promise<T> => {
-    if (limits.owner > 0)
-      await q(`SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))::text AS locked`, [
-        OWNER_LOCK,
-        ownerId,
-      ]);
-    if (limits.deployment > 0)
-      await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
-    const refused = await checkRoom(q, ownerId, limits, 1);
-    if (refused) throw refused;
-    return write(q);
-  };
-  if (db.pool) {
-    const client = await db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await checked(
-        async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[],
+  const admitted = (q: TxQuery) => admitIn(q, [{ ownerId, limits }], () => write(q));
+  const [result] = db.pool
+    ? await inTransaction(db.pool, admitted)
+    : await db.prisma.$transaction((tx) =>
+        admitted(<R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values)),
       );
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-  return db.prisma.$transaction((tx) =>
-    checked(<R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values)),
-  );
+  if (result instanceof AppError) throw result;
+  return result as T;
 }
 
 /**
@@ -85,14 +62,8 @@ export async function checkRoom(
   wanted: number,
 ): Promise<AppError | undefined> {
   if (limits.owner <= 0 && limits.deployment <= 0) return undefined;
-  const [c] = await q<{ owner: number; deployment: number }>(
-    `SELECT (SELECT count(*) FROM run WHERE owner_id = $1::uuid AND ${ACTIVE_RUN})
-          + (SELECT count(*) FROM chat_session WHERE owner_id = $1::uuid AND ${ACTIVE_TURN}) AS owner,
-            CASE WHEN $2::boolean THEN (SELECT count(*) FROM run WHERE ${ACTIVE_RUN})
-                            + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment`,
-    [ownerId, limits.deployment > 0],
-  );
-  return roomFor(Number(c?.owner ?? 0), Number(c?.deployment ?? 0), limits, wanted);
+  const { owners, deployment } = await countActive(q, [ownerId], limits.deployment > 0);
+  return roomFor(owners.get(ownerId) ?? 0, deployment, limits, wanted);
 }
 
 /** The refusal `wanted` more would meet with `owner` and `deployment` active, or undefined. */
@@ -108,6 +79,27 @@ function roomFor(
   return undefined;
 }
 
+/** Active foreground runs and turns of each of `owners`, and of the deployment when asked (else 0). */
+async function countActive(
+  q: TxQuery,
+  owners: readonly string[],
+  withDeployment: boolean,
+): Promise<{ owners: Map<string, number>; deployment: number }> {
+  const rows = await q<{ owner_id: string; owner: number; deployment: number }>(
+    `SELECT o AS owner_id,
+            (SELECT count(*) FROM run WHERE owner_id = o::uuid AND ${ACTIVE_RUN})
+          + (SELECT count(*) FROM chat_session WHERE owner_id = o::uuid AND ${ACTIVE_TURN}) AS owner,
+            CASE WHEN $2::boolean THEN (SELECT count(*) FROM run WHERE ${ACTIVE_RUN})
+                            + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment
+     FROM unnest($1::text[]) AS o`,
+    [owners, withDeployment],
+  );
+  return {
+    owners: new Map(rows.map((r) => [r.owner_id, Number(r.owner)])),
+    deployment: Number(rows[0]?.deployment ?? 0),
+  };
+}
+
 /** A start waiting for admission in a batch. */
 export interface ForegroundStart {
   readonly ownerId: string;
@@ -115,57 +107,68 @@ export interface ForegroundStart {
 }
 
 /**
- * Admits several starts in one transaction (group commit): the owners' locks (taken in one order, so
- * two batches never wait on each other in a circle), the deployment's, one count for all, then each
- * start in its order is written while it fits, the counts growing with each one written, or refused
- * with the scope that is full. A batch of n starts costs n + 5 statements instead of 6n, and holds
- * the deployment's lock once. Answers, in order, what each `write` returned or its refusal. A
- * failing write fails the whole transaction (the caller may try the starts one by one).
+ * Admits several starts in one transaction (group commit): see `admitIn`. A batch of n starts costs
+ * n + 5 statements instead of 6n, and holds the deployment's lock once. Answers, in order, what each
+ * `write` returned or its refusal. A failing write fails the whole transaction (the caller may try
+ * the starts one by one).
  */
-export async function admitForegroundMany<T>(
+export function admitForegroundMany<T>(
   pool: Pool,
   starts: readonly ForegroundStart[],
   write: (q: TxQuery, index: number) => Promise<T>,
 ): Promise<Array<T | AppError>> {
+  return inTransaction(pool, (q) => admitIn(q, starts, (i) => write(q, i)));
+}
+
+/**
+ * Inside a transaction: the owners' locks (taken in one order, so two transactions never wait on
+ * each other in a circle), then the deployment's, one count for all, then each start in its order is
+ * written while it fits (the counts growing with each one written) or refused with the scope that is
+ * full.
+ */
+async function admitIn<T>(
+  q: TxQuery,
+  starts: readonly ForegroundStart[],
+  write: (index: number) => Promise<T>,
+): Promise<Array<T | AppError>> {
+  const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
+  if (locked.length)
+    await q(
+      `SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`,
+      [OWNER_LOCK, locked],
+    );
+  const anyDeployment = starts.some((s) => s.limits.deployment > 0);
+  if (anyDeployment) await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
+  const limited = starts.some((s) => s.limits.owner > 0 || s.limits.deployment > 0);
+  const counted = limited
+    ? await countActive(q, [...new Set(starts.map((s) => s.ownerId))], anyDeployment)
+    : { owners: new Map<string, number>(), deployment: 0 };
+  let deployment = counted.deployment;
+  const out: Array<T | AppError> = [];
+  for (const [i, s] of starts.entries()) {
+    const owner = counted.owners.get(s.ownerId) ?? 0;
+    const refused = roomFor(owner, deployment, s.limits, 1);
+    if (refused) {
+      out.push(refused);
+      continue;
+    }
+    out.push(await write(i));
+    counted.owners.set(s.ownerId, owner + 1);
+    deployment++;
+  }
+  return out;
+}
+
+/** `body` in a transaction on one of the pool's connections: committed if it returns, else rolled back. */
+async function inTransaction<T>(pool: Pool, body: (q: TxQuery) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  const q: TxQuery = async <R>(text: string, values: unknown[]) =>
-    (await client.query(text, values)).rows as R[];
   try {
     await client.query('BEGIN');
-    const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
-    if (locked.length)
-      await q(
-        `SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`,
-        [OWNER_LOCK, locked],
-      );
-    const anyDeployment = starts.some((s) => s.limits.deployment > 0);
-    if (anyDeployment) await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
-    const owners = [...new Set(starts.map((s) => s.ownerId))];
-    const counted = await q<{ owner_id: string; owner: number; deployment: number }>(
-      `SELECT o AS owner_id,
-              (SELECT count(*) FROM run WHERE owner_id = o::uuid AND ${ACTIVE_RUN})
-            + (SELECT count(*) FROM chat_session WHERE owner_id = o::uuid AND ${ACTIVE_TURN}) AS owner,
-              CASE WHEN $2::boolean THEN (SELECT count(*) FROM run WHERE ${ACTIVE_RUN})
-                              + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment
-       FROM unnest($1::text[]) AS o`,
-      [owners, anyDeployment],
+    const result = await body(
+      async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[],
     );
-    const active = new Map(counted.map((c) => [c.owner_id, Number(c.owner)]));
-    let deployment = Number(counted[0]?.deployment ?? 0);
-    const out: Array<T | AppError> = [];
-    for (const [i, s] of starts.entries()) {
-      const owner = active.get(s.ownerId) ?? 0;
-      const refused = roomFor(owner, deployment, s.limits, 1);
-      if (refused) {
-        out.push(refused);
-        continue;
-      }
-      out.push(await write(q, i));
-      active.set(s.ownerId, owner + 1);
-      deployment++;
-    }
     await client.query('COMMIT');
-    return out;
+    return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
