@@ -15,6 +15,8 @@ describe('web_fetch', () => {
   let portB: number;
   let hitsOnB = 0;
   let tool: WebFetchTool;
+  /** Only the never-ending response meets a short deadline; every other case has time to spare on a busy machine. */
+  let impatient: WebFetchTool;
   const ctx = () => ({ signal: new AbortController().signal, caller: { correlationId: 't' } });
 
   const listen = (server: Server) =>
@@ -53,12 +55,16 @@ describe('web_fetch', () => {
     });
     portA = await listen(a);
     portB = await listen(b);
-    const config = testConfig('tool-registry', {
-      WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${portA}`,
-      WEB_FETCH_MAX_BYTES: '4096',
-      WEB_FETCH_TIMEOUT_MS: '500',
-    });
-    tool = new WebFetchTool(config, new AddressPolicy(config.tools.webFetch));
+    const withTimeout = (ms: number) => {
+      const config = testConfig('tool-registry', {
+        WEB_FETCH_PRIVATE_HOSTS: `127.0.0.1:${portA}`,
+        WEB_FETCH_MAX_BYTES: '4096',
+        WEB_FETCH_TIMEOUT_MS: String(ms),
+      });
+      return new WebFetchTool(config, new AddressPolicy(config.tools.webFetch));
+    };
+    tool = withTimeout(30_000);
+    impatient = withTimeout(500);
   });
 
   afterAll(async () => {
@@ -156,7 +162,7 @@ describe('web_fetch', () => {
   it('times out a response that never ends', async () => {
     // The response never ends: a rejection with `timeout` is the tool's own deadline.
     await expect(
-      tool.run({ url: `http://127.0.0.1:${portA}/slow`, method: 'GET' }, ctx()),
+      impatient.run({ url: `http://127.0.0.1:${portA}/slow`, method: 'GET' }, ctx()),
     ).rejects.toMatchObject({ code: 'timeout' });
   });
 
