@@ -153,7 +153,11 @@ export class Stack {
       name === 'gateway' ? freePort() : undefined,
     ]).finally(() => this.claimed.delete(id));
     let out = '';
-    const child = spawn(process.execPath, [main], {
+    // SWITCHYARD_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it exits (see
+    // docs/development.md, "Profiling a benchmark"; `node tools/cpu-profile.js <dir>` sums it up).
+    const profDir = process.env['SWITCHYARD_CPU_PROF'];
+    const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, id.replace('#', '-'))}`] : [];
+    const child = spawn(process.execPath, [...nodeArgs, main], {
       cwd: ROOT,
       env: {
         PATH: process.env['PATH'] ?? '',

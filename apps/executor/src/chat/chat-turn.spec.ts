@@ -13,7 +13,12 @@ import {
   type PermissionDecision,
   type ToolDescriptor,
 } from '@switchyard/contracts';
-import type { ChatSessionUpdate, NewChatMessage, ToolCallPatch } from '@switchyard/server-db-runs';
+import {
+  mergeRowChanges,
+  type ChatRowChanges,
+  type ChatSessionUpdate,
+  type NewChatMessage,
+} from '@switchyard/server-db-runs';
 import { InMemoryBus, waitFor } from '@switchyard/testing';
 import { NoChatContext } from './chat-context';
 import { ChatTurn, type TurnLimits, type TurnLog, type TurnModel } from './chat-turn';
@@ -32,14 +37,24 @@ class MemoryChat implements TurnLog, ChatLog {
   gate: Promise<void> = Promise.resolve();
 
   async append(
-    _owner: string,
+    owner: string,
     sessionId: string,
     events: readonly ChatEventBody[],
     _replica: string,
     update?: ChatSessionUpdate,
+    rows?: ChatRowChanges,
   ): Promise<ChatEvent[]> {
     await this.gate;
     if (update?.status) this.status = update.status;
+    const changes = mergeRowChanges([rows]);
+    for (const c of changes?.newCalls ?? [])
+      this.calls.set(c.callId, { status: 'pending', ...c } as ChatToolCall);
+    for (const { callId, ...patch } of changes?.callPatches ?? []) {
+      const c = this.calls.get(callId);
+      if (c) this.calls.set(callId, { ...c, ...patch } as ChatToolCall);
+    }
+    for (const m of changes?.toolMessages ?? [])
+      await this.addMessage(owner, sessionId, { role: 'tool', content: m.content, callId: m.callId });
     const stored = events.map(
       (e, i) =>
         ({ ...e, sessionId, seq: this.events.length + i + 1, at: new Date().toISOString() }) as ChatEvent,
@@ -62,27 +77,6 @@ class MemoryChat implements TurnLog, ChatLog {
     return Promise.resolve(message);
   }
 
-  async addToolCall(
-    _owner: string,
-    _id: string,
-    c: {
-      callId: string;
-      messageId: string;
-      tool: string;
-      arguments: Record<string, unknown>;
-      status?: ChatToolCall['status'];
-    },
-  ): Promise<void> {
-    this.calls.set(c.callId, { ...c, status: c.status ?? 'pending' });
-    return Promise.resolve();
-  }
-
-  async updateToolCall(_owner: string, _id: string, callId: string, p: ToolCallPatch): Promise<void> {
-    const c = this.calls.get(callId);
-    if (c) this.calls.set(callId, { ...c, ...p } as ChatToolCall);
-    return Promise.resolve();
-  }
-
   async closeOpenCalls(_owner: string, _id: string, status: ChatToolCall['status']): Promise<void> {
     for (const [id, c] of this.calls)
       if (['pending', 'awaiting_approval', 'running'].includes(c.status))
@@ -90,22 +84,8 @@ class MemoryChat implements TurnLog, ChatLog {
     return Promise.resolve();
   }
 
-  async addToolMessages(
-    owner: string,
-    id: string,
-    answers: ReadonlyArray<{ callId: string; content: string }>,
-  ): Promise<void> {
-    for (const a of answers)
-      await this.addMessage(owner, id, { role: 'tool', content: a.content, callId: a.callId });
-  }
-
   async history() {
     return Promise.resolve({ messages: [...this.messages], calls: new Map(this.calls) });
-  }
-
-  async setStatus(_o: string, _i: string, _r: string, status: string): Promise<void> {
-    this.status = status;
-    return Promise.resolve();
   }
 
   of(type: string) {

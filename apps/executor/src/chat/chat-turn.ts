@@ -50,16 +50,7 @@ export interface TurnModel extends TurnModelRunnable {
 }
 
 /** What the turn needs of the chat tables. */
-export type TurnLog = Pick<
-  ChatRepository,
-  | 'addMessage'
-  | 'addToolMessages'
-  | 'addToolCall'
-  | 'updateToolCall'
-  | 'closeOpenCalls'
-  | 'history'
-  | 'setStatus'
->;
+export type TurnLog = Pick<ChatRepository, 'addMessage' | 'closeOpenCalls' | 'history'>;
 
 export interface ChatTurnInit {
   readonly session: ChatSession;
@@ -155,8 +146,6 @@ export class ChatTurn {
   /** Writes of finished calls still in flight (the next call starts meanwhile); settled before the model reads. */
   private settling: Array<Promise<unknown>> = [];
   /** Tool messages not written yet, in the order of the calls; written in batches, one at a time. */
-  private answers: Array<{ callId: string; content: string }> = [];
-  private answering: Promise<void> | undefined;
 
   constructor(private readonly init: ChatTurnInit) {
     this.sessionId = init.session.id;
@@ -448,25 +437,28 @@ export class ChatTurn {
       : undefined;
     const decision = verdict instanceof Promise ? await verdict : verdict;
     this.throwIfStopped();
-    const recorded = Promise.all([
-      init.log.addToolCall(this.ownerId, this.sessionId, {
-        ...shown,
-        messageId,
-        ...(tool ? { effect: tool.effect } : {}),
-        ...(decision
-          ? {
-              decision,
-              status:
-                decision.decision === 'allow'
-                  ? 'running'
-                  : decision.decision === 'ask'
-                    ? 'awaiting_approval'
-                    : 'pending',
-            }
-          : {}),
-      }),
-      init.writer.emit('tool_call', { ...shown, ...(tool ? { effect: tool.effect } : {}) }),
-    ]);
+    // The call's row and its event are one write.
+    const effect = tool ? { effect: tool.effect } : {};
+    const recorded = init.writer.emit('tool_call', { ...shown, ...effect }, undefined, {
+      newCalls: [
+        {
+          ...shown,
+          messageId,
+          ...effect,
+          ...(decision
+            ? {
+                decision,
+                status:
+                  decision.decision === 'allow'
+                    ? 'running'
+                    : decision.decision === 'ask'
+                      ? 'awaiting_approval'
+                      : 'pending',
+              }
+            : {}),
+        },
+      ],
+    });
     // A read tool changes nothing, so it may run while its call is being recorded; any other tool
     // runs only once the record is durable (a crash never leaves an effect the history does not show).
     if (tool && decision?.decision === 'allow' && tool.effect === 'read')
@@ -484,18 +476,14 @@ export class ChatTurn {
     if (!answer.approved)
       return this.refused(req.callId, name, decision, `denied by the person: ${answer.reason}`);
     const args = answer.arguments ?? req.arguments;
-    await Promise.all([
-      init.log.updateToolCall(this.ownerId, this.sessionId, req.callId, {
-        status: 'running',
-        ...(answer.arguments ? { editedArguments: args } : {}),
-      }),
-      init.log.setStatus(this.ownerId, this.sessionId, init.replica, 'running'),
-      // Every page following the session closes the card, showing the edits the call runs with.
-      init.writer.emit('approved', {
-        callId: req.callId,
-        ...(answer.arguments ? { editedArguments: args } : {}),
-      }),
-    ]);
+    const edited = answer.arguments ? { editedArguments: args } : {};
+    // Every page following the session closes the card, showing the edits the call runs with.
+    await init.writer.emit(
+      'approved',
+      { callId: req.callId, ...edited },
+      { status: 'running' },
+      { callPatches: [{ callId: req.callId, status: 'running', ...edited }] },
+    );
     return this.invoke(req.callId, tool, args, decision, true, recorded);
   }
 
@@ -607,20 +595,18 @@ export class ChatTurn {
       );
     }
     const kept = capResult(resultValue(result), init.resultLimit);
-    // Not waited for here: the next call starts while this outcome is written (its row once the
-    // call's record is in; its event in order after the call's).
+    // Not waited for here: the next call starts while this outcome (the call's row, the tool
+    // message the model reads, the event) is written, in order after the call's record.
     this.settle(
-      Promise.all([
-        recorded.then(() =>
-          init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
-            status: 'completed',
-            result: kept.value,
-            durationMs,
-          }),
-        ),
-        init.writer.emit('tool_result', { callId, tool: tool.name, result: kept.value, durationMs }),
-        this.answered(callId, text),
-      ]),
+      init.writer.emit(
+        'tool_result',
+        { callId, tool: tool.name, result: kept.value, durationMs },
+        undefined,
+        {
+          callPatches: [{ callId, status: 'completed', result: kept.value, durationMs }],
+          toolMessages: [{ callId, content: text }],
+        },
+      ),
     );
     init.observe('post_tool_use', {
       sessionId: this.sessionId,
@@ -641,11 +627,10 @@ export class ChatTurn {
   ): Promise<string> {
     const ms = durationMs === undefined ? {} : { durationMs: Math.round(durationMs * 100) / 100 };
     const text = `error (${error.code}): ${error.message}`;
-    await Promise.all([
-      this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, { status: 'failed', error, ...ms }),
-      this.init.writer.emit('tool_result', { callId, tool, error, ...ms }),
-      this.answered(callId, text),
-    ]);
+    await this.init.writer.emit('tool_result', { callId, tool, error, ...ms }, undefined, {
+      callPatches: [{ callId, status: 'failed', error, ...ms }],
+      toolMessages: [{ callId, content: text }],
+    });
     if (args)
       this.init.observe('post_tool_use_failure', {
         sessionId: this.sessionId,
@@ -664,30 +649,11 @@ export class ChatTurn {
   ): Promise<string> {
     const error: ChatError = { code: 'forbidden', message: reason };
     const text = `refused: ${reason}. Do not repeat this call; find another way or tell the person.`;
-    await Promise.all([
-      this.init.log.updateToolCall(this.ownerId, this.sessionId, callId, {
-        status: 'denied',
-        decision,
-        error,
-      }),
-      this.init.writer.emit('tool_result', { callId, tool, denied: true, error }),
-      this.answered(callId, text),
-    ]);
+    await this.init.writer.emit('tool_result', { callId, tool, denied: true, error }, undefined, {
+      callPatches: [{ callId, status: 'denied', decision, error }],
+      toolMessages: [{ callId, content: text }],
+    });
     return text;
-  }
-
-  /** The tool message the model reads for a call, kept with the conversation. */
-  private answered(callId: string, text: string): Promise<unknown> {
-    this.answers.push({ callId, content: text });
-    this.answering ??= this.writeAnswers();
-    return this.answering;
-  }
-
-  private async writeAnswers(): Promise<void> {
-    while (this.answers.length)
-      await this.init.log.addToolMessages(this.ownerId, this.sessionId, this.answers.splice(0));
-    // In the same turn as the last look at the queue: an answer pushed next starts a new write.
-    this.answering = undefined;
   }
 
   private settle(writes: Promise<unknown>): void {

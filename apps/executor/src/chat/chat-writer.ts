@@ -9,7 +9,12 @@ import {
   type ChatEventType,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
-import type { ChatRepository, ChatSessionUpdate } from '@switchyard/server-db-runs';
+import {
+  mergeRowChanges,
+  type ChatRepository,
+  type ChatRowChanges,
+  type ChatSessionUpdate,
+} from '@switchyard/server-db-runs';
 
 /** What the writer needs of the chat log: the repository, or an in-memory log in unit tests. */
 export type ChatLog = Pick<ChatRepository, 'append'>;
@@ -17,12 +22,14 @@ export type ChatLog = Pick<ChatRepository, 'append'>;
 interface Pending {
   readonly event: ChatEventBody;
   readonly update: ChatSessionUpdate | undefined;
+  readonly rows: ChatRowChanges | undefined;
   readonly settled: { resolve: (e: ChatEvent) => void; reject: (err: unknown) => void };
 }
 
 /**
  * The one writer of a session's events on the replica driving its turn: each event is parsed against
- * the catalog, stored (with the session row's change) and then published, in order. What is emitted
+ * the catalog, stored (with the session row's change, and the tool calls' rows and tool messages that go
+ * with it) and then published, in order. What is emitted
  * while a write is in flight goes into the next write, and consecutive tokens merge into one event:
  * the first token of an answer leaves at once, the rest in as few rows as the database's pace allows.
  * A failed write stops the writer (everything after it is refused).
@@ -43,11 +50,12 @@ export class ChatWriter {
     this.subject = chatEventsSubject(sessionId);
   }
 
-  /** Resolves with the stored event once it is stored and published. */
+  /** Resolves with the stored event once it is stored (with `rows`, in the same statement) and published. */
   emit<T extends ChatEventType>(
     type: T,
     data: ChatEventData<T>,
     update?: ChatSessionUpdate,
+    rows?: ChatRowChanges,
   ): Promise<ChatEvent> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const parsed = ChatEventBody.safeParse({ type, data });
@@ -59,7 +67,7 @@ export class ChatWriter {
       return Promise.reject(err);
     }
     return new Promise<ChatEvent>((resolve, reject) => {
-      this.queue.push({ event: parsed.data, update, settled: { resolve, reject } });
+      this.queue.push({ event: parsed.data, update, rows, settled: { resolve, reject } });
       this.flushing ??= Promise.resolve().then(() => this.flush());
     });
   }
@@ -68,7 +76,7 @@ export class ChatWriter {
   token(text: string): void {
     if (!text || this.failure !== undefined) return;
     const last = this.queue[this.queue.length - 1];
-    if (last?.event.type === 'token' && !last.update) {
+    if (last?.event.type === 'token' && !last.update && !last.rows) {
       last.event.data.text += text;
       return;
     }
@@ -94,6 +102,7 @@ export class ChatWriter {
           batch.map((p) => p.event),
           this.replica,
           update,
+          mergeRowChanges(batch.map((p) => p.rows)),
         );
         for (const e of stored) this.bus.publish(this.subject, e);
         batch.forEach((p, i) => p.settled.resolve(stored[i] as ChatEvent));

@@ -81,18 +81,28 @@ describe('ChatRepository (real Postgres)', () => {
   it('keeps another owner out of every read and write: not_found, as for a missing session', async () => {
     const s = await chats.create(alice, { permissionMode: 'ask', title: 'private' });
     const m = await chats.addMessage(alice, s.id, { role: 'user', content: 'hello' });
-    await chats.addToolCall(alice, s.id, { callId: 'c1', messageId: m.id, tool: 'wait', arguments: {} });
+    expect(await chats.claimTurn(alice, s.id, 'ra')).toBe(true);
+    const call = (callId: string) => ({
+      newCalls: [{ callId, messageId: m.id, tool: 'wait', arguments: {} }],
+    });
+    await chats.append(alice, s.id, [token('c1')], 'ra', undefined, call('c1'));
     const notFound = { code: 'not_found' };
     await expect(chats.get(bob, s.id)).rejects.toMatchObject(notFound);
     await expect(chats.detail(bob, s.id)).rejects.toMatchObject(notFound);
     await expect(chats.update(bob, s.id, { title: 'mine' })).rejects.toMatchObject(notFound);
     await expect(chats.delete(bob, s.id)).rejects.toMatchObject(notFound);
     await expect(chats.addMessage(bob, s.id, { role: 'user', content: 'x' })).rejects.toMatchObject(notFound);
-    await expect(
-      chats.addToolCall(bob, s.id, { callId: 'c2', messageId: m.id, tool: 'wait', arguments: {} }),
-    ).rejects.toMatchObject(notFound);
     expect(await chats.claimTurn(bob, s.id, 'rb')).toBe(false);
-    await chats.updateToolCall(bob, s.id, 'c1', { status: 'completed', result: 'stolen' });
+    // Bob naming alice's session and even her replica writes nothing: no call, no patch, no message.
+    await expect(chats.append(bob, s.id, [token('x')], 'ra', undefined, call('c2'))).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    await expect(
+      chats.append(bob, s.id, [token('x')], 'ra', undefined, {
+        callPatches: [{ callId: 'c1', status: 'completed', result: 'stolen' }],
+        toolMessages: [{ callId: 'c1', content: 'stolen' }],
+      }),
+    ).rejects.toMatchObject({ code: 'conflict' });
     expect((await chats.list(bob, { limit: 30 })).items).toEqual([]);
     await expect(reader.assertOwned(s.id, bob)).rejects.toMatchObject(notFound);
     // Nothing of bob's attempts landed.
@@ -100,35 +110,48 @@ describe('ChatRepository (real Postgres)', () => {
     expect(d).toMatchObject({ title: 'private', messages: [expect.objectContaining({ content: 'hello' })] });
     expect(d.toolCalls).toEqual([expect.objectContaining({ callId: 'c1', status: 'pending' })]);
     expect(d.toolCalls[0]).not.toHaveProperty('result');
+    expect(d.lastEventId).toBe(1);
   });
 
-  it('keeps a JSON null result apart from no result, and pages sessions newest first', async () => {
+  it('writes calls, their outcomes and tool messages with the events: a JSON null result is kept apart from none', async () => {
     const s = await chats.create(alice, { permissionMode: 'full-access', budget: { maxToolCalls: 3 } });
-    const m = await chats.addMessage(alice, s.id, { role: 'assistant', content: '', callIds: ['n'] });
-    await chats.addToolCall(alice, s.id, {
-      callId: 'n',
-      messageId: m.id,
-      tool: 'wait',
-      arguments: { ms: 0 },
+    const m = await chats.addMessage(alice, s.id, { role: 'assistant', content: '', callIds: ['n', 'm'] });
+    expect(await chats.claimTurn(alice, s.id, 'r1')).toBe(true);
+    const fresh = (callId: string) => ({ callId, messageId: m.id, tool: 'wait', arguments: { ms: 0 } });
+    // `n` is written and completed in one append (its outcome folded into its new row); `m` later.
+    await chats.append(alice, s.id, [token('calls'), token('n done')], 'r1', undefined, {
+      newCalls: [fresh('n'), { ...fresh('m'), status: 'running', effect: 'read' }],
+      callPatches: [{ callId: 'n', status: 'completed', result: null, durationMs: 1.5 }],
+      toolMessages: [{ callId: 'n', content: 'null' }],
     });
-    await chats.updateToolCall(alice, s.id, 'n', { status: 'completed', result: null, durationMs: 1.5 });
-    await chats.addToolMessages(alice, s.id, [
-      { callId: 'n', content: 'null' },
-      { callId: 'm', content: 'second' },
-    ]);
-    await expect(chats.addToolMessages(bob, s.id, [{ callId: 'x', content: 'x' }])).rejects.toMatchObject({
-      code: 'not_found',
+    await chats.append(alice, s.id, [token('m failed')], 'r1', undefined, {
+      callPatches: [
+        { callId: 'm', status: 'failed', error: { code: 'tool_failed', message: 'no' } },
+        { callId: 'm', durationMs: 2 },
+        // A patch that sets no result leaves the JSON null of `n` as it is.
+        { callId: 'n', durationMs: 3 },
+      ],
+      toolMessages: [{ callId: 'm', content: 'second' }],
     });
     const d = await chats.detail(alice, s.id);
-    expect(d.messages.map((x) => [x.seq, x.role, x.callId ?? null])).toEqual([
-      [1, 'assistant', null],
-      [2, 'tool', 'n'],
-      [3, 'tool', 'm'],
+    expect(d.messages.map((x) => [x.seq, x.role, x.callId ?? null, x.content])).toEqual([
+      [1, 'assistant', null, ''],
+      [2, 'tool', 'n', 'null'],
+      [3, 'tool', 'm', 'second'],
     ]);
-    expect(d.toolCalls[0]).toMatchObject({ status: 'completed', result: null, durationMs: 1.5 });
+    const byId = new Map(d.toolCalls.map((c) => [c.callId, c]));
+    expect(byId.get('n')).toMatchObject({ status: 'completed', result: null, durationMs: 3 });
+    expect(byId.get('m')).toMatchObject({
+      status: 'failed',
+      effect: 'read',
+      error: { code: 'tool_failed', message: 'no' },
+      durationMs: 2,
+    });
+    expect(byId.get('m')).not.toHaveProperty('result');
+    expect(d.lastEventId).toBe(3);
     expect(d).toMatchObject({
       budget: { maxToolCalls: 3 },
-      messages: expect.arrayContaining([expect.objectContaining({ callIds: ['n'] })]) as unknown,
+      messages: expect.arrayContaining([expect.objectContaining({ callIds: ['n', 'm'] })]) as unknown,
     });
     expect((await chats.update(alice, s.id, { budget: null })).budget).toBeNull();
 

@@ -48,6 +48,76 @@ export interface ChatSessionPatch {
   readonly budget?: Budget | null | undefined;
 }
 
+/** A tool call's row as the model asked for it (with the gate's decision when there is one). */
+export interface NewToolCall {
+  readonly callId: string;
+  readonly messageId: string;
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+  readonly effect?: string;
+  readonly status?: ChatToolCallStatus;
+  readonly decision?: PermissionDecision;
+}
+
+/**
+ * Rows of the chat tables an append writes in the statement that stores its events, so a call's row
+ * and its `tool_call` event, or its outcome, its tool message and its `tool_result` event, are one
+ * write: all of them or none.
+ */
+export interface ChatRowChanges {
+  readonly newCalls?: readonly NewToolCall[];
+  readonly callPatches?: ReadonlyArray<{ readonly callId: string } & ToolCallPatch>;
+  /** Tool messages (what the model reads for each call), numbered in order after the last message. */
+  readonly toolMessages?: ReadonlyArray<{ readonly callId: string; readonly content: string }>;
+}
+
+/** Patches in order: a field a later patch sets wins (a result of JSON null is a value, not "unset"). */
+function mergePatch<T extends ToolCallPatch>(a: T, b: ToolCallPatch): T {
+  const out = { ...a } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(b)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+/**
+ * Several appends' row changes as one: in order, with a patch of a call written in the same changes
+ * folded into its new row (one statement's parts all see the table as it was before it).
+ */
+export function mergeRowChanges(
+  parts: ReadonlyArray<ChatRowChanges | undefined>,
+): ChatRowChanges | undefined {
+  const present = parts.filter((p): p is ChatRowChanges => p !== undefined);
+  if (!present.length) return undefined;
+  const fresh = new Map<string, NewToolCall & ToolCallPatch>();
+  const patches = new Map<string, ToolCallPatch>();
+  const toolMessages: Array<{ callId: string; content: string }> = [];
+  for (const p of present) {
+    for (const c of p.newCalls ?? []) fresh.set(c.callId, { ...c });
+    for (const { callId, ...patch } of p.callPatches ?? []) {
+      const row = fresh.get(callId);
+      if (row) fresh.set(callId, mergePatch(row, patch));
+      else patches.set(callId, mergePatch(patches.get(callId) ?? {}, patch));
+    }
+    toolMessages.push(...(p.toolMessages ?? []));
+  }
+  return {
+    newCalls: [...fresh.values()],
+    callPatches: [...patches].map(([callId, patch]) => ({ callId, ...patch })),
+    toolMessages,
+  };
+}
+
+/** A patch's columns as a row of the statement's JSON (a result boxed, so JSON null is a value). */
+function patchColumns(p: ToolCallPatch) {
+  return {
+    status: p.status ?? null,
+    decision: p.decision ?? null,
+    edited_arguments: p.editedArguments ?? null,
+    result_box: p.result !== undefined ? { v: p.result } : null,
+    error: p.error ?? null,
+    duration_ms: p.durationMs ?? null,
+  };
+}
+
 /** What an append may change on the session row in the same statement. */
 export interface ChatSessionUpdate {
   readonly status?: ChatTurnStatus;
@@ -269,14 +339,6 @@ export class ChatRepository {
     );
   }
 
-  /** The status of a turn this replica drives (between events: a card answered). */
-  async setStatus(ownerId: string, id: string, replica: string, status: ChatTurnStatus): Promise<void> {
-    await this.db.chatSession.updateMany({
-      where: { id, ownerId, replica },
-      data: { status, updatedAt: new Date() },
-    });
-  }
-
   /** Sets the title unless one is set. */
   async titleIfEmpty(ownerId: string, id: string, title: string): Promise<void> {
     await this.db.chatSession.updateMany({
@@ -315,31 +377,6 @@ export class ChatRepository {
     return toMessage({ ...row, seq: Number(row.seq) });
   }
 
-  /** Tool messages (what the model reads for each call), numbered in order after the last message. */
-  async addToolMessages(
-    ownerId: string,
-    sessionId: string,
-    answers: ReadonlyArray<{ readonly callId: string; readonly content: string }>,
-  ): Promise<void> {
-    if (!answers.length) return;
-    const rows = await this.query<{ seq: number }>(
-      'chat_add_tool_messages',
-      `INSERT INTO chat_message (id, session_id, seq, role, content, call_id)
-       SELECT gen_random_uuid(), s.id, base.m + e.ord, 'tool', e.content, e.call_id
-       FROM chat_session s,
-            LATERAL (SELECT COALESCE(MAX(seq), 0) AS m FROM chat_message WHERE session_id = s.id) base,
-            ROWS FROM (jsonb_to_recordset($3::jsonb) AS (call_id text, content text)) WITH ORDINALITY AS e(call_id, content, ord)
-       WHERE s.id = $1::uuid AND s.owner_id = $2::uuid
-       RETURNING seq`,
-      [
-        sessionId,
-        ownerId,
-        JSON.stringify(answers.map((a) => ({ call_id: a.callId, content: storableText(a.content) }))),
-      ],
-    );
-    if (!rows.length) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
-  }
-
   /** The conversation so far, for the model: messages in order and every tool call by id. */
   async history(
     ownerId: string,
@@ -347,67 +384,6 @@ export class ChatRepository {
   ): Promise<{ messages: ChatMessage[]; calls: Map<string, ChatToolCall> }> {
     const detail = await this.detail(ownerId, sessionId);
     return { messages: detail.messages, calls: new Map(detail.toolCalls.map((c) => [c.callId, c])) };
-  }
-
-  async addToolCall(
-    ownerId: string,
-    sessionId: string,
-    c: {
-      callId: string;
-      messageId: string;
-      tool: string;
-      arguments: Record<string, unknown>;
-      effect?: string;
-      status?: ChatToolCallStatus;
-      decision?: PermissionDecision;
-    },
-  ): Promise<void> {
-    const rows = await this.query<{ callId: string }>(
-      'chat_add_tool_call',
-      `INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect, status, decision)
-       SELECT id, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9::jsonb FROM chat_session WHERE id = $1::uuid AND owner_id = $2::uuid
-       RETURNING call_id AS "callId"`,
-      [
-        sessionId,
-        ownerId,
-        c.callId,
-        c.messageId,
-        c.tool,
-        JSON.stringify(c.arguments),
-        c.effect ?? null,
-        c.status ?? 'pending',
-        c.decision ? JSON.stringify(c.decision) : null,
-      ],
-    );
-    if (!rows.length) throw new AppError('not_found', `chat session ${sessionId} does not exist`);
-  }
-
-  async updateToolCall(ownerId: string, sessionId: string, callId: string, p: ToolCallPatch): Promise<void> {
-    await this.query(
-      'chat_update_tool_call',
-      `UPDATE chat_tool_call t SET
-         status = COALESCE($4, t.status),
-         decision = COALESCE($5::jsonb, t.decision),
-         edited_arguments = COALESCE($6::jsonb, t.edited_arguments),
-         result = CASE WHEN $7::boolean THEN $8::jsonb ELSE t.result END,
-         error = COALESCE($9::jsonb, t.error),
-         duration_ms = COALESCE($10::float8, t.duration_ms),
-         updated_at = now()
-       FROM chat_session s
-       WHERE t.session_id = $1::uuid AND t.call_id = $3 AND s.id = t.session_id AND s.owner_id = $2::uuid`,
-      [
-        sessionId,
-        ownerId,
-        callId,
-        p.status ?? null,
-        p.decision ? JSON.stringify(p.decision) : null,
-        p.editedArguments ? JSON.stringify(p.editedArguments) : null,
-        p.result !== undefined,
-        p.result !== undefined ? JSON.stringify(p.result ?? null) : null,
-        p.error ? JSON.stringify(p.error) : null,
-        p.durationMs ?? null,
-      ],
-    );
   }
 
   /** Tool calls of the session still open (a turn that ended leaves none open). */
@@ -428,32 +404,39 @@ export class ChatRepository {
     events: readonly ChatEventBody[],
     replica: string,
     update?: ChatSessionUpdate,
+    changes?: ChatRowChanges,
   ): Promise<ChatEvent[]> {
     if (!events.length) return [];
+    const rowsToo = mergeRowChanges([changes]);
+    const values = [
+      sessionId,
+      ownerId,
+      events.length,
+      JSON.stringify(events.map((e) => ({ type: e.type, data: e.data }))),
+      replica,
+      update?.status ?? null,
+      update?.release === true,
+    ];
     // The rows give back only what the statement decided (numbers, times): the bodies are the ones sent.
-    const rows = await this.query<{ seq: number; at: Date }>(
-      'chat_append',
-      `WITH bumped AS (
-         UPDATE chat_session SET next_seq = next_seq + $3, updated_at = now(),
-           status = COALESCE($6, status),
-           replica = CASE WHEN $7::boolean THEN NULL ELSE replica END
-         WHERE id = $1::uuid AND owner_id = $2::uuid AND replica = $5
-         RETURNING next_seq - $3 AS first_seq
-       )
-       INSERT INTO chat_event (session_id, seq, type, data)
-       SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
-       FROM bumped, ROWS FROM (jsonb_to_recordset($4::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, created_at AS at`,
-      [
-        sessionId,
-        ownerId,
-        events.length,
-        JSON.stringify(events.map((e) => ({ type: e.type, data: e.data }))),
-        replica,
-        update?.status ?? null,
-        update?.release === true,
-      ],
-    );
+    const rows = rowsToo
+      ? await this.query<{ seq: number; at: Date }>('chat_append_rows', APPEND_WITH_ROWS, [
+          ...values,
+          JSON.stringify(
+            rowsToo.newCalls?.map((c) => ({
+              call_id: c.callId,
+              message_id: c.messageId,
+              tool: c.tool,
+              arguments: c.arguments,
+              effect: c.effect ?? null,
+              ...patchColumns(c),
+            })) ?? [],
+          ),
+          JSON.stringify(rowsToo.callPatches?.map((p) => ({ call_id: p.callId, ...patchColumns(p) })) ?? []),
+          JSON.stringify(
+            rowsToo.toolMessages?.map((m) => ({ call_id: m.callId, content: storableText(m.content) })) ?? [],
+          ),
+        ])
+      : await this.query<{ seq: number; at: Date }>('chat_append', `${BUMP} ${INSERT_EVENTS}`, values);
     if (!rows.length)
       throw new AppError('conflict', `chat session ${sessionId} is not driven by this replica any more`);
     const stamps = rows.map((r) => ({ seq: Number(r.seq), at: new Date(r.at).toISOString() }));
@@ -461,3 +444,54 @@ export class ChatRepository {
     return events.map((e, i) => ({ ...e, sessionId, ...stamps[i]! }) as ChatEvent);
   }
 }
+
+/** An append's first part: the session row, only while the replica drives it, gives the numbers. */
+const BUMP = `WITH bumped AS (
+  UPDATE chat_session SET next_seq = next_seq + $3, updated_at = now(),
+    status = COALESCE($6, status),
+    replica = CASE WHEN $7::boolean THEN NULL ELSE replica END
+  WHERE id = $1::uuid AND owner_id = $2::uuid AND replica = $5
+  RETURNING id, next_seq - $3 AS first_seq
+)`;
+
+const INSERT_EVENTS = `INSERT INTO chat_event (session_id, seq, type, data)
+SELECT bumped.id, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
+FROM bumped, ROWS FROM (jsonb_to_recordset($4::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+RETURNING seq, created_at AS at`;
+
+/** A patch's columns in the statement's JSON rows (see patchColumns). */
+const PATCH_COLUMNS = `status text, decision jsonb, edited_arguments jsonb, result_box jsonb, error jsonb, duration_ms float8`;
+
+/**
+ * An append that also writes tool calls' rows and tool messages. Nothing is written unless the
+ * session row was (the owner's, driven by this replica): each part reads `bumped`.
+ */
+const APPEND_WITH_ROWS = `${BUMP},
+new_calls AS (
+  INSERT INTO chat_tool_call (session_id, call_id, message_id, tool, arguments, effect,
+    status, decision, edited_arguments, result, error, duration_ms)
+  SELECT bumped.id, c.call_id, c.message_id, c.tool, COALESCE(c.arguments, '{}'::jsonb), c.effect,
+    COALESCE(c.status, 'pending'), c.decision, c.edited_arguments, c.result_box -> 'v', c.error, c.duration_ms
+  FROM bumped, jsonb_to_recordset($8::jsonb) AS c(call_id text, message_id uuid, tool text, arguments jsonb,
+    effect text, ${PATCH_COLUMNS})
+),
+patched AS (
+  UPDATE chat_tool_call t SET
+    status = COALESCE(p.status, t.status),
+    decision = COALESCE(p.decision, t.decision),
+    edited_arguments = COALESCE(p.edited_arguments, t.edited_arguments),
+    result = CASE WHEN p.result_box IS NULL THEN t.result ELSE p.result_box -> 'v' END,
+    error = COALESCE(p.error, t.error),
+    duration_ms = COALESCE(p.duration_ms, t.duration_ms),
+    updated_at = now()
+  FROM bumped, jsonb_to_recordset($9::jsonb) AS p(call_id text, ${PATCH_COLUMNS})
+  WHERE t.session_id = bumped.id AND t.call_id = p.call_id
+),
+answers AS (
+  INSERT INTO chat_message (id, session_id, seq, role, content, call_id)
+  SELECT gen_random_uuid(), bumped.id, base.m + a.ord, 'tool', a.content, a.call_id
+  FROM bumped,
+       LATERAL (SELECT COALESCE(MAX(seq), 0) AS m FROM chat_message WHERE session_id = bumped.id) base,
+       ROWS FROM (jsonb_to_recordset($10::jsonb) AS (call_id text, content text)) WITH ORDINALITY AS a(call_id, content, ord)
+)
+${INSERT_EVENTS}`;
