@@ -443,6 +443,31 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     const perStream = (after - before) / IDLE_STREAMS;
     const rawPerStream = (rawAfter - rawBefore) / IDLE_STREAMS;
 
+    // ── the same steps through the tool registry (RUN_LOCAL_TOOLS=false): what a step calling any
+    // tool the registry hosts (files, commands, MCP servers) pays for the round trip ──
+    await stack.stopService('executor');
+    await stack.startService('executor', { RUN_LOCAL_TOOLS: 'false' });
+    const remoteCpu = { sequential: new CpuTally(), parallel: new CpuTally() };
+    const remoteSeq100: number[] = [];
+    const remotePar1000: number[] = [];
+    await timeRuns([chain(CHAIN)], 1); // warm-up: the new executor's connections and JIT
+    for (let r = 0; r < ROUNDS; r++) {
+      await remoteCpu.sequential.during(await switchyardProcesses(), async () => {
+        const t0 = performance.now();
+        await timeRuns([chain(CHAIN)], 1);
+        await timeRuns([chain(CHAIN)], 1);
+        remoteSeq100.push(performance.now() - t0);
+      });
+      remotePar1000.push(
+        await remoteCpu.parallel.during(await switchyardProcesses(), () =>
+          timeRuns(
+            Array.from({ length: FANS }, () => fan(CHAIN)),
+            CHAIN,
+          ),
+        ),
+      );
+    }
+
     const result = {
       benchmark: 'runs',
       at: new Date().toISOString(),
@@ -456,7 +481,9 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       method: {
         rounds: ROUNDS,
         statistic: 'median of rounds',
-        step: 'wait {ms:0} through registry.tools.invoke',
+        step:
+          'wait {ms:0}: a local built-in, run by the executor in its process (RUN_LOCAL_TOOLS, on by default); ' +
+          'registryHosted: the same steps with RUN_LOCAL_TOOLS=false, each a registry.tools.invoke over NATS',
         path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes (NODE_ENV=production, as deployed)',
         floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
         insertFloor: 'per step: one raw pg INSERT (autocommit), sequential',
@@ -490,6 +517,16 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         goalMet: median(par1000) <= 200,
       },
       peers: peerFigures,
+      registryHosted: {
+        sequentialPerStepMs: r3(median(remoteSeq100) / 100),
+        parallel1000Ms: r3(median(remotePar1000)),
+        sequentialRatioToPeers: ratioToPeers(median(remoteSeq100) / 100, (p) => p.sequentialPerStepMs),
+        cpuMsPerStep: {
+          sequential: remoteCpu.sequential.msPer(100 * ROUNDS),
+          parallel: remoteCpu.parallel.msPer(FANS * CHAIN * ROUNDS),
+        },
+        note: 'peers measured in the main phases above (same window)',
+      },
       sse: {
         relayAddedP50Ms: r3(pct(added, 0.5)),
         relayAddedP99Ms: r3(pct(added, 0.99)),

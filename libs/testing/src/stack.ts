@@ -137,8 +137,11 @@ export class Stack {
     return this.replicas('gateway').map((p) => p.url);
   }
 
-  /** Starts one more replica of `name` (the lowest free replica number): `executor`, then `executor#2`. */
-  async startService(name: ServiceName): Promise<ServiceProcess> {
+  /**
+   * Starts one more replica of `name` (the lowest free replica number): `executor`, then `executor#2`.
+   * `env` adds to (or overrides) the stack's environment for this replica only.
+   */
+  async startService(name: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
     const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
     if (!existsSync(main))
       throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
@@ -168,6 +171,7 @@ export class Stack {
         HEALTH_TIMEOUT_MS: '30000',
         RPC_TIMEOUT_MS: '60000',
         ...this.env,
+        ...env,
         PORT: String(port),
         METRICS_PORT: String(metricsPort ?? port),
         HOST: '127.0.0.1',

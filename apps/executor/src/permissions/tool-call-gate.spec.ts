@@ -225,6 +225,7 @@ function setup(s: Setup = {}) {
         planTimeoutMs: 1_000,
         defaultStepTimeoutMs: 1_000,
         invokeGraceMs: 0,
+        localTools: false,
         cancelGraceMs: 1_000,
       },
       catalog: async () => tools,

@@ -189,6 +189,10 @@ interface Setup {
   readonly planApproval?: boolean;
   readonly budget?: Budget;
   readonly spent?: BudgetUsage;
+  /** Local built-ins run in the driver's process (RUN_LOCAL_TOOLS); off unless a test says so. */
+  readonly localTools?: boolean;
+  readonly stepTimeoutMs?: number;
+  readonly extraTools?: readonly ToolDescriptor[];
 }
 
 /** A driver on an in-memory bus whose fake registry answers from `answers`, writing to an in-memory log. */
@@ -201,6 +205,9 @@ function setup({
   spent,
   inputs = new MemoryInputs(),
   unattended = false,
+  localTools = false,
+  stepTimeoutMs = 1_000,
+  extraTools = [],
 }: Setup) {
   const calls: InvokeToolRequest[] = [];
   const bus = new InMemoryBus();
@@ -217,7 +224,7 @@ function setup({
     instanceId: 'test',
     destination: new Writable({ write: (_c, _e, done) => done() }),
   });
-  const tools = new Map([read, write].map((t) => [t.name, t]));
+  const tools = new Map([read, write, ...extraTools].map((t) => [t.name, t]));
   const writer: RunWriter = new RunWriter(log, bus, RUN, 'replica', (err) => driver.writerFailed(err));
   const driver = new RunDriver(
     {
@@ -239,8 +246,9 @@ function setup({
       settings: {
         resultLimitBytes: 10_000,
         planTimeoutMs: 1_000,
-        defaultStepTimeoutMs: 1_000,
+        defaultStepTimeoutMs: stepTimeoutMs,
         invokeGraceMs: 0,
+        localTools,
         cancelGraceMs: 1_000,
       },
       catalog: async () => tools,
@@ -662,6 +670,93 @@ describe('RunDriver: event sequences at gates, retries and control', () => {
     expect(calls).toHaveLength(1);
     expect(log.types).toEqual(['plan_ready', 'run_started', 'step_start']);
     expect(log.failedWith).toBeUndefined();
+  });
+});
+
+describe('RunDriver: local built-ins', () => {
+  const wait: ToolDescriptor = { ...read, name: 'wait' };
+  const waitStep = (args: Record<string, unknown>) => step('w', { tool: 'wait', arguments: args });
+  const local = { localTools: true, extraTools: [wait] };
+
+  it('runs wait in its own process: the registry is never called, the value is the result', async () => {
+    const { end, log, calls } = await drive({
+      ...local,
+      plan: { steps: [waitStep({ ms: 0, value: { a: 1 } }), step('next', { dependsOn: ['w'] })] },
+      answers: [ok('after')],
+    });
+    expect(calls.map((c) => c.tool)).toEqual(['reader']);
+    expect(data(log.of('step_complete')).map((d) => [d.stepId, d.result])).toEqual([
+      ['w', { a: 1 }],
+      ['next', 'after'],
+    ]);
+    expect(end).toMatchObject({ status: 'completed' });
+  });
+
+  it('checks the arguments as the registry does: validation_failed naming the field, not retried', async () => {
+    const { end, log, calls } = await drive({
+      ...local,
+      plan: { steps: [{ ...waitStep({ ms: -1, extra: true }), retry: { attempts: 3, backoffMs: 0 } }] },
+      answers: [],
+    });
+    expect(calls).toEqual([]);
+    expect(log.of('step_start')).toHaveLength(1);
+    const failed = data(log.of('step_failed'))[0];
+    expect(failed).toMatchObject({ code: 'validation_failed' });
+    expect(failed?.error).toMatch(/^invalid arguments for wait: .*arguments\.ms/);
+    expect(end).toMatchObject({ status: 'failed', data: { code: 'validation_failed' } });
+  });
+
+  it("stops a call past the step's deadline with timeout", async () => {
+    const { end, log } = await drive({
+      ...local,
+      stepTimeoutMs: 100,
+      plan: { steps: [waitStep({ ms: 3_600_000 })] },
+      answers: [],
+    });
+    expect(data(log.of('step_failed'))).toEqual([
+      {
+        stepId: 'w',
+        tool: 'wait',
+        attempt: 1,
+        cancelled: false,
+        code: 'timeout',
+        error: 'wait did not finish within 100 ms and was stopped',
+      },
+    ]);
+    expect(end).toMatchObject({ status: 'failed', data: { code: 'timeout' } });
+  });
+
+  it('a cancel stops the call at once, and nothing is sent to the registry', async () => {
+    const { driver, log, bus, calls } = setup({ ...local, stepTimeoutMs: 3_600_000, answers: [] });
+    void driver.planReady({ steps: [waitStep({ ms: 3_600_000 })] }, { review: false });
+    await log.until('step_start');
+    await driver.cancel();
+    expect(await driver.settled).toMatchObject({ status: 'cancelled' });
+    expect(calls).toEqual([]);
+    expect(bus.sent(Events.toolCancel)).toEqual([]);
+    expect(log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'cancel_requested',
+      'step_failed',
+      'cancelled',
+    ]);
+  });
+
+  it.each([
+    ['local tools are off', { localTools: false, extraTools: [wait] }],
+    [
+      'the tool named wait is not the built-in',
+      { localTools: true, extraTools: [{ ...wait, source: 'mcp' as const }] },
+    ],
+  ])('calls the registry when %s', async (_, over) => {
+    const { calls } = await drive({
+      ...over,
+      plan: { steps: [waitStep({ ms: 0 })] },
+      answers: [ok('remote')],
+    });
+    expect(calls.map((c) => c.tool)).toEqual(['wait']);
   });
 });
 

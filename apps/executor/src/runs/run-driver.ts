@@ -23,20 +23,15 @@ import { BudgetMeter } from './engine/budget';
 import { editedPlan } from './engine/plan-edits';
 import { draftPlan, type RunBasics } from './engine/planning';
 import { planOf, type Gate, type RunEnd, type RunPhase } from './engine/run-state';
-import { Cancelled, StepRunner, type StepOutcome } from './engine/step-runner';
+import { Cancelled, StepRunner, type StepOutcome, type StepSettings } from './engine/step-runner';
 import type { ReusableStep } from './executions';
 import type { InputPort } from '../inputs/input-waits';
 import { capResult } from './step-result';
 
 type StepState = 'waiting' | 'gated' | 'running' | 'done' | 'failed' | 'cancelled';
 
-export interface DriverSettings {
-  readonly resultLimitBytes: number;
+export interface DriverSettings extends StepSettings {
   readonly planTimeoutMs: number;
-  /** A step's timeout when the run sets none (the registry's TOOL_TIMEOUT_MS). */
-  readonly defaultStepTimeoutMs: number;
-  /** Extra time over the step timeout before the executor stops waiting for the registry. */
-  readonly invokeGraceMs: number;
   /** How long a cancel waits for in-flight calls to stop before the run is closed anyway. */
   readonly cancelGraceMs: number;
 }

@@ -294,6 +294,7 @@ export class RunLauncher {
           planTimeoutMs: this.config.runs.planTimeoutMs,
           defaultStepTimeoutMs: this.config.tools.timeoutMs,
           invokeGraceMs: 5_000,
+          localTools: this.config.runs.localTools,
           cancelGraceMs: 10_000,
         },
         catalog: async () => toolsOf(await this.catalog(ctx), l.agent),

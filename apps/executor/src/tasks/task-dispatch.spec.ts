@@ -246,6 +246,7 @@ function setup(opts: { answers?: Answer[] } = {}) {
             planTimeoutMs: 1_000,
             defaultStepTimeoutMs: 1_000,
             invokeGraceMs: 0,
+            localTools: false,
             cancelGraceMs: 1_000,
           },
           catalog: async () => tools,

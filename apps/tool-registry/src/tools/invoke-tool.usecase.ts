@@ -2,17 +2,15 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { Bus } from '@switchyard/server-bus';
 import {
   AppError,
-  describeIssues,
   Events,
   isMemoryTool,
-  toFieldIssues,
   type InvokeToolRequest,
   type ToolContent,
   type ToolResult,
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER, PausableDeadline } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, parseToolArguments, PausableDeadline } from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
@@ -155,18 +153,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     if (isMemoryTool(req.tool) && !(await this.memory.enabled(caller))) {
       throw new AppError('not_found', `no tool named ${req.tool} in the catalog: memory is off for you`);
     }
-    const parsed = tool.spec.params.safeParse(req.arguments);
-    if (!parsed.success) {
-      const issues = toFieldIssues(parsed.error).map((i) => ({
-        ...i,
-        path: i.path ? `arguments.${i.path}` : 'arguments',
-      }));
-      throw new AppError(
-        'validation_failed',
-        `invalid arguments for ${req.tool}: ${describeIssues(issues)}`,
-        { issues },
-      );
-    }
-    return (signal) => tool.handler.run(parsed.data, { signal, caller });
+    const args = parseToolArguments(req.tool, tool.spec.params, req.arguments);
+    return (signal) => tool.handler.run(args, { signal, caller });
   }
 }

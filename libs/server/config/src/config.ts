@@ -244,6 +244,7 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
+  RUN_LOCAL_TOOLS: bool.default(true),
   RUN_OWNER_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(32),
   RUN_DEPLOYMENT_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(512),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
@@ -382,6 +383,11 @@ export interface AppConfig {
     readonly resultLimitBytes: number;
     /** Longest a plan may take to draft, retries included. */
     readonly planTimeoutMs: number;
+    /**
+     * Steps calling a local built-in (pure work such as `wait`, see `localTool`) run in the executor's
+     * process instead of a round trip to the tool registry. False: every call goes to the registry.
+     */
+    readonly localTools: boolean;
     /**
      * Foreground runs (started by a person or a client, not a background task) and chat turns active
      * at once, per owner and for the deployment; beyond: 429 capacity_exceeded. 0: no limit.
@@ -589,6 +595,7 @@ export function loadConfig(
       sweepMs: e.RUN_SWEEP_MS,
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
+      localTools: e.RUN_LOCAL_TOOLS,
       foreground: { owner: e.RUN_OWNER_ACTIVE_LIMIT, deployment: e.RUN_DEPLOYMENT_ACTIVE_LIMIT },
     },
     elicitation: { timeoutMs: e.ELICITATION_TIMEOUT_MS },

@@ -12,3 +12,4 @@ export * from './pausable-deadline';
 export * from './change-cache';
 export * from './published-workflows';
 export * from './coalescer';
+export * from './local-tools';

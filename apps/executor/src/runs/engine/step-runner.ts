@@ -27,7 +27,7 @@ import {
 import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { PausableDeadline } from '@switchyard/server-runtime';
+import { localTool, parseToolArguments, PausableDeadline, type LocalTool } from '@switchyard/server-runtime';
 import { shownRequest, type InputPort } from '../../inputs/input-waits';
 import { mayRetry } from '../retry-policy';
 import type { RunWriter } from './run-writer';
@@ -51,6 +51,8 @@ export interface StepSettings {
   readonly defaultStepTimeoutMs: number;
   /** Extra time over the step timeout before the executor stops waiting for the registry. */
   readonly invokeGraceMs: number;
+  /** Local built-ins (`localTool`) run here rather than in the registry (RUN_LOCAL_TOOLS). */
+  readonly localTools: boolean;
 }
 
 /** What a step needs from the run that drives it. */
@@ -473,7 +475,7 @@ export class StepRunner {
     this.throwIfCancelled();
     if (!host.admitCall()) throw new Cancelled(host.cancelReason() ?? 'the run budget has no tool call left');
     const invocationId = `${host.runId}:${step.id}:${attempt}`;
-    host.invocations.set(step.id, invocationId);
+    const local = tool.source === 'builtin' && host.settings.localTools ? localTool(step.tool) : undefined;
     // The tool runs only once its start is durable, and with it (the log is written in order) the
     // completion of every step it depends on: a crash never leaves a call the history does not show.
     // The call leaves in the same turn (and socket write) as the events of that write.
@@ -495,6 +497,9 @@ export class StepRunner {
       () => {
         // Cancelled while the start was being written: the tool is not called.
         if (host.signal.aborted) return undefined;
+        if (local) return this.runLocal(local, call.args, timeoutMs);
+        // A cancel of the run tells the registry to stop the calls in flight.
+        host.invocations.set(step.id, invocationId);
         // Time spent waiting for a person's input does not count against the step: the registry must
         // answer within the step's timeout plus grace of working time, kept here; the request's own
         // (NATS) timeout below only backs it up, long enough for every input request one call may make.
@@ -575,5 +580,33 @@ export class StepRunner {
       this.calls.delete(step.id);
       host.invocations.delete(step.id);
     }
+  }
+
+  /**
+   * A local built-in's call, in this process: its arguments checked as the registry checks them, under
+   * the step's deadline, stopped by the run's cancel. Answers like the registry's reply would.
+   */
+  private runLocal(
+    tool: LocalTool,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+  ): { reply: Promise<ToolResult>; started: number; deadline: PausableDeadline } {
+    const { host } = this;
+    const controller = new AbortController();
+    const cancel = () => controller.abort(host.signal.reason);
+    host.signal.addEventListener('abort', cancel, { once: true });
+    let expired: (err: AppError) => void = () => undefined;
+    const late = new Promise<never>((_, reject) => (expired = reject));
+    late.catch(() => undefined);
+    const deadline = new PausableDeadline(timeoutMs, () => {
+      controller.abort('timeout');
+      expired(new AppError('timeout', `${tool.name} did not finish within ${timeoutMs} ms and was stopped`));
+    });
+    const started = performance.now();
+    const work = (async () =>
+      tool.run(parseToolArguments(tool.name, tool.params, args), controller.signal))();
+    const reply = Promise.race([work, late]).finally(() => host.signal.removeEventListener('abort', cancel));
+    reply.catch(() => undefined);
+    return { reply, started, deadline };
   }
 }
