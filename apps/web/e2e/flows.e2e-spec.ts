@@ -222,9 +222,15 @@ describe('flow builder (browser)', () => {
     const box = await card(page, top).boundingBox();
     if (!box) throw new Error('the card is not drawn');
     const from = (await positions(page))[top];
+    // Dragging a card that is not selected clears the others' selection as it starts, and the
+    // canvas shows that while the card moves, not only once it is dropped.
+    const other = (await nodeIds(page)).find((id) => id !== 'start' && id !== top) as string;
+    await card(page, other).click();
+    await waitFor(async () => /\bselected\b/.test((await card(page, other).getAttribute('class')) ?? ''));
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.mouse.down();
     await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2 + 90, { steps: 12 });
+    await waitFor(async () => !/\bselected\b/.test((await card(page, other).getAttribute('class')) ?? ''));
     await page.mouse.up();
     const to = (await positions(page))[top];
     expect(to?.x).toBeGreaterThan(from?.x ?? Infinity);

@@ -168,11 +168,18 @@ export function FlowCanvas({
       const kept = changes.filter((c) => c.type !== 'remove');
       if (!kept.length || previewing.current) return;
       if (kept.every((c) => c.type === 'position' && c.dragging === true)) {
-        drag(applyNodeChanges(kept, draggedNow.current ?? docNodes.current));
+        // Positions are absolute: each frame's change applies to the document's nodes as they are
+        // now, so a drag shows what changed meanwhile (dragging an unselected node clears the
+        // others' selection just before its first frame).
+        drag(applyNodeChanges(kept, docNodes.current));
         return;
       }
       drag(null);
-      live((doc) => ({ ...doc, nodes: applyNodeChanges(kept, doc.nodes) }));
+      // Known now, not at React's next render: a drag's first frame may come before it.
+      const before = docNodes.current;
+      const after = applyNodeChanges(kept, before);
+      docNodes.current = after;
+      live((doc) => ({ ...doc, nodes: doc.nodes === before ? after : applyNodeChanges(kept, doc.nodes) }));
     },
     [live, drag],
   );
