@@ -278,6 +278,15 @@ const step = (id: string, over: Partial<AgentPlan['steps'][number]> = {}): Agent
   description: '',
   ...over,
 });
+/** A run cancelled while its one step's call is in flight. */
+const CANCELLED_MID_CALL: RunEventType[] = [
+  'plan_ready',
+  'run_started',
+  'step_start',
+  'cancel_requested',
+  'step_failed',
+  'cancelled',
+];
 const retried = (attempts: number) => step('s', { retry: { attempts, backoffMs: 0 } });
 
 describe('RunDriver: retries', () => {
@@ -609,14 +618,7 @@ describe('RunDriver: event sequences at gates, retries and control', () => {
     await driver.cancel();
     expect(await driver.settled).toMatchObject({ status: 'cancelled' });
     expect(bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${RUN}:s:1` }]);
-    expect(log.types).toEqual([
-      'plan_ready',
-      'run_started',
-      'step_start',
-      'cancel_requested',
-      'step_failed',
-      'cancelled',
-    ]);
+    expect(log.types).toEqual(CANCELLED_MID_CALL);
   });
 
   it('an edit at a step gate adopts the new plan for steps not started, and refuses one changing a started step', async () => {
@@ -734,14 +736,7 @@ describe('RunDriver: local built-ins', () => {
     expect(await driver.settled).toMatchObject({ status: 'cancelled' });
     expect(calls).toEqual([]);
     expect(bus.sent(Events.toolCancel)).toEqual([]);
-    expect(log.types).toEqual([
-      'plan_ready',
-      'run_started',
-      'step_start',
-      'cancel_requested',
-      'step_failed',
-      'cancelled',
-    ]);
+    expect(log.types).toEqual(CANCELLED_MID_CALL);
   });
 
   it.each([
