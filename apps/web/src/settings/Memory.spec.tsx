@@ -106,9 +106,28 @@ test('off by default: the switch says what memory does, the empty state says how
   expect(await screen.findByText(/Turn memory on above/)).toBeTruthy();
 
   fireEvent.click(toggle);
+  // On from the click, before the server answers.
+  expect((toggle as HTMLInputElement).checked).toBe(true);
   await waitFor(() => expect(server.of('PUT', '/api/settings/memory')).toHaveLength(1));
   expect(server.of('PUT', '/api/settings/memory')[0]?.body).toEqual({ enabled: true });
-  await waitFor(() => expect((toggle as HTMLInputElement).checked).toBe(true));
+  await waitFor(() => expect((toggle as HTMLInputElement).disabled).toBe(false));
+  expect((toggle as HTMLInputElement).checked).toBe(true);
+});
+
+test('a refused change puts the switch back and says why', async () => {
+  serve({ enabled: false, facts: [] });
+  const fetchOk = globalThis.fetch;
+  globalThis.fetch = ((input: string, init?: RequestInit) =>
+    init?.method === 'PUT'
+      ? Promise.resolve(reply(403, { code: 'forbidden', detail: 'memory is managed by your admin' }))
+      : fetchOk(input, init)) as typeof fetch;
+  renderPage();
+  const toggle = (await screen.findByRole('switch', { name: 'Memory (experimental)' })) as HTMLInputElement;
+  await waitFor(() => expect(toggle.disabled).toBe(false));
+  fireEvent.click(toggle);
+  expect(toggle.checked).toBe(true);
+  expect(await screen.findByText(/memory is managed by your admin/)).toBeTruthy();
+  await waitFor(() => expect(toggle.checked).toBe(false));
 });
 
 test('lists memories newest first by page, searches by text, and deletes one only after confirming', async () => {

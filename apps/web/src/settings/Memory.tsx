@@ -28,9 +28,13 @@ export function Memory() {
     queryKey: [...memoryKey, 'setting'],
     queryFn: ({ signal }) => call(Routes.memorySettingsGet, { signal }),
   });
+  // What the person asked for, shown from the click on: the mutation's own pending state arrives a
+  // tick later, and the switch would flick back meanwhile (a browser test under load saw it unchanged).
+  const [asked, setAsked] = useState<boolean | undefined>(undefined);
   const toggle = useMutation({
     mutationFn: (enabled: boolean) => call(Routes.memorySettingsPut, { body: { enabled } }),
     onSuccess: (saved) => queries.setQueryData([...memoryKey, 'setting'], saved),
+    onSettled: () => setAsked(undefined),
   });
   const list = useInfiniteQuery({
     queryKey: [...memoryKey, 'list', q],
@@ -44,7 +48,7 @@ export function Memory() {
   });
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
   const total = list.data?.pages[0]?.total ?? 0;
-  const enabled = toggle.isPending ? toggle.variables : setting.data?.enabled;
+  const enabled = asked ?? setting.data?.enabled;
   return (
     <section aria-label={t('settings.memory')}>
       <PageHeader level={2} title={t('settings.memory')} />
@@ -56,7 +60,10 @@ export function Memory() {
             checked={enabled ?? false}
             disabled={!editable || setting.isPending || toggle.isPending}
             aria-describedby="memory-help"
-            onChange={(e) => toggle.mutate(e.target.checked)}
+            onChange={(e) => {
+              setAsked(e.target.checked);
+              toggle.mutate(e.target.checked);
+            }}
           />{' '}
           <strong>{t('settings.memory.toggle')}</strong>
         </label>
