@@ -42,11 +42,11 @@ class MemoryChat implements TurnLog, ChatLog {
     events: readonly ChatEventBody[],
     _replica: string,
     update?: ChatSessionUpdate,
-    rows?: ChatRowChanges,
+    rows: ReadonlyArray<ChatRowChanges | undefined> = [],
   ): Promise<ChatEvent[]> {
     await this.gate;
     if (update?.status) this.status = update.status;
-    const changes = mergeRowChanges([rows]);
+    const changes = mergeRowChanges(rows);
     for (const c of changes?.newCalls ?? [])
       this.calls.set(c.callId, { status: 'pending', ...c } as ChatToolCall);
     for (const { callId, ...patch } of changes?.callPatches ?? []) {

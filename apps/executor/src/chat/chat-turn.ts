@@ -26,7 +26,7 @@ import { toolCallOf, type ToolCall } from '@switchyard/permissions';
 import type { BusPort } from '@switchyard/server-bus';
 import type { ChatRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { PausableDeadline } from '@switchyard/server-runtime';
+import { expiringDeadline, type PausableDeadline } from '@switchyard/server-runtime';
 import { shownRequest, type InputPort } from '../inputs/input-waits';
 import { capResult, resultValue } from '../runs/step-result';
 import type { ChatContextProvider } from './chat-context';
@@ -531,16 +531,13 @@ export class ChatTurn {
     let result: ToolResult;
     // Time spent waiting for the person's input does not count against the call: its deadline is
     // kept here, and the request's own timeout only backs it up (see StepRunner.invoke).
-    let expired: (err: AppError) => void = () => undefined;
-    const silent = new Promise<never>((_, reject) => (expired = reject));
-    silent.catch(() => undefined);
-    const deadline = new PausableDeadline(timeoutMs + 5_000, () =>
-      expired(
+    const { deadline, expired: silent } = expiringDeadline(
+      timeoutMs + 5_000,
+      () =>
         new AppError(
           'unavailable',
           `service tool-registry did not answer ${Rpc.registry.invoke.subject} within ${timeoutMs + 5_000} ms`,
         ),
-      ),
     );
     this.current = { invocationId, callId, deadline, asked: 0 };
     try {

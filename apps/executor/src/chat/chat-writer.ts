@@ -9,12 +9,7 @@ import {
   type ChatEventType,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
-import {
-  mergeRowChanges,
-  type ChatRepository,
-  type ChatRowChanges,
-  type ChatSessionUpdate,
-} from '@switchyard/server-db-runs';
+import { type ChatRepository, type ChatRowChanges, type ChatSessionUpdate } from '@switchyard/server-db-runs';
 
 /** What the writer needs of the chat log: the repository, or an in-memory log in unit tests. */
 export type ChatLog = Pick<ChatRepository, 'append'>;
@@ -102,7 +97,7 @@ export class ChatWriter {
           batch.map((p) => p.event),
           this.replica,
           update,
-          mergeRowChanges(batch.map((p) => p.rows)),
+          batch.map((p) => p.rows),
         );
         for (const e of stored) this.bus.publish(this.subject, e);
         batch.forEach((p, i) => p.settled.resolve(stored[i] as ChatEvent));

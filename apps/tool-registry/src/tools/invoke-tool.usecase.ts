@@ -10,7 +10,14 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER, parseToolArguments, PausableDeadline } from '@switchyard/server-runtime';
+import {
+  APP_CONFIG,
+  BUS,
+  expiringDeadline,
+  LOGGER,
+  parseToolArguments,
+  toolTimedOut,
+} from '@switchyard/server-runtime';
 import { BuiltinRegistry } from './builtin-registry';
 import { MCP_PREFIX, McpToolsService } from '../mcp/mcp-tools.service';
 import { MemoryGate } from './memory-gate';
@@ -85,17 +92,15 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
     const controller = new AbortController();
     if (req.invocationId) this.running.set(req.invocationId, controller);
     // The deadline stands still while the call waits for a person (its server's input request).
-    let clock: PausableDeadline | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      clock = new PausableDeadline(timeoutMs, () => {
-        controller.abort('timeout');
-        reject(new AppError('timeout', `${req.tool} did not finish within ${timeoutMs} ms and was stopped`));
-      });
-    });
-    const pause = () => clock?.pause() ?? (() => undefined);
+    const { deadline: clock, expired } = expiringDeadline(
+      timeoutMs,
+      () => toolTimedOut(req.tool, timeoutMs),
+      () => controller.abort('timeout'),
+    );
+    const pause = () => clock.pause();
     const started = performance.now();
     try {
-      const result = await Promise.race([(await run)(controller.signal, timeoutMs, pause), deadline]);
+      const result = await Promise.race([(await run)(controller.signal, timeoutMs, pause), expired]);
       return capOutput(result, this.config.tools.outputLimitBytes);
     } catch (err) {
       if (controller.signal.aborted && controller.signal.reason === 'cancelled') {
@@ -109,7 +114,7 @@ export class InvokeToolUseCase implements OnModuleInit, OnModuleDestroy {
       this.logger.warn({ tool: req.tool, err: (err as Error).message }, 'tool failed');
       throw new AppError('tool_failed', `${req.tool} failed: ${(err as Error).message}`, { cause: err });
     } finally {
-      clock?.clear();
+      clock.clear();
       if (req.invocationId) this.running.delete(req.invocationId);
       this.logger.debug({ tool: req.tool, ms: Math.round(performance.now() - started) }, 'tool invoked');
     }

@@ -82,9 +82,9 @@ describe('ChatRepository (real Postgres)', () => {
     const s = await chats.create(alice, { permissionMode: 'ask', title: 'private' });
     const m = await chats.addMessage(alice, s.id, { role: 'user', content: 'hello' });
     expect(await chats.claimTurn(alice, s.id, 'ra')).toBe(true);
-    const call = (callId: string) => ({
-      newCalls: [{ callId, messageId: m.id, tool: 'wait', arguments: {} }],
-    });
+    const call = (callId: string) => [
+      { newCalls: [{ callId, messageId: m.id, tool: 'wait', arguments: {} }] },
+    ];
     await chats.append(alice, s.id, [token('c1')], 'ra', undefined, call('c1'));
     const notFound = { code: 'not_found' };
     await expect(chats.get(bob, s.id)).rejects.toMatchObject(notFound);
@@ -98,10 +98,12 @@ describe('ChatRepository (real Postgres)', () => {
       code: 'conflict',
     });
     await expect(
-      chats.append(bob, s.id, [token('x')], 'ra', undefined, {
-        callPatches: [{ callId: 'c1', status: 'completed', result: 'stolen' }],
-        toolMessages: [{ callId: 'c1', content: 'stolen' }],
-      }),
+      chats.append(bob, s.id, [token('x')], 'ra', undefined, [
+        {
+          callPatches: [{ callId: 'c1', status: 'completed', result: 'stolen' }],
+          toolMessages: [{ callId: 'c1', content: 'stolen' }],
+        },
+      ]),
     ).rejects.toMatchObject({ code: 'conflict' });
     expect((await chats.list(bob, { limit: 30 })).items).toEqual([]);
     await expect(reader.assertOwned(s.id, bob)).rejects.toMatchObject(notFound);
@@ -119,20 +121,24 @@ describe('ChatRepository (real Postgres)', () => {
     expect(await chats.claimTurn(alice, s.id, 'r1')).toBe(true);
     const fresh = (callId: string) => ({ callId, messageId: m.id, tool: 'wait', arguments: { ms: 0 } });
     // `n` is written and completed in one append (its outcome folded into its new row); `m` later.
-    await chats.append(alice, s.id, [token('calls'), token('n done')], 'r1', undefined, {
-      newCalls: [fresh('n'), { ...fresh('m'), status: 'running', effect: 'read' }],
-      callPatches: [{ callId: 'n', status: 'completed', result: null, durationMs: 1.5 }],
-      toolMessages: [{ callId: 'n', content: 'null' }],
-    });
-    await chats.append(alice, s.id, [token('m failed')], 'r1', undefined, {
-      callPatches: [
-        { callId: 'm', status: 'failed', error: { code: 'tool_failed', message: 'no' } },
-        { callId: 'm', durationMs: 2 },
-        // A patch that sets no result leaves the JSON null of `n` as it is.
-        { callId: 'n', durationMs: 3 },
-      ],
-      toolMessages: [{ callId: 'm', content: 'second' }],
-    });
+    await chats.append(alice, s.id, [token('calls'), token('n done')], 'r1', undefined, [
+      { newCalls: [fresh('n'), { ...fresh('m'), status: 'running', effect: 'read' }] },
+      {
+        callPatches: [{ callId: 'n', status: 'completed', result: null, durationMs: 1.5 }],
+        toolMessages: [{ callId: 'n', content: 'null' }],
+      },
+    ]);
+    await chats.append(alice, s.id, [token('m failed')], 'r1', undefined, [
+      {
+        callPatches: [
+          { callId: 'm', status: 'failed', error: { code: 'tool_failed', message: 'no' } },
+          { callId: 'm', durationMs: 2 },
+          // A patch that sets no result leaves the JSON null of `n` as it is.
+          { callId: 'n', durationMs: 3 },
+        ],
+        toolMessages: [{ callId: 'm', content: 'second' }],
+      },
+    ]);
     const d = await chats.detail(alice, s.id);
     expect(d.messages.map((x) => [x.seq, x.role, x.callId ?? null, x.content])).toEqual([
       [1, 'assistant', null, ''],

@@ -395,8 +395,9 @@ export class ChatRepository {
   }
 
   /**
-   * Stores events with the next sequence numbers of the session (and the session row's change), in
-   * one statement; only while `replica` drives the session.
+   * Stores events with the next sequence numbers of the session (and the session row's change, and
+   * the row changes that go with them, merged in order: `mergeRowChanges`), in one statement; only
+   * while `replica` drives the session.
    */
   async append(
     ownerId: string,
@@ -404,10 +405,10 @@ export class ChatRepository {
     events: readonly ChatEventBody[],
     replica: string,
     update?: ChatSessionUpdate,
-    changes?: ChatRowChanges,
+    changes: ReadonlyArray<ChatRowChanges | undefined> = [],
   ): Promise<ChatEvent[]> {
     if (!events.length) return [];
-    const rowsToo = mergeRowChanges([changes]);
+    const rowsToo = mergeRowChanges(changes);
     const values = [
       sessionId,
       ownerId,

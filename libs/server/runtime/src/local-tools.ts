@@ -57,6 +57,11 @@ export function localTool(name: string): LocalTool | undefined {
   return LOCAL.get(name);
 }
 
+/** A tool call stopped at its deadline (by the registry, or by the executor for a local tool). */
+export function toolTimedOut(tool: string, ms: number): AppError {
+  return new AppError('timeout', `${tool} did not finish within ${ms} ms and was stopped`);
+}
+
 /** A tool's arguments checked against its schema: `validation_failed` listing every bad field. */
 export function parseToolArguments<S extends z.ZodObject>(
   tool: string,

@@ -1,4 +1,4 @@
-import { PausableDeadline } from './pausable-deadline';
+import { expiringDeadline, PausableDeadline } from './pausable-deadline';
 
 describe('PausableDeadline', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -49,5 +49,28 @@ describe('PausableDeadline', () => {
     resume();
     c.advance(1_000);
     expect(expired).not.toHaveBeenCalled();
+  });
+});
+
+describe('expiringDeadline', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('stops the work, then rejects with its reason when the time is up', async () => {
+    const stop = jest.fn();
+    const { expired } = expiringDeadline(100, () => new Error('too slow'), stop);
+    jest.advanceTimersByTime(100);
+    expect(stop).toHaveBeenCalledTimes(1);
+    await expect(expired).rejects.toThrow('too slow');
+  });
+
+  it('never settles once cleared', async () => {
+    const { deadline, expired } = expiringDeadline(100, () => new Error('too slow'));
+    deadline.clear();
+    jest.advanceTimersByTime(1_000);
+    const settled = jest.fn();
+    expired.then(settled, settled);
+    await Promise.resolve();
+    expect(settled).not.toHaveBeenCalled();
   });
 });

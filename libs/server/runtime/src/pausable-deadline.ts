@@ -54,3 +54,22 @@ export class PausableDeadline {
     );
   }
 }
+
+/**
+ * A deadline, and a promise to race the work against that rejects with `reason()` when the deadline
+ * expires (after `onExpire`, which may stop the work). The promise never rejects unhandled.
+ */
+export function expiringDeadline(
+  ms: number,
+  reason: () => Error,
+  onExpire?: () => void,
+): { deadline: PausableDeadline; expired: Promise<never> } {
+  let reject: (err: Error) => void = () => undefined;
+  const expired = new Promise<never>((_, r) => (reject = r));
+  expired.catch(() => undefined);
+  const deadline = new PausableDeadline(ms, () => {
+    onExpire?.();
+    reject(reason());
+  });
+  return { deadline, expired };
+}

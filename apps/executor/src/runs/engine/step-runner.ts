@@ -27,7 +27,14 @@ import {
 import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { localTool, parseToolArguments, PausableDeadline, type LocalTool } from '@switchyard/server-runtime';
+import {
+  expiringDeadline,
+  localTool,
+  parseToolArguments,
+  toolTimedOut,
+  type LocalTool,
+  type PausableDeadline,
+} from '@switchyard/server-runtime';
 import { shownRequest, type InputPort } from '../../inputs/input-waits';
 import { mayRetry } from '../retry-policy';
 import type { RunWriter } from './run-writer';
@@ -504,17 +511,14 @@ export class StepRunner {
         // answer within the step's timeout plus grace of working time, kept here; the request's own
         // (NATS) timeout below only backs it up, long enough for every input request one call may make.
         const waitMs = timeoutMs + host.settings.invokeGraceMs;
-        let expired: (err: AppError) => void = () => undefined;
-        const silent = new Promise<never>((_, reject) => (expired = reject));
-        silent.catch(() => undefined);
-        const deadline = new PausableDeadline(waitMs, () =>
-          expired(
+        const { deadline, expired: silent } = expiringDeadline(
+          waitMs,
+          () =>
             new AppError(
               'unavailable',
               `service tool-registry did not answer ${Rpc.registry.invoke.subject} within ${waitMs} ms`,
               { details: { service: 'tool-registry', reason: 'timeout', timeoutMs: waitMs } },
             ),
-          ),
         );
         this.calls.set(step.id, { invocationId, deadline, asked: 0 });
         const started = performance.now();
@@ -595,17 +599,17 @@ export class StepRunner {
     const controller = new AbortController();
     const cancel = () => controller.abort(host.signal.reason);
     host.signal.addEventListener('abort', cancel, { once: true });
-    let expired: (err: AppError) => void = () => undefined;
-    const late = new Promise<never>((_, reject) => (expired = reject));
-    late.catch(() => undefined);
-    const deadline = new PausableDeadline(timeoutMs, () => {
-      controller.abort('timeout');
-      expired(new AppError('timeout', `${tool.name} did not finish within ${timeoutMs} ms and was stopped`));
-    });
+    const { deadline, expired } = expiringDeadline(
+      timeoutMs,
+      () => toolTimedOut(tool.name, timeoutMs),
+      () => controller.abort('timeout'),
+    );
     const started = performance.now();
     const work = (async () =>
       tool.run(parseToolArguments(tool.name, tool.params, args), controller.signal))();
-    const reply = Promise.race([work, late]).finally(() => host.signal.removeEventListener('abort', cancel));
+    const reply = Promise.race([work, expired]).finally(() =>
+      host.signal.removeEventListener('abort', cancel),
+    );
     reply.catch(() => undefined);
     return { reply, started, deadline };
   }
