@@ -2,7 +2,7 @@
 // Sums up V8 CPU profiles (`node --cpu-prof`, or a benchmark run with SWITCHYARD_CPU_PROF=<dir>):
 // for each profile, the busy time by package (node_modules/<pkg>, the project's own code, node
 // internals, GC) and the functions with the most self time.
-//   node tools/cpu-profile.js <dir or .cpuprofile>... [--top N] [--from-s S --to-s S] [--callers FN]
+//   node tools/cpu-profile.js <dir or .cpuprofile>... [--top N] [--from-s S --to-s S] [--callers FN [--depth N]]
 // --from-s/--to-s keep only the samples of that window (seconds from the profile's start), so the
 // load phase of a benchmark is read without its start-up.
 'use strict';
@@ -20,6 +20,8 @@ const opt = (name, dflt) => {
 const top = opt('--top', 25);
 const fromS = opt('--from-s', 0);
 const toS = opt('--to-s', Infinity);
+// --depth N: how many frames of each caller chain --callers shows (3 unless told).
+const depth = opt('--depth', 3);
 // --callers <function name>: where that function's self time comes from (the nearest frames
 // outside node's internals that led to it), e.g. `--callers writev` for who writes to sockets.
 const callersAt = args.indexOf('--callers');
@@ -82,7 +84,7 @@ function summarise(file) {
       if (byId.get(id).callFrame.functionName !== callersOf) continue;
       sum += ms;
       const chain = [];
-      for (let up = parent.get(id); up !== undefined && chain.length < 3; up = parent.get(up)) {
+      for (let up = parent.get(id); up !== undefined && chain.length < depth; up = parent.get(up)) {
         const n = byId.get(up);
         if (n.callFrame.url && !n.callFrame.url.startsWith('node:')) chain.push(frame(n));
       }

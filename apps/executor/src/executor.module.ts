@@ -1,5 +1,13 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, POSTURE_SOURCE, PublishedWorkflows, RegistryPosture } from '@switchyard/server-runtime';
+import type { AppConfig } from '@switchyard/server-config';
+import type { Bus } from '@switchyard/server-bus';
+import {
+  APP_CONFIG,
+  BUS,
+  POSTURE_SOURCE,
+  PublishedWorkflows,
+  RegistryPosture,
+} from '@switchyard/server-runtime';
 import {
   ChatRepository,
   InputRequestsRepository,
@@ -22,6 +30,7 @@ import { PermissionSettingsService } from './permissions/permission-settings.ser
 import { PermissionsHandler } from './permissions/permissions.handler';
 import { PermissionsService } from './permissions/permissions.service';
 import { ActiveRuns } from './runs/active-runs';
+import { RunEventOutbox } from './runs/engine/run-event-outbox';
 import { RunsHandler } from './runs/runs.handler';
 import { ControlRun } from './runs/control-run.usecase';
 import { DeriveRun } from './runs/derive-run.usecase';
@@ -63,6 +72,11 @@ import { InputWaits } from './inputs/input-waits';
     { provide: HOOK_RUNNER, inject: [APP_CONFIG], useFactory: hookRunnerFor },
     PermissionsService,
     ActiveRuns,
+    {
+      provide: RunEventOutbox,
+      inject: [BUS, APP_CONFIG],
+      useFactory: (bus: Bus, config: AppConfig) => new RunEventOutbox(bus, config.runs.eventWindowMs),
+    },
     RegistryPosture,
     { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
     RunPosture,

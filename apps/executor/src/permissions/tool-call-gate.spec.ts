@@ -21,6 +21,7 @@ import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from '../runs/run-driver';
 import { RunWriter } from '../runs/engine/run-writer';
+import { RunEventOutbox } from '../runs/engine/run-event-outbox';
 import type { HookOutcome, HookRun } from './hook-runner';
 import { HooksService, type HookStore } from './hooks.service';
 import { PermissionSettingsService, type RuleStore } from './permission-settings.service';
@@ -202,7 +203,9 @@ function setup(s: Setup = {}) {
   const log = new MemoryLog();
   const config = RunConfig.parse({ planApproval: false, ...s.config });
   const tools = new Map(TOOLS.map((t) => [t.name, t]));
-  const writer: RunWriter = new RunWriter(log, bus, RUN, 'replica', (err) => driver.writerFailed(err));
+  const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), RUN, 'replica', (err) =>
+    driver.writerFailed(err),
+  );
   const driver: RunDriver = new RunDriver(
     {
       runId: RUN,

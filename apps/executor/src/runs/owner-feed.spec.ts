@@ -2,6 +2,7 @@ import { Events, RunConfig, type AgentPlan, type RunEvent, type RunEventBody } f
 import type { RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './engine/run-writer';
+import { RunEventOutbox } from './engine/run-event-outbox';
 import { ownerFeedOf } from './owner-feed';
 
 const RUN = '00000000-0000-4000-8000-0000000000cc';
@@ -22,7 +23,7 @@ describe('the owner feed of a run (RunWriter → Events.ownerFeed)', () => {
     const bus = new InMemoryBus();
     const w = new RunWriter(
       log(),
-      bus,
+      new RunEventOutbox(bus, 0),
       RUN,
       'replica',
       () => undefined,

@@ -25,6 +25,7 @@ import { createLogger } from '@switchyard/server-observability';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
+import { RunEventOutbox } from './engine/run-event-outbox';
 import type { InputPort } from '../inputs/input-waits';
 
 const RUN = '00000000-0000-4000-8000-0000000000aa';
@@ -225,7 +226,9 @@ function setup({
     destination: new Writable({ write: (_c, _e, done) => done() }),
   });
   const tools = new Map([read, write, ...extraTools].map((t) => [t.name, t]));
-  const writer: RunWriter = new RunWriter(log, bus, RUN, 'replica', (err) => driver.writerFailed(err));
+  const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), RUN, 'replica', (err) =>
+    driver.writerFailed(err),
+  );
   const driver = new RunDriver(
     {
       runId: RUN,

@@ -25,6 +25,7 @@ import type { ReusableStep } from './executions';
 import { ownerOf } from './run-access';
 import { RunDriver } from './run-driver';
 import { RunWriter } from './engine/run-writer';
+import { RunEventOutbox } from './engine/run-event-outbox';
 import { ownerFeedOf } from './owner-feed';
 import { RunPosture } from './sandbox-posture';
 import { InputWaits } from '../inputs/input-waits';
@@ -111,6 +112,7 @@ export class RunLauncher {
     private readonly permissions: PermissionsService,
     private readonly posture: RunPosture,
     private readonly inputWaits: InputWaits,
+    private readonly outbox: RunEventOutbox,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -256,7 +258,7 @@ export class RunLauncher {
   private writerFor(runId: string, ownerId: string, status: RunStatus): RunWriter {
     return new RunWriter(
       this.repo,
-      this.bus,
+      this.outbox,
       runId,
       this.active.replica,
       (err) => this.active.get(runId)?.writerFailed(err),

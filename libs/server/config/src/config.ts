@@ -245,6 +245,7 @@ export const EnvSchema = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   RUN_LOCAL_TOOLS: bool.default(true),
+  RUN_EVENT_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(10),
   RUN_OWNER_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(32),
   RUN_DEPLOYMENT_ACTIVE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(512),
   PLAN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(420_000),
@@ -388,6 +389,12 @@ export interface AppConfig {
      * process instead of a round trip to the tool registry. False: every call goes to the registry.
      */
     readonly localTools: boolean;
+    /**
+     * While a replica's runs are busy, the run events it stores are published for live streams at
+     * most once per this many ms (an event after a quiet spell and a run's end leave at once). 0:
+     * every stored batch is published as it is stored.
+     */
+    readonly eventWindowMs: number;
     /**
      * Foreground runs (started by a person or a client, not a background task) and chat turns active
      * at once, per owner and for the deployment; beyond: 429 capacity_exceeded. 0: no limit.
@@ -596,6 +603,7 @@ export function loadConfig(
       resultLimitBytes: e.RUN_RESULT_LIMIT_BYTES,
       planTimeoutMs: e.PLAN_TIMEOUT_MS,
       localTools: e.RUN_LOCAL_TOOLS,
+      eventWindowMs: e.RUN_EVENT_WINDOW_MS,
       foreground: { owner: e.RUN_OWNER_ACTIVE_LIMIT, deployment: e.RUN_DEPLOYMENT_ACTIVE_LIMIT },
     },
     elicitation: { timeoutMs: e.ELICITATION_TIMEOUT_MS },

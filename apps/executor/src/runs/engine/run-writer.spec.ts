@@ -2,6 +2,7 @@ import { Events, type RunEvent, type RunEventBody, type RunEventType } from '@sw
 import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './run-writer';
+import { RunEventOutbox } from './run-event-outbox';
 
 /** A log in memory standing in for Postgres: records each write's batch. */
 class MemoryLog {
@@ -56,7 +57,7 @@ describe('RunWriter', () => {
   it('writes what is emitted in one turn together, and what comes during a write in the next one, in order', async () => {
     const log = new MemoryLog();
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', (e) => failures.push(e));
     const a = w.emit('plan_token', token('a'));
     const b = w.emit('planning_started', {}, { status: 'running' });
     await new Promise((r) => setImmediate(r));
@@ -79,7 +80,7 @@ describe('RunWriter', () => {
 
   it('calls what waits on an event once it is durable, before the event is published, with the call in the same turn', async () => {
     const log = new MemoryLog();
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
     const seen: Array<{ writes: number; published: number }> = [];
     const sent = w.emitThen('step_start', stepStart, () => {
       seen.push({ writes: log.writes.length, published: bus.traffic.events.length });
@@ -96,7 +97,7 @@ describe('RunWriter', () => {
   it('never calls what waits on an event whose write failed', async () => {
     const log = new MemoryLog();
     log.fail = new Error('the log is down');
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
     let called = false;
     await expect(w.emitThen('step_start', stepStart, () => (called = true))).rejects.toThrow(
       'the log is down',
@@ -109,7 +110,7 @@ describe('RunWriter', () => {
     const log = new MemoryLog();
     log.fail = new LeaseLostError('gone');
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', (e) => failures.push(e));
     await expect(w.emit('plan_token', token('a'))).rejects.toBeInstanceOf(LeaseLostError);
     await expect(w.emit('plan_token', token('b'))).rejects.toBeInstanceOf(LeaseLostError);
     expect(failures).toHaveLength(1);
@@ -120,7 +121,7 @@ describe('RunWriter', () => {
     const log = new MemoryLog();
     log.hold = false;
     const failures: unknown[] = [];
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', (e) => failures.push(e));
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', (e) => failures.push(e));
     const before = w.emit('plan_token', token('kept'));
     // What a caller outside the type system could send: an attempt of 0 is not in the catalog.
     const bad = w.emit('plan_token', { text: 'x', attempt: 0 });
@@ -137,7 +138,7 @@ describe('RunWriter', () => {
   it('closes a stopped run with an error event, falling back to the plain statement when the log refuses it', async () => {
     const log = new MemoryLog();
     log.hold = false;
-    const w = new RunWriter(repoOf(log), bus, RUN, 'replica', () => undefined);
+    const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
     expect(await w.close('the log refused \u0000 an event')).toEqual({
       message: 'the log refused \ufffd an event',
       code: 'internal',
@@ -155,7 +156,7 @@ describe('RunWriter', () => {
     expect(log.failed).toEqual(['again']);
     expect(published().map((e) => e.type)).toEqual(['error', 'error']);
 
-    const other = new RunWriter(repoOf(log), bus, RUN, 'replica-2', () => undefined);
+    const other = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica-2', () => undefined);
     await expect(other.close('not mine')).rejects.toBeInstanceOf(LeaseLostError);
     log.fail = new LeaseLostError('gone');
     await expect(w.close('lost')).rejects.toBeInstanceOf(LeaseLostError);

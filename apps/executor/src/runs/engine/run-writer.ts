@@ -1,7 +1,6 @@
 import {
   AppError,
   describeIssues,
-  Events,
   RunEventBody,
   toFieldIssues,
   type RunEvent,
@@ -9,9 +8,9 @@ import {
   type RunEventType,
   type RunFailed,
 } from '@switchyard/contracts';
-import type { BusPort } from '@switchyard/server-bus';
 import { storableText } from '@switchyard/server-db';
 import { LeaseLostError, type RunsRepository, type RunUpdate } from '@switchyard/server-db-runs';
+import type { RunEventOutbox } from './run-event-outbox';
 
 /** What the writer needs of the run's log: the runs repository, or an in-memory log in unit tests. */
 export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;
@@ -36,19 +35,17 @@ export class RunWriter {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private failure: unknown;
-  private readonly subject: string;
 
   constructor(
     private readonly repo: RunLog,
-    private readonly bus: BusPort,
+    /** Where stored events leave for the live streams (the replica's one outbox). */
+    private readonly outbox: RunEventOutbox,
     readonly runId: string,
     private readonly replica: string,
     private readonly onFailure: (err: unknown) => void,
     /** Told of every batch once published, with the row change it carried (the owner feed follows it). */
     private readonly onPublished?: (events: readonly RunEvent[], update: RunUpdate | undefined) => void,
-  ) {
-    this.subject = Events.run(runId).subject;
-  }
+  ) {}
 
   /**
    * Resolves once the event is durable and published. A failure is also told to `onFailure`, so a
@@ -63,9 +60,10 @@ export class RunWriter {
   /**
    * Like `emit`, and once the event is durable calls `next` right away, in the turn that publishes
    * the batch and ahead of it; resolves with what `next` returned (`next` throwing rejects it). A
-   * step's tool call goes out this way: in the same socket write as the events that announce it,
-   * instead of a write of its own a few microtasks later (a write wakes a process: the costliest
-   * part of a step on a busy machine).
+   * step's tool call goes out this way: in the turn its start became durable, in the same socket
+   * write as the events that announce it unless the outbox holds those, instead of a write of its
+   * own a few microtasks later (a write wakes a process: the costliest part of a step on a busy
+   * machine).
    */
   emitThen<T extends RunEventType, R>(type: T, data: RunEventData<T>, next: () => R): Promise<R> {
     const written = this.write(type, data, undefined, next);
@@ -106,14 +104,13 @@ export class RunWriter {
 
   /** Publishes events stored elsewhere (the run's first events, written with its row). */
   publish(events: readonly RunEvent[], update?: RunUpdate): void {
-    const live = Events.run(this.runId);
-    for (const e of events) this.bus.emit(live, e);
+    this.outbox.publishUnchecked(events);
     this.onPublished?.(events, update);
   }
 
   /** Publishes events this writer stored: their bodies were parsed against the catalog in `write`. */
   private publishParsed(events: readonly RunEvent[], update: RunUpdate | undefined): void {
-    for (const e of events) this.bus.publish(this.subject, e);
+    this.outbox.publish(events);
     this.onPublished?.(events, update);
   }
 
@@ -154,8 +151,8 @@ export class RunWriter {
           batch.map((p) => p.event),
           { replica: this.replica, ...(update ? { update } : {}) },
         );
-        // What waited for the batch to be durable goes first (a tool call), then the batch's events:
-        // both before the bus's next flush, so they leave in one write.
+        // What waited for the batch to be durable goes first (a tool call), then the batch's events
+        // (which leave in the same bus write unless the outbox holds them for its window).
         batch.forEach((p) => p.durable());
         this.publishParsed(stored, update);
       } catch (err) {
