@@ -40,6 +40,45 @@ describe('StreamRelay', () => {
 
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+  it('reads the log once when live events arrive before the subscription is confirmed', async () => {
+    let reads = 0;
+    const stored: Event[] = [
+      { seq: 1, type: 'run_created' },
+      { seq: 2, type: 'run_started' },
+    ];
+    const early: EventLog<Event> = {
+      ...log,
+      // The bus delivers an event while the subscription's flush is still on its way; the run's
+      // end comes live once it is in place.
+      follow: (listener) => {
+        listener({ seq: 2, type: 'run_started' });
+        return new Promise((resolve) =>
+          setImmediate(() => {
+            resolve(() => undefined);
+            setImmediate(() => {
+              stored.push({ seq: 3, type: 'complete' });
+              listener({ seq: 3, type: 'complete' });
+            });
+          }),
+        );
+      },
+      readAfter: (after) => {
+        reads++;
+        return Promise.resolve(stored.filter((e) => e.seq > after));
+      },
+    };
+    const one = createServer((req, res) => void relay.relay(early, 0, req, res));
+    await new Promise<void>((resolve) => one.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(one.address() as AddressInfo).port}/`);
+      const ids = [...(await res.text()).matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      expect(ids).toEqual([1, 2, 3]);
+      expect(reads).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => one.close(() => resolve()));
+    }
+  });
+
   it('sends every stored frame, the terminal one included, before it ends the stream', async () => {
     const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
     const text = await res.text();

@@ -122,6 +122,8 @@ class Follower<E extends { seq: number; type: string }> {
   private lastSent: number;
   private done = false;
   private blocked = false;
+  /** The subscription is in place and the first read queued: live events count from here. */
+  private following = false;
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => undefined;
 
@@ -142,6 +144,7 @@ class Follower<E extends { seq: number; type: string }> {
         (off) => {
           if (this.done) return off(); // stopped while subscribing
           this.unsubscribe = off;
+          this.following = true;
           // The first read starts one event early: the event the caller already has tells whether
           // the stream had ended there.
           this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
@@ -159,6 +162,9 @@ class Follower<E extends { seq: number; type: string }> {
   }
 
   private live(event: E): void {
+    // Heard before the subscription was confirmed: every event is stored before it is published, so
+    // the first read (made once subscribed) has it; filling the "gap" before it would read twice.
+    if (!this.following) return;
     this.enqueue(async () => {
       if (event.seq > this.lastSent + 1) await this.catchUp();
       this.send(event, true);
