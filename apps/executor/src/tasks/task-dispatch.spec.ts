@@ -20,6 +20,7 @@ import { PublishedWorkflows } from '@switchyard/server-runtime';
 import { InMemoryBus, ManualClock, waitFor } from '@switchyard/testing';
 import { RunDriver } from '../runs/run-driver';
 import { RunWriter } from '../runs/engine/run-writer';
+import { RunEventOutbox } from '../runs/engine/run-event-outbox';
 import type { WorkflowLaunch } from '../runs/start-run.usecase';
 import { firstWork } from '../runs/run-launcher';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
@@ -223,7 +224,9 @@ function setup(opts: { answers?: Answer[] } = {}) {
       const runId = runIdOf(launched.length + 1);
       const log = new MemoryLog();
       const tools = new Map([[reader.name, reader]]);
-      const writer: RunWriter = new RunWriter(log, bus, runId, 'replica', (err) => driver.writerFailed(err));
+      const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), runId, 'replica', (err) =>
+        driver.writerFailed(err),
+      );
       const driver: RunDriver = new RunDriver(
         {
           runId,
