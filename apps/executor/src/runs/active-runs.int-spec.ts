@@ -13,6 +13,7 @@ import {
   type TestDatabase,
 } from '@switchyard/testing';
 import { ActiveRuns, type DrivenRun } from './active-runs';
+import { RunEventOutbox } from './engine/run-event-outbox';
 import { InputWaits } from '../inputs/input-waits';
 
 const created: RunEventBody = {
@@ -78,6 +79,7 @@ describe('ActiveRuns leases', () => {
       logger,
       { instanceId: `lease-test-${process.pid}` },
       new InputWaits(new InputRequestsRepository(prisma), bus, config, logger),
+      new RunEventOutbox(bus, 0),
     );
   });
 

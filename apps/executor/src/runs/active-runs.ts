@@ -20,6 +20,7 @@ import type { Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER, SERVICE_INFO, type ServiceInfo } from '@switchyard/server-runtime';
 import type { RunDriver } from './run-driver';
 import { InputWaits } from '../inputs/input-waits';
+import { RunEventOutbox } from './engine/run-event-outbox';
 
 /** What each control message is answered with. */
 export type ControlReply<M extends RunControl> = M extends { action: 'elicit' }
@@ -56,6 +57,8 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_INFO) info: Pick<ServiceInfo, 'instanceId'>,
     private readonly inputs: InputWaits,
+    /** The replica's one way out for run events: an interruption leaves after what it holds. */
+    private readonly outbox: RunEventOutbox,
   ) {
     this.replica = info.instanceId;
   }
@@ -142,7 +145,7 @@ export class ActiveRuns implements OnApplicationBootstrap, BeforeApplicationShut
 
   /** Resolves once the owners' feeds are told too. */
   private publish(events: readonly RunEvent[]): Promise<void> {
-    for (const e of events) this.bus.emit(Events.run(e.runId), e);
+    this.outbox.publishUnchecked(events);
     return this.tellOwners(events);
   }
 
