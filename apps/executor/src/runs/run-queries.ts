@@ -10,6 +10,8 @@ import {
   type Inbox,
   type InboxItem,
   type RunDetail,
+  type RunEvent,
+  type StepRunEvent,
   type RunListQuery,
   type RunPage,
   type RunSummary,
@@ -69,11 +71,16 @@ export class RunQueries {
 
   async get(runId: string, ctx: CallContext): Promise<RunDetail> {
     const run = await this.repo.getVisible(runId, visibleTo(ctx));
-    const [events, stepEvents, inputs] = await Promise.all([
+    const [events, inputs] = await Promise.all([
       this.repo.events(runId, HISTORY_EVENTS + 1),
-      this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS),
       this.inputs.pendingOfRun(runId),
     ]);
+    // The steps' executions fold every step event: a history shown whole holds them all, a longer
+    // one is read again for them alone.
+    const stepEvents =
+      events.length > HISTORY_EVENTS
+        ? await this.repo.eventsOfTypes(runId, STEP_RUN_EVENTS)
+        : events.filter(isStepRunEvent);
     const plan = parsePlan(run.plan);
     const budget = RunConfig.shape.budget.safeParse(run.config['budget']);
     return {
@@ -92,6 +99,11 @@ export class RunQueries {
       inputRequests: inputs,
     };
   }
+}
+
+const STEP_EVENT_TYPES: ReadonlySet<string> = new Set(STEP_RUN_EVENTS);
+function isStepRunEvent(e: RunEvent): e is StepRunEvent {
+  return STEP_EVENT_TYPES.has(e.type);
 }
 
 const ResolvedGrants = z.array(ResolvedGrant);

@@ -589,10 +589,9 @@ export class RunsRepository {
   }
 
   async get(runId: string): Promise<RunRow | undefined> {
-    const rows = await this.prisma.$queryRawUnsafe<RunDbRow[]>(
-      `SELECT ${RUN_COLUMNS} FROM run WHERE id = $1::uuid`,
+    const rows = await this.query<RunDbRow>('run_get', `SELECT ${RUN_COLUMNS} FROM run WHERE id = $1::uuid`, [
       runId,
-    );
+    ]);
     return rows[0] ? toRun(rows[0]) : undefined;
   }
 
@@ -676,10 +675,10 @@ export class RunsRepository {
 
   /** The first `limit` events of a run, oldest first. */
   async events(runId: string, limit: number): Promise<RunEvent[]> {
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+    const rows = await this.query<EventRow>(
+      'run_events',
       'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2',
-      runId,
-      limit,
+      [runId, limit],
     );
     return rows.map((r) => toEvent(runId, r));
   }
@@ -689,10 +688,10 @@ export class RunsRepository {
     runId: string,
     types: readonly T[],
   ): Promise<Array<Extract<RunEvent, { type: T }>>> {
-    const rows = await this.prisma.$queryRawUnsafe<EventRow[]>(
+    const rows = await this.query<EventRow>(
+      'run_events_of_types',
       'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq',
-      runId,
-      types,
+      [runId, types],
     );
     const wanted: ReadonlySet<string> = new Set(types);
     return rows
