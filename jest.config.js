@@ -2,9 +2,13 @@
 // a database per worker) and *.e2e-spec.ts (all five services as processes, through the gateway).
 const { compilerOptions } = require('./tsconfig.base.json');
 
-const moduleNameMapper = Object.fromEntries(
-  Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, `<rootDir>/${target}`]),
-);
+const moduleNameMapper = {
+  ...Object.fromEntries(
+    Object.entries(compilerOptions.paths).map(([alias, [target]]) => [`^${alias}$`, `<rootDir>/${target}`]),
+  ),
+  // The web console's route index, made by its Vite build (apps/web/vite.config.mts): the same table here.
+  '^virtual:switchyard/routes$': '<rootDir>/apps/web/src/testing/route-index.ts',
+};
 
 const swc = [
   '@swc/jest',
@@ -64,7 +68,9 @@ module.exports = {
       testEnvironment: 'jsdom',
       setupFiles: ['<rootDir>/tools/jest/web-setup.js'],
       testMatch: ['<rootDir>/apps/web/src/**/*.spec.tsx'],
-      transform: { '^.+\\.(ts|tsx)$': swcReact },
+      // d3's packages (the run DAG's pan and zoom) are ES modules only: compiled like the sources.
+      transform: { '^.+\\.(ts|tsx)$': swcReact, '/node_modules/d3-[a-z]+/.+\\.m?js$': swcReact },
+      transformIgnorePatterns: ['/node_modules/(?!d3-[a-z]+/)'],
       moduleNameMapper: { ...moduleNameMapper, '\\.css$': '<rootDir>/tools/jest/style-stub.js' },
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     },

@@ -1714,3 +1714,34 @@ export const Routes = {
     ],
   }),
 } as const satisfies Record<string, RouteDef>;
+
+/**
+ * What a client needs to call a route: its method, path and media types. The route itself is only
+ * a type here (`Route`), so a client keeps every request and response type without building one
+ * schema at run time: the web console's bundle takes its table from `routeIndexOf(Routes)`, made
+ * when it is built, and loads without constructing the contract's schemas.
+ */
+export interface RouteRef<R extends RouteDef = RouteDef> {
+  readonly method: R['method'];
+  readonly path: R['path'];
+  readonly produces?: RouteDef['produces'];
+  readonly consumes?: RouteDef['consumes'];
+  /** Never set: carries the route's type (its params, query, body and response schemas). */
+  readonly route?: R;
+}
+
+export type RouteIndex<T extends Record<string, RouteDef>> = { readonly [K in keyof T]: RouteRef<T[K]> };
+
+/** The calling part of every route of `routes` (see RouteRef): plain data, as JSON can hold it. */
+export function routeIndexOf<T extends Record<string, RouteDef>>(routes: T): RouteIndex<T> {
+  const index: Record<string, RouteRef> = {};
+  for (const [name, r] of Object.entries(routes)) {
+    index[name] = {
+      method: r.method,
+      path: r.path,
+      ...(r.produces ? { produces: r.produces } : {}),
+      ...(r.consumes ? { consumes: r.consumes } : {}),
+    };
+  }
+  return index as RouteIndex<T>;
+}

@@ -1,6 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Routes, type Me, type Permission } from '@switchyard/contracts';
+import type { Me, Permission } from '@switchyard/contracts';
+import { Routes } from './routes';
 import { ApiError, call, onUnauthenticated, tokenStore } from './client';
 import { forgetClip } from '../flows/clipboard';
 
@@ -16,15 +17,18 @@ interface Auth {
 
 const Ctx = createContext<Auth | null>(null);
 
+/** Who the token signs in as: the query every page waits for before it draws. */
+export function meQuery(token: string | null) {
+  return { queryKey: ['me', token], queryFn: () => call(Routes.me), staleTime: 60_000 } as const;
+}
+
 export function AuthProvider({ children }: { children: ReactNode }) {
   const queries = useQueryClient();
   const [token, setToken] = useState<string | null>(() => tokenStore.get());
   const [ended, setEnded] = useState<'rejected' | null>(null);
   const me = useQuery({
-    queryKey: ['me', token],
-    queryFn: () => call(Routes.me),
+    ...meQuery(token),
     enabled: token !== null,
-    staleTime: 60_000,
     retry: (n, err) => !(err instanceof ApiError && err.status === 401) && n < 2,
   });
 

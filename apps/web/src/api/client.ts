@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import { Problem, Routes, type FieldIssue, type RouteDef, type StoredFile } from '@switchyard/contracts';
+import {
+  Problem,
+  type FieldIssue,
+  type RouteDef,
+  type RouteRef,
+  type StoredFile,
+} from '@switchyard/contracts';
+import { Routes } from './routes';
+import { takeEarly, tokenStore } from './early';
 
 /** What the server said when it refused a request: its stable code, its sentence, and field paths. */
 export class ApiError extends Error {
@@ -34,21 +42,10 @@ export type RouteInput<R extends RouteDef> = (R['params'] extends z.ZodType
     upload?: Blob;
   };
 export type RouteOutput<R extends RouteDef> = z.output<R['response']>;
+/** The route a ref stands for; for a union of refs, the union of their routes. */
+export type RouteOf<F extends RouteRef> = F extends RouteRef<infer R> ? R : never;
 
-const TOKEN_KEY = 'switchyard.token';
-
-/** The API token of this tab: session storage, so it goes when the tab does. */
-export const tokenStore = {
-  get(): string | null {
-    return sessionStorage.getItem(TOKEN_KEY);
-  },
-  set(token: string): void {
-    sessionStorage.setItem(TOKEN_KEY, token);
-  },
-  clear(): void {
-    sessionStorage.removeItem(TOKEN_KEY);
-  },
-};
+export { tokenStore };
 
 /** Listeners told when the server refuses the token (expired or revoked): the app signs out. */
 const unauthenticated = new Set<() => void>();
@@ -57,7 +54,7 @@ export function onUnauthenticated(fn: () => void): () => void {
   return () => unauthenticated.delete(fn);
 }
 
-export function routePath(def: RouteDef, params?: Record<string, unknown>, query?: Record<string, unknown>) {
+export function routePath(def: RouteRef, params?: Record<string, unknown>, query?: Record<string, unknown>) {
   const path = def.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params?.[name];
     if (value === undefined || value === null || value === '')
@@ -100,9 +97,9 @@ function problemFrom(status: number, statusText: string, text: string): ApiError
  * reads its body as it arrives); a refusal rejects with an ApiError, a network failure with an
  * `unavailable` one.
  */
-export async function request<R extends RouteDef>(
-  def: R,
-  input: RouteInput<R> = {} as RouteInput<R>,
+export async function request<F extends RouteRef>(
+  def: F,
+  input: RouteInput<RouteOf<F>> = {} as RouteInput<RouteOf<F>>,
 ): Promise<Response> {
   const token = tokenStore.get();
   const headers: Record<string, string> = { accept: 'application/json', ...(input.headers ?? {}) };
@@ -116,12 +113,12 @@ export async function request<R extends RouteDef>(
     headers['content-type'] = input.upload.type || 'application/octet-stream';
     init.body = input.upload;
   }
+  const url = routePath(def, input.params as Record<string, unknown>, input.query as Record<string, unknown>);
+  // A read the boot script sent as the page arrived (api/early.ts) is taken in flight.
+  const early = def.method === 'GET' && !input.signal && !input.headers ? takeEarly(url, token) : undefined;
   let res: Response;
   try {
-    res = await fetch(
-      routePath(def, input.params as Record<string, unknown>, input.query as Record<string, unknown>),
-      init,
-    );
+    res = await (early ?? fetch(url, init));
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError(0, 'unavailable', 'the server cannot be reached; check your connection');
@@ -138,14 +135,15 @@ export async function request<R extends RouteDef>(
  * Calls one route of the contract table: the path, method and types come from `Routes`, so the
  * client cannot drift from the server. Resolves with the parsed body, rejects with an ApiError.
  */
-export async function call<R extends RouteDef>(
-  def: R,
-  input: RouteInput<R> = {} as RouteInput<R>,
-): Promise<RouteOutput<R>> {
+export async function call<F extends RouteRef>(
+  def: F,
+  input: RouteInput<RouteOf<F>> = {} as RouteInput<RouteOf<F>>,
+): Promise<RouteOutput<RouteOf<F>>> {
+  type Out = RouteOutput<RouteOf<F>>;
   const res = await request(def, input);
-  if (def.produces === 'text/csv') return (await res.text()) as RouteOutput<R>;
-  if (res.status === 204) return undefined as RouteOutput<R>;
-  return (await res.json()) as RouteOutput<R>;
+  if (def.produces === 'text/csv') return (await res.text()) as Out;
+  if (res.status === 204) return undefined as Out;
+  return (await res.json()) as Out;
 }
 
 /** Uploads one file to the caller's files (`POST /api/files`): its bytes as the body, its name in the query. */
@@ -162,11 +160,11 @@ export async function uploadFile(file: File, signal?: AbortSignal): Promise<Stor
  * Sends an upload route's raw body with XMLHttpRequest, whose upload events say how much has left
  * (fetch cannot): `onProgress(sent, total)` as bytes go out. Answers and refusals as `call` gives them.
  */
-export function uploadWithProgress<R extends RouteDef>(
-  def: R,
+export function uploadWithProgress<F extends RouteRef>(
+  def: F,
   body: Blob,
   onProgress: (sent: number, total: number) => void,
-): Promise<RouteOutput<R>> {
+): Promise<RouteOutput<RouteOf<F>>> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open(def.method, routePath(def));
@@ -179,7 +177,7 @@ export function uploadWithProgress<R extends RouteDef>(
       reject(new ApiError(0, 'unavailable', 'the server cannot be reached; check your connection'));
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) {
-        resolve(JSON.parse(xhr.responseText) as RouteOutput<R>);
+        resolve(JSON.parse(xhr.responseText) as RouteOutput<RouteOf<F>>);
         return;
       }
       const problem = problemFrom(xhr.status, xhr.statusText, xhr.responseText);

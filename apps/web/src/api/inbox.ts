@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { Routes } from '@switchyard/contracts';
+import { Routes } from './routes';
 import { useAuth } from './auth';
 import { call } from './client';
 

@@ -4,7 +4,6 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   BudgetLimit,
   chatTitleOf,
-  Routes,
   type BudgetUsage,
   type ChatEvent,
   type ChatSession,
@@ -12,6 +11,7 @@ import {
   type FlowSnapshot,
   type PermissionMode,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { ApiError, call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { PermissionModeSelect } from '../runs/PermissionModeSelect';

@@ -1,6 +1,7 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { Routes, type ChatSession, type PermissionMode } from '@switchyard/contracts';
+import type { ChatSession, PermissionMode } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { PermissionModeSelect } from '../runs/PermissionModeSelect';

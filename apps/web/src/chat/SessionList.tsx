@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { NavLink, useNavigate } from 'react-router';
 import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
-import { Routes, type ChatSession, type ChatTurnStatus } from '@switchyard/contracts';
+import type { ChatSession, ChatTurnStatus } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { Badge, EmptyState, ErrorNote, Loading } from '../ui/bits';

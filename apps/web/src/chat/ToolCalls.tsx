@@ -1,6 +1,7 @@
 import { memo, useId, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { Routes, type ChatToolCallStatus } from '@switchyard/contracts';
+import type { ChatToolCallStatus } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call as callRoute } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { Badge, ErrorNote, formatDuration, JsonView } from '../ui/bits';

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { Routes, type Agent } from '@switchyard/contracts';
+import type { Agent } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 

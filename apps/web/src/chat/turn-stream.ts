@@ -1,5 +1,6 @@
 import { createParser } from 'eventsource-parser';
-import { ChatEvent, isTerminalChatEvent, Routes, type FlowSnapshot } from '@switchyard/contracts';
+import { ChatEvent, isTerminalChatEvent, type FlowSnapshot } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { ApiError, request } from '../api/client';
 import { parseJson } from '../live/run-stream';
 

@@ -3,12 +3,12 @@ import { useMutation } from '@tanstack/react-query';
 import {
   fieldProblem,
   formFields,
-  Routes,
   type ElicitationAction,
   type ElicitationContent,
   type FieldProblem,
   type FormField,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { ApiError, call } from '../api/client';
 import { useI18n, type Translate } from '../i18n/i18n';
 import { ErrorNote, formatTime } from '../ui/bits';

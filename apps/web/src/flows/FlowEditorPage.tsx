@@ -11,13 +11,8 @@ import {
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import {
-  Routes,
-  type ChatEvent,
-  type FlowProposal,
-  type ToolDescriptor,
-  type Workflow,
-} from '@switchyard/contracts';
+import type { ChatEvent, FlowProposal, ToolDescriptor, Workflow } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { ApiError, call } from '../api/client';
 import type { MessageKey } from '../i18n/en';

@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
 import { useMutation } from '@tanstack/react-query';
-import { Routes } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';

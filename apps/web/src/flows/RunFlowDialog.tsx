@@ -1,6 +1,7 @@
 import { useId, useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { Routes, type PermissionMode, type StoredFile } from '@switchyard/contracts';
+import type { PermissionMode, StoredFile } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { ApiError, call, uploadFile } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { PermissionModeSelect } from '../runs/PermissionModeSelect';

@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Routes, type Workflow } from '@switchyard/contracts';
+import type { Workflow } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';

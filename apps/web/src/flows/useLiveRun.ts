@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { Routes, type RunEvent } from '@switchyard/contracts';
+import type { RunEvent } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useRunStream } from '../live/run-stream';
 import { applyEvent, copyView, FINISHED, viewOf, type RunView } from '../runs/model';

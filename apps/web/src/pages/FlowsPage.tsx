@@ -1,13 +1,8 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import {
-  RunStatus,
-  Routes,
-  type Workflow,
-  type WorkflowSummary,
-  type WorkflowTemplate,
-} from '@switchyard/contracts';
+import { RunStatus, type Workflow, type WorkflowSummary, type WorkflowTemplate } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

@@ -1,7 +1,8 @@
 import { Suspense, useCallback, useDeferredValue, useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { RESUMABLE_RUN_STATUSES, Routes, type RunEvent } from '@switchyard/contracts';
+import { RESUMABLE_RUN_STATUSES, type RunEvent } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { inboxKey } from '../api/inbox';
@@ -17,9 +18,8 @@ import { RewindDialog } from '../runs/RewindDialog';
 import { StepList } from '../runs/StepList';
 import { useCatalog } from '../runs/catalog';
 import { ErrorNote, JsonView, Loading, PageHeader } from '../ui/bits';
-import { lazyComponent } from '../ui/lazy';
+import { DagView } from '../runs/prefetch';
 
-export const DagView = lazyComponent(() => import('../runs/DagView'));
 // The run page always draws its plan: fetch that code as soon as the page's own is here.
 void DagView.preload();
 
@@ -27,8 +27,15 @@ void DagView.preload();
  * One run, live: the plan as a DAG, the gates waiting for a person, each step's result and the
  * event log. The view folds the stored history, then the stream from the last event it holds.
  */
+const NO_EVENTS: RunEvent[] = [];
+
 export default function RunPage() {
   const { runId = '' } = useParams();
+  // One instance per run: no view, stream, selection or dialog of another run carries over.
+  return <RunScreen key={runId} runId={runId} />;
+}
+
+function RunScreen({ runId }: { runId: string }) {
   const { t } = useI18n();
   const { can } = useAuth();
   const navigate = useNavigate();
@@ -44,8 +51,9 @@ export default function RunPage() {
   const [view, setView] = useState<RunView | undefined>();
   const [events, setEvents] = useState<RunEvent[]>([]);
   // The log is below the plan and steps: it draws after them, in renders React may interrupt, so
-  // neither a page's first drawing nor a streaming frame waits for a long log.
-  const logEvents = useDeferredValue(events);
+  // neither a page's first drawing nor a streaming frame waits for a long log (the first drawing
+  // starts from an empty log: without an initial value the first render draws the whole of it).
+  const logEvents = useDeferredValue(events, NO_EVENTS);
   const [selected, setSelected] = useState<string | undefined>();
   const [rewinding, setRewinding] = useState(false);
   const live = useRef<RunView | undefined>(undefined);
@@ -56,22 +64,24 @@ export default function RunPage() {
   const frame = useRef<number | undefined>(undefined);
   const [startSeq, setStartSeq] = useState<number | undefined>();
 
-  useEffect(() => {
-    if (!detail.data || live.current?.runId === runId) return;
+  // The stored history becomes the view in the render that first has it (an update during render:
+  // React renders again before committing), not in an effect after a commit and a frame of
+  // "loading" on a page whose data was already here.
+  if (detail.data && view === undefined) {
     const v = viewOf(detail.data);
     live.current = v;
     shown.current = copyView(v);
     setView(shown.current);
     setEvents(detail.data.events);
     setStartSeq(v.lastSeq);
-  }, [detail.data, runId]);
+  }
 
   useEffect(
     () => () => {
       live.current = undefined;
       if (frame.current !== undefined) cancelAnimationFrame(frame.current);
     },
-    [runId],
+    [],
   );
 
   // Events arrive in bursts (hundreds a second): fold them at once, draw once per frame.

@@ -2,13 +2,13 @@ import { useId, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   PLUGIN_UPLOAD_LIMIT_BYTES,
-  Routes,
   type Plugin,
   type PluginGrants,
   type PluginHooksEntry,
   type PluginList,
   type PluginSandboxStatus,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call, uploadWithProgress } from '../api/client';
 import { useI18n } from '../i18n/i18n';

@@ -1,31 +1,15 @@
-import { act, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen } from '@testing-library/react';
 import type { RunEvent } from '@switchyard/contracts';
-import DagView from './DagView';
-import { layoutDag } from './layout';
+import DagView, { fitTransform } from './DagView';
+import { layoutDag, NODE_H, NODE_W } from './layout';
 import { applyEvent, emptyRun, type RunView } from './model';
 
-// xyflow measures its container and nodes; jsdom has no layout, so give it the sizes a browser would.
-class FakeResizeObserver {
-  constructor(private readonly cb: ResizeObserverCallback) {}
-  observe(target: Element) {
-    this.cb(
-      [{ target, contentRect: { width: 800, height: 400 } } as unknown as ResizeObserverEntry],
-      this as never,
-    );
-  }
-  unobserve() {}
-  disconnect() {}
-}
-
+// jsdom lays nothing out: the viewport is given the size a browser would give it.
 beforeAll(() => {
-  globalThis.ResizeObserver = FakeResizeObserver as unknown as typeof ResizeObserver;
   Object.defineProperties(HTMLElement.prototype, {
-    offsetWidth: { configurable: true, get: () => 800 },
-    offsetHeight: { configurable: true, get: () => 400 },
+    clientWidth: { configurable: true, get: () => 800 },
+    clientHeight: { configurable: true, get: () => 400 },
   });
-  (globalThis as { DOMMatrixReadOnly?: unknown }).DOMMatrixReadOnly = class {
-    m22 = 1;
-  };
 });
 
 let seq = 0;
@@ -130,6 +114,35 @@ describe('the run DAG', () => {
     expect(a.textContent).toContain('read');
     expect(a.textContent).toContain('retry 1');
     expect(screen.getAllByText('wait')).toHaveLength(3);
+  });
+
+  it('draws one edge per known dependency and selects a step when its card is pressed', () => {
+    const view = planned();
+    const picked: string[] = [];
+    render(<DagView steps={[...view.steps.values()]} onSelect={(id) => picked.push(id)} />);
+    expect(document.querySelectorAll('.dag-edge')).toHaveLength(2);
+    fireEvent.click(document.querySelector('.dag-node[data-step-id="c"]') as HTMLElement);
+    expect(picked).toEqual(['c']);
+    // The fitted view is applied before the first paint: the layer is centred, never at 0,0 scale 1.
+    const layer = document.querySelector('.dag-layer') as HTMLElement;
+    expect(layer.style.transform).toMatch(/^translate\([\d.]+px,\s*[\d.]+px\) scale\(1\)$/);
+    expect(screen.getByRole('button', { name: 'Zoom in' })).toBeTruthy();
+  });
+
+  it('fits a small plan whole and centred, and a huge one from its first level at a readable scale', () => {
+    const small = fitTransform({ width: 400, height: 200 }, 800, 400);
+    expect(small.k).toBe(1);
+    expect([small.x, small.y]).toEqual([200, 100]);
+
+    const wide = fitTransform({ width: 1000, height: 300 }, 800, 400);
+    expect(wide.k).toBeCloseTo((800 - 48) / 1000);
+    expect(wide.x).toBeCloseTo((800 - 1000 * wide.k) / 2);
+
+    // A 64-step chain: showing it whole would shrink each card to a few pixels.
+    const chain = fitTransform({ width: 64 * (NODE_W + 64), height: NODE_H }, 800, 400);
+    expect(chain.k).toBe(0.5);
+    expect(chain.x).toBe(24);
+    expect(chain.y).toBeCloseTo((400 - NODE_H * 0.5) / 2);
   });
 
   it('ignores an event it has already applied (a replay after a reconnect)', () => {

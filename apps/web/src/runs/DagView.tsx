@@ -1,53 +1,131 @@
-import { memo, useCallback, useMemo, useRef } from 'react';
-import {
-  Background,
-  Controls,
-  Handle,
-  Position,
-  ReactFlow,
-  type Edge,
-  type Node,
-  type NodeProps,
-} from '@xyflow/react';
-import '@xyflow/react/dist/style.css';
+import { memo, useCallback, useLayoutEffect, useMemo, useRef } from 'react';
+import { select } from 'd3-selection';
+import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { useI18n } from '../i18n/i18n';
-import { useTheme } from '../ui/theme';
 import { NODE_TONE } from './badges';
-import { layoutDag, NODE_H, NODE_W } from './layout';
+import { layoutDag, NODE_H, NODE_W, type LaidOut } from './layout';
 import type { StepView } from './model';
 
-type StepNode = Node<{ step: StepView; selected: boolean }, 'step'>;
+/** Zoom limits, and the smallest scale a fit may choose: below it a card cannot be read. */
+const MIN_ZOOM = 0.2;
+const MAX_ZOOM = 2;
+const MIN_FIT = 0.5;
+const FIT_PADDING = 24;
+/** How far a control button zooms, and how long its animation takes. */
+const ZOOM_STEP = 1.25;
 
-const StepCard = memo(function StepCard({ data }: NodeProps<StepNode>) {
+/**
+ * The last few plans laid out, by shape. A render React throws away (one that suspended, or one a
+ * newer update interrupted) takes its memos with it: without this the next render laid the plan
+ * out again, and on a slow machine the layout is the longest part of drawing a run.
+ */
+const layouts = new Map<string, Map<string, LaidOut>>();
+
+function layoutOf(shape: string, steps: readonly StepView[]): Map<string, LaidOut> {
+  let laidOut = layouts.get(shape);
+  if (!laidOut) {
+    laidOut = layoutDag(steps);
+    layouts.set(shape, laidOut);
+    if (layouts.size > 8) layouts.delete(layouts.keys().next().value as string);
+  }
+  return laidOut;
+}
+
+interface Bounds {
+  readonly width: number;
+  readonly height: number;
+}
+
+function boundsOf(positions: ReadonlyMap<string, LaidOut>): Bounds {
+  let width = 0;
+  let height = 0;
+  for (const p of positions.values()) {
+    width = Math.max(width, p.x + NODE_W);
+    height = Math.max(height, p.y + NODE_H);
+  }
+  return { width, height };
+}
+
+/**
+ * The view that shows the whole plan in a `width`×`height` viewport, centred; a plan too large to
+ * show readably whole is shown from its first level at the smallest readable scale instead.
+ */
+export function fitTransform(plan: Bounds, width: number, height: number): ZoomTransform {
+  const k = Math.min(
+    MAX_ZOOM,
+    1,
+    Math.max(
+      MIN_FIT,
+      Math.min(
+        (width - 2 * FIT_PADDING) / Math.max(plan.width, 1),
+        (height - 2 * FIT_PADDING) / Math.max(plan.height, 1),
+      ),
+    ),
+  );
+  const x = plan.width * k <= width - 2 * FIT_PADDING ? (width - plan.width * k) / 2 : FIT_PADDING;
+  const y = plan.height * k <= height - 2 * FIT_PADDING ? (height - plan.height * k) / 2 : FIT_PADDING;
+  return zoomIdentity.translate(x, y).scale(k);
+}
+
+/** A zoom transform as CSS (ZoomTransform's own string is SVG's, without units). */
+function cssTransform(t: ZoomTransform): string {
+  return `translate(${t.x}px, ${t.y}px) scale(${t.k})`;
+}
+
+const StepCard = memo(function StepCard({
+  step: s,
+  at,
+  selected,
+  onSelect,
+}: {
+  step: StepView;
+  at: LaidOut;
+  selected: boolean;
+  onSelect?: ((stepId: string) => void) | undefined;
+}) {
   const { t } = useI18n();
-  const s = data.step;
   return (
-    <div
-      className={`dag-node tone-${NODE_TONE[s.status]} ${data.selected ? 'selected' : ''}`}
-      style={{ width: NODE_W, height: NODE_H }}
+    <button
+      type="button"
+      className={`dag-node tone-${NODE_TONE[s.status]} ${selected ? 'selected' : ''}`}
+      style={{ left: at.x, top: at.y, width: NODE_W, height: NODE_H }}
       data-step-id={s.id}
       data-status={s.status}
+      aria-pressed={selected}
+      onClick={onSelect ? () => onSelect(s.id) : undefined}
     >
-      <Handle type="target" position={Position.Left} isConnectable={false} />
-      <div className="dag-title">
+      <span className="dag-title">
         <strong>{s.id}</strong>
         <span className={`badge badge-${NODE_TONE[s.status]}`}>{t(`step.${s.status}`)}</span>
-      </div>
-      <div className="dag-sub">
+      </span>
+      <span className="dag-sub">
         <code>{s.tool}</code>
         {s.effect ? <span className={`badge effect-${s.effect}`}>{s.effect}</span> : null}
         {s.retries > 0 ? <span className="badge badge-warn">{t('step.retry', { n: s.retries })}</span> : null}
-      </div>
-      <Handle type="source" position={Position.Right} isConnectable={false} />
-    </div>
+      </span>
+    </button>
   );
 });
 
-const nodeTypes = { step: StepCard };
-const MEASURED = { width: NODE_W, height: NODE_H };
-const PRO_OPTIONS = { hideAttribution: true };
+/** One dependency: from the right side of the step depended on to the left side of the step. */
+function edgePath(from: LaidOut, to: LaidOut): string {
+  const x1 = from.x + NODE_W;
+  const y1 = from.y + NODE_H / 2;
+  const x2 = to.x;
+  const y2 = to.y + NODE_H / 2;
+  const bend = Math.max(24, (x2 - x1) / 2);
+  return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+}
 
-/** The plan as a DAG, levels left to right, every node showing its live status. */
+/**
+ * The plan as a DAG, levels left to right (dagre's layout), every node showing its live status;
+ * drag to pan, wheel or the buttons to zoom, a card to select its step.
+ *
+ * The run page only watches a plan (the flow builder is where plans are edited, with React Flow):
+ * cards and edges are plain HTML and SVG at dagre's positions, in one layer that d3-zoom moves.
+ * An editor's per-node measuring, stores and handles cost more than the rest of the page's first
+ * drawing on a slow machine, for a view that never edits.
+ */
 export default function DagView({
   steps,
   selected,
@@ -57,78 +135,93 @@ export default function DagView({
   selected?: string | undefined;
   onSelect?: (stepId: string) => void;
 }) {
-  const { theme } = useTheme();
+  const { t } = useI18n();
   // The layout depends on the plan's shape only, not on statuses: statuses change 500 times a
   // second, the shape when the plan does.
   const shape = steps.map((s) => `${s.id}<${s.dependsOn.join(',')}`).join(';');
   // eslint-disable-next-line react-hooks/exhaustive-deps
-  const positions = useMemo(() => layoutDag(steps), [shape]);
-  // A node keeps its object while its step and selection do: xyflow and the memoised card then
-  // skip it when another step changes.
-  const cache = useRef(new Map<string, StepNode>());
-  const nodes = useMemo<StepNode[]>(() => {
-    const next = new Map<string, StepNode>();
-    const out = steps.map((s) => {
-      const position = positions.get(s.id) ?? { x: 0, y: 0 };
-      const old = cache.current.get(s.id);
-      const node: StepNode =
-        old && old.data.step === s && old.data.selected === (s.id === selected) && old.position === position
-          ? old
-          : {
-              id: s.id,
-              type: 'step',
-              position,
-              data: { step: s, selected: s.id === selected },
-              draggable: false,
-              connectable: false,
-              width: NODE_W,
-              height: NODE_H,
-              // A node object xyflow has not seen loses its measurements unless it brings them:
-              // without these it is hidden, observed and measured again (a forced layout and
-              // a second, synchronous render of the whole flow in the same frame).
-              measured: MEASURED,
-            };
-      next.set(s.id, node);
-      return node;
-    });
-    cache.current = next;
-    return out;
-  }, [steps, positions, selected]);
-  // Edges keep their objects too while their target's running state does.
-  const edgeCache = useRef(new Map<string, Edge>());
-  const edges = useMemo<Edge[]>(() => {
-    const next = new Map<string, Edge>();
-    const out = steps.flatMap((s) =>
-      s.dependsOn.map((d) => {
-        const id = `${d}->${s.id}`;
-        const animated = s.status === 'running';
-        const old = edgeCache.current.get(id);
-        const edge = old && old.animated === animated ? old : { id, source: d, target: s.id, animated };
-        next.set(id, edge);
-        return edge;
-      }),
-    );
-    edgeCache.current = next;
-    return out;
-  }, [steps]);
-  const onNodeClick = useCallback((_: unknown, n: StepNode) => onSelect?.(n.id), [onSelect]);
+  const positions = useMemo(() => layoutOf(shape, steps), [shape]);
+  const bounds = useMemo(() => boundsOf(positions), [positions]);
+  const viewport = useRef<HTMLDivElement>(null);
+  const layer = useRef<HTMLDivElement>(null);
+  const behavior = useRef<ZoomBehavior<HTMLDivElement, unknown> | null>(null);
+
+  // Before the first paint (a layout effect), so no frame shows the plan unfitted. A new shape is
+  // fitted again; a new status keeps whatever view the person chose.
+  useLayoutEffect(() => {
+    const el = viewport.current;
+    if (!el) return undefined;
+    const zoomer = zoom<HTMLDivElement, unknown>()
+      .scaleExtent([MIN_ZOOM, MAX_ZOOM])
+      .on('zoom', (e: { transform: ZoomTransform }) => {
+        if (layer.current) layer.current.style.transform = cssTransform(e.transform);
+      });
+    behavior.current = zoomer;
+    const view = select(el).call(zoomer);
+    zoomer.transform(view, fitTransform(bounds, el.clientWidth, el.clientHeight));
+    return () => {
+      view.on('.zoom', null);
+      behavior.current = null;
+    };
+  }, [bounds]);
+
+  const zoomBy = useCallback((factor: number) => {
+    if (viewport.current && behavior.current) behavior.current.scaleBy(select(viewport.current), factor);
+  }, []);
+  const fit = useCallback(() => {
+    const el = viewport.current;
+    if (el && behavior.current)
+      behavior.current.transform(select(el), fitTransform(bounds, el.clientWidth, el.clientHeight));
+  }, [bounds]);
+
+  const edges = steps.flatMap((s) =>
+    s.dependsOn.flatMap((d) => {
+      const from = positions.get(d);
+      const to = positions.get(s.id);
+      return from && to
+        ? [{ id: `${d}->${s.id}`, d: edgePath(from, to), running: s.status === 'running' }]
+        : [];
+    }),
+  );
+
   return (
     <div className="dag" data-testid="dag">
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        fitView
-        minZoom={0.2}
-        nodesDraggable={false}
-        nodesConnectable={false}
-        proOptions={PRO_OPTIONS}
-        onNodeClick={onNodeClick}
-        colorMode={theme}
-      >
-        <Background gap={20} />
-        <Controls showInteractive={false} />
-      </ReactFlow>
+      <div className="dag-viewport" ref={viewport}>
+        <div className="dag-layer" ref={layer} style={{ width: bounds.width, height: bounds.height }}>
+          <svg className="dag-edges" width={bounds.width} height={bounds.height} aria-hidden="true">
+            {edges.map((e) => (
+              <path key={e.id} d={e.d} className={e.running ? 'dag-edge running' : 'dag-edge'} />
+            ))}
+          </svg>
+          {steps.map((s) => {
+            const at = positions.get(s.id);
+            return at ? (
+              <StepCard key={s.id} step={s} at={at} selected={s.id === selected} onSelect={onSelect} />
+            ) : null;
+          })}
+        </div>
+      </div>
+      <div className="dag-controls" role="group" aria-label={t('dag.controls')}>
+        <button
+          type="button"
+          onClick={() => zoomBy(ZOOM_STEP)}
+          aria-label={t('dag.zoomIn')}
+          title={t('dag.zoomIn')}
+        >
+          +
+        </button>
+        <button
+          type="button"
+          onClick={() => zoomBy(1 / ZOOM_STEP)}
+          aria-label={t('dag.zoomOut')}
+          title={t('dag.zoomOut')}
+        >
+          −
+        </button>
+        <button type="button" onClick={fit} aria-label={t('dag.fit')} title={t('dag.fit')}>
+          ⤢
+        </button>
+      </div>
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { lazy, Suspense, useState } from 'react';
 import { useMutation, useQueries } from '@tanstack/react-query';
-import { Routes, type PermissionMode } from '@switchyard/contracts';
+import type { PermissionMode } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';

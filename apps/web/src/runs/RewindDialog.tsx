@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { Routes } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ErrorNote, FieldErrors } from '../ui/bits';

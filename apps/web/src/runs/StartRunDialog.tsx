@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { Routes, type PermissionMode } from '@switchyard/contracts';
+import type { PermissionMode } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ErrorNote, FieldErrors } from '../ui/bits';

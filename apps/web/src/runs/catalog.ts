@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { Routes } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 
 /** The caller's tool catalog (effects for badges; schemas for checking plans in the browser). */

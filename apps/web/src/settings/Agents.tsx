@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ModelSettings, Routes, type Agent } from '@switchyard/contracts';
+import { ModelSettings, type Agent } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

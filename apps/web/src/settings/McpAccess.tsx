@@ -3,11 +3,11 @@ import { Link, useSearchParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   PermissionMode,
-  Routes,
   type McpAccess as McpAccessView,
   type McpAccessBody,
   type WorkflowSummary,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

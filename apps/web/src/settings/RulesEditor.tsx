@@ -1,6 +1,7 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Routes, type PermissionSettings } from '@switchyard/contracts';
+import type { PermissionSettings } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { ApiError, call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

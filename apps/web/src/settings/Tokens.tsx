@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
-import { Role, Routes, type ApiTokenInfo, type CreatedToken } from '@switchyard/contracts';
+import { Role, type ApiTokenInfo, type CreatedToken } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { PermissionMode, Routes } from '@switchyard/contracts';
+import { PermissionMode } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

@@ -1,7 +1,8 @@
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
-import { Routes, ToolEffect, ToolSource, type ToolDescriptor } from '@switchyard/contracts';
+import { ToolEffect, ToolSource, type ToolDescriptor } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { Badge, EmptyState, ErrorNote, JsonView, Loading } from '../ui/bits';

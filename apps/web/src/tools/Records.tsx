@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { McpToolType, Routes, type McpToolRecord, type McpToolTestResult } from '@switchyard/contracts';
+import { McpToolType, type McpToolRecord, type McpToolTestResult } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';

@@ -5,9 +5,9 @@ import {
   httpStatusFor,
   MCP_OAUTH_MESSAGE,
   McpOAuthPopupMessage,
-  Routes,
   type McpToolRecord,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { ApiError, call } from '../api/client';
 
 /** Where Connect stands for the one record being connected (one sign-in at a time). */

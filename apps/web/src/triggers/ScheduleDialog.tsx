@@ -1,6 +1,7 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
-import { PermissionMode, Routes, type WorkflowSummary } from '@switchyard/contracts';
+import { PermissionMode, type WorkflowSummary } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
 import { ErrorNote, FieldErrors } from '../ui/bits';

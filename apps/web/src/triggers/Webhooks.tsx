@@ -3,12 +3,12 @@ import { Link } from 'react-router';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   PermissionMode,
-  Routes,
   WebhookHeaders,
   type DeliveryState,
   type Trigger,
   type WorkflowSummary,
 } from '@switchyard/contracts';
+import { Routes } from '../api/routes';
 import { useAuth } from '../api/auth';
 import { call } from '../api/client';
 import { useI18n } from '../i18n/i18n';
