@@ -6,7 +6,9 @@ import {
   type RouteRef,
   type StoredFile,
 } from '@switchyard/contracts';
-import { Routes } from './routes';
+import { routePath, Routes } from './routes';
+
+export { routePath };
 import { takeEarly, tokenStore } from './early';
 
 /** What the server said when it refused a request: its stable code, its sentence, and field paths. */
@@ -52,21 +54,6 @@ const unauthenticated = new Set<() => void>();
 export function onUnauthenticated(fn: () => void): () => void {
   unauthenticated.add(fn);
   return () => unauthenticated.delete(fn);
-}
-
-export function routePath(def: RouteRef, params?: Record<string, unknown>, query?: Record<string, unknown>) {
-  const path = def.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params?.[name];
-    if (value === undefined || value === null || value === '')
-      throw new Error(`missing path parameter ${name}`);
-    return encodeURIComponent(String(value));
-  });
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) {
-    if (v !== undefined && v !== null && v !== '') search.set(k, String(v));
-  }
-  const qs = search.toString();
-  return qs ? `${path}?${qs}` : path;
 }
 
 async function problemOf(res: Response): Promise<ApiError> {

@@ -5,9 +5,10 @@
  * query runs: a run page used to ask for its run only after the whole bundle had loaded, and then
  * waited for the answer with nothing else to do. `boot.ts`, a tiny first script, sends these reads
  * while the bundle evaluates; the client's `request` then takes the answer in flight instead of
- * asking again (see `takeEarly`). Nothing here knows the contract table (it would pull every schema
- * into the boot script): `early.spec.ts` checks that these paths are the table's.
+ * asking again (see `takeEarly`).
  */
+
+import { routePath, Routes } from './routes';
 
 const TOKEN_KEY = 'switchyard.token';
 
@@ -34,7 +35,7 @@ export function runIdOfPath(path: string): string | undefined {
 /** What the page at `path` reads first: who is signed in (every page), and a run page's run. */
 export function earlyReadsOf(path: string): string[] {
   const runId = runIdOfPath(path);
-  return ['/api/me', ...(runId ? [`/api/agent/runs/${runId}`] : [])];
+  return [routePath(Routes.me), ...(runId ? [routePath(Routes.runGet, { runId })] : [])];
 }
 
 /** An answer older than this is not taken: the page asks again. */
