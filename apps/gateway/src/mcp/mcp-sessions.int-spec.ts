@@ -6,11 +6,17 @@ import { testConfig, uniquePrefix, waitFor } from '@switchyard/testing';
 import { McpSessionCache } from './mcp-session-cache';
 import { McpSessions, STANDALONE_STREAM, type McpStreamEvent } from './mcp-sessions';
 import { McpSubscriber } from './mcp-subscriber';
+import type { FeedListener } from '../runs/run-feed';
 
 const note = (n: number): JSONRPCMessage => ({
   jsonrpc: '2.0',
   method: 'notifications/progress',
   params: { progressToken: 't', progress: n },
+});
+/** A live listener that only hears (a Redis-fed log never calls `missed`: it ends instead). */
+const hearing = (heard: (e: McpStreamEvent) => unknown): FeedListener<McpStreamEvent> => ({
+  heard: (e) => void heard(e),
+  missed: () => undefined,
 });
 const answer = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [] } });
 const progressOf = (events: Array<{ message: unknown }>) =>
@@ -146,7 +152,7 @@ describe('McpSessions', () => {
     await waitFor(async () => (await b.sessions.readAfter(id, 's', 0, 10)).length === 1, 10_000, 10);
     const live: McpStreamEvent[] = [];
     let lost = false;
-    const off = await b.sessions.log(id, 's', () => (lost = true)).follow((e) => live.push(e));
+    const off = await b.sessions.log(id, 's', () => (lost = true)).follow(hearing((e) => live.push(e)));
     await storeA.storeEvent('s', note(2));
     await storeA.storeEvent('s', answer(3));
     await waitFor(() => live.length === 2, 10_000, 10);
@@ -161,7 +167,9 @@ describe('McpSessions', () => {
   it('numbers the standalone stream in Redis across its writers on both replicas, and publishes it', async () => {
     const id = await a.sessions.create(alice);
     const live: number[] = [];
-    const off = await a.sessions.log(id, STANDALONE_STREAM, () => undefined).follow((e) => live.push(e.seq));
+    const off = await a.sessions
+      .log(id, STANDALONE_STREAM, () => undefined)
+      .follow(hearing((e) => live.push(e.seq)));
     const changed: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
     const ids = [
       await a.sessions.storeStandalone(id, changed),
@@ -186,7 +194,7 @@ describe('McpSessions', () => {
     });
     expect(sent).toEqual([]);
     let lost = false;
-    await b.sessions.log(mine, 's', () => (lost = true)).follow(() => undefined);
+    await b.sessions.log(mine, 's', () => (lost = true)).follow(hearing(() => undefined));
     await admin.client('KILL', 'ID', String(b.subscriber.trackingId));
     await waitFor(() => lost, 10_000, 10);
     await waitFor(() => b.subscriber.trackingId !== undefined, 30_000, 20);

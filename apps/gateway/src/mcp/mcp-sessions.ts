@@ -276,7 +276,7 @@ export class McpSessions {
           this.channel(sessionId, streamId),
           (payload) => {
             const event = parseEntry(payload);
-            if (event) listener(event);
+            if (event) listener.heard(event);
           },
           lost,
         ),

@@ -6,7 +6,7 @@ import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
 import { flattenSentHead, SSE_HEADERS } from './held-stream';
-import { RunFeed } from './run-feed';
+import { RunFeed, type FeedListener } from './run-feed';
 
 /** Events kept per owner for reconnects. */
 export const FEED_RING_SIZE = 500;
@@ -18,7 +18,7 @@ interface Numbered {
   readonly event: OwnerFeedEvent;
 }
 
-type Listener = (e: Numbered) => void;
+type Listener = FeedListener<Numbered>;
 
 /** One owner's live subscription, the events it buffered, and the streams that follow it. */
 interface OwnerState {
@@ -61,11 +61,14 @@ export class OwnerFeed implements OnModuleDestroy {
   readonly epoch = randomBytes(8).toString('hex');
   private counter = 0;
   private readonly owners = new Map<string, OwnerState>();
+  private readonly offReconnect: () => void;
 
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     private readonly runs: RunFeed,
-  ) {}
+  ) {
+    this.offReconnect = bus.onReconnect(() => void this.reconnected());
+  }
 
   /**
    * Streams the caller's feed on plain node:http objects (the fast path and the framework route).
@@ -84,8 +87,14 @@ export class OwnerFeed implements OnModuleDestroy {
     if (state.expiry) clearTimeout(state.expiry);
     state.expiry = undefined;
     let done = false;
-    const listener: Listener = (e) => {
-      if (!done) res.write(frame(`${this.epoch}-${e.n}`, e.event));
+    const listener: Listener = {
+      heard: (e) => {
+        if (!done) res.write(frame(`${this.epoch}-${e.n}`, e.event));
+      },
+      // What changed while NATS was away was never heard: the client refetches what it shows.
+      missed: () => {
+        if (!done) res.write('event: resync\ndata: {}\n\n');
+      },
     };
     let stopHeartbeat: () => void = () => undefined;
     const finish = () => {
@@ -138,14 +147,14 @@ export class OwnerFeed implements OnModuleDestroy {
       const e = { n: ++this.counter, event };
       ring.push(e);
       if (ring.length > FEED_RING_SIZE) state.droppedUpTo = ring.shift()?.n ?? state.droppedUpTo;
-      for (const l of listeners) l(e);
+      for (const l of listeners) l.heard(e);
     });
     const state: OwnerState = {
       ring,
       listeners,
       unsubscribe,
       // Covered once the NATS server has the subscription: numbers given out before may have missed events.
-      ready: this.bus.flush().then(() => {
+      ready: this.bus.subscribed().then(() => {
         state.coveredFrom = this.counter;
       }),
       coveredFrom: Number.MAX_SAFE_INTEGER,
@@ -175,7 +184,25 @@ export class OwnerFeed implements OnModuleDestroy {
     state.expiry.unref();
   }
 
+  /**
+   * The NATS connection came back: events of the gap were lost to the subscriptions. Once they are in
+   * place again, a resume from before now cannot be served exactly, and open streams are told to
+   * refetch.
+   */
+  private async reconnected(): Promise<void> {
+    try {
+      await this.bus.flush();
+    } catch {
+      return; // dropped again: the next reconnect does this
+    }
+    for (const state of this.owners.values()) {
+      state.coveredFrom = this.counter;
+      for (const l of state.listeners) l.missed();
+    }
+  }
+
   onModuleDestroy(): void {
+    this.offReconnect();
     for (const state of this.owners.values()) {
       if (state.expiry) clearTimeout(state.expiry);
       state.unsubscribe();

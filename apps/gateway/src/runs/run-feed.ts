@@ -5,8 +5,19 @@ import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
 
+/** What follows a run's (or chat session's) live events: a stream's own object, no closure per stream. */
+export interface FeedListener<E> {
+  /** An event published now. */
+  heard(event: E): void;
+  /**
+   * The live feed may have missed events: the NATS connection dropped and came back (the
+   * subscription is in place again). What was published meanwhile is only in the store.
+   */
+  missed(): void;
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entry's listeners take its own event type
-type Listener = (event: any) => void;
+type Listener = FeedListener<any>;
 
 /** What a heartbeat reaches: an open stream's own object (no closure per stream). */
 export interface Beating {
@@ -26,23 +37,27 @@ export class RunFeed implements OnModuleDestroy {
   >();
   private readonly beats = new Set<Beating>();
   private ticker: NodeJS.Timeout | undefined;
+  private readonly offReconnect: () => void;
 
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.offReconnect = bus.onReconnect(() => void this.reconnected());
+  }
 
   /**
    * Calls `listener` with each event of the run published from now on; resolves (with the
    * unsubscribe function) once the NATS server has the subscription, so nothing published after
-   * that is missed.
+   * that is missed. A drop of the NATS connection on the way delays it until the subscription is in
+   * place again; after a drop while following, `listener.missed()` is called.
    */
-  follow(runId: string, listener: (event: RunEvent) => void): Promise<() => void> {
+  follow(runId: string, listener: FeedListener<RunEvent>): Promise<() => void> {
     return this.share(`run:${runId}`, Events.run(runId), (e) => e.runId === runId, listener);
   }
 
   /** The same for a chat session's events. */
-  followChat(sessionId: string, listener: (event: ChatEvent) => void): Promise<() => void> {
+  followChat(sessionId: string, listener: FeedListener<ChatEvent>): Promise<() => void> {
     return this.share(
       `chat:${sessionId}`,
       Events.chat(sessionId),
@@ -56,28 +71,53 @@ export class RunFeed implements OnModuleDestroy {
     key: string,
     contract: EventContract<z.ZodType<E>>,
     belongs: (event: E) => boolean,
-    listener: (event: E) => void,
+    listener: FeedListener<E>,
   ): Promise<() => void> {
     let entry = this.runs.get(key);
     if (!entry) {
       const listeners = new Set<Listener>();
       const unsubscribe = this.bus.on(contract, (event: E) => {
         if (!belongs(event)) return;
-        for (const l of listeners) l(event);
+        for (const l of listeners) l.heard(event);
       });
-      entry = { listeners, unsubscribe, ready: this.bus.flush() };
+      const created = { listeners, unsubscribe, ready: this.bus.subscribed() };
+      // A subscription that cannot be confirmed (the connection closed for good) is not kept.
+      created.ready.catch(() => this.drop(key, listeners));
+      entry = created;
       this.runs.set(key, entry);
     }
     const { listeners, ready } = entry;
     listeners.add(listener);
-    await ready;
+    try {
+      await ready;
+    } catch (err) {
+      listeners.delete(listener);
+      throw err;
+    }
     return () => {
       listeners.delete(listener);
-      if (!listeners.size && this.runs.get(key)?.listeners === listeners) {
-        this.runs.get(key)?.unsubscribe();
-        this.runs.delete(key);
-      }
+      if (!listeners.size) this.drop(key, listeners);
     };
+  }
+
+  private drop(key: string, listeners: Set<Listener>): void {
+    const entry = this.runs.get(key);
+    if (entry?.listeners !== listeners) return;
+    entry.unsubscribe();
+    this.runs.delete(key);
+  }
+
+  /**
+   * The connection came back: once the NATS server has the subscriptions again, every follower
+   * reads what it may have missed. A drop during the flush is followed by another reconnect.
+   */
+  private async reconnected(): Promise<void> {
+    try {
+      await this.bus.flush();
+    } catch {
+      return;
+    }
+    for (const { listeners } of this.runs.values()) for (const l of listeners) l.missed();
   }
 
   /** Calls `beat` every SSE_HEARTBEAT_MS until the returned function is called. */
@@ -105,6 +145,7 @@ export class RunFeed implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.offReconnect();
     if (this.ticker) clearInterval(this.ticker);
     for (const { unsubscribe } of this.runs.values()) unsubscribe();
     this.runs.clear();

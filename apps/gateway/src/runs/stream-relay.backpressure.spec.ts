@@ -49,7 +49,7 @@ describe('StreamRelay with a client that reads slower than events come', () => {
     const log: EventLog<Ev> = {
       label: { runId: 'r' },
       follow: async (l) => {
-        live = l;
+        live = (e) => l.heard(e);
         return () => (live = undefined);
       },
       readAfter: async (after, limit) => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RunEventsReader } from '@switchyard/server-db-run-events';
 import type { Logger } from '@switchyard/server-observability';
-import type { RunFeed } from './run-feed';
+import type { FeedListener, RunFeed } from './run-feed';
 import { StreamRelay, type EventLog } from './stream-relay';
 
 interface Event {
@@ -51,13 +51,13 @@ describe('StreamRelay', () => {
       // The bus delivers an event while the subscription's flush is still on its way; the run's
       // end comes live once it is in place.
       follow: (listener) => {
-        listener({ seq: 2, type: 'run_started' });
+        listener.heard({ seq: 2, type: 'run_started' });
         return new Promise((resolve) =>
           setImmediate(() => {
             resolve(() => undefined);
             setImmediate(() => {
               stored.push({ seq: 3, type: 'complete' });
-              listener({ seq: 3, type: 'complete' });
+              listener.heard({ seq: 3, type: 'complete' });
             });
           }),
         );
@@ -74,6 +74,38 @@ describe('StreamRelay', () => {
       const ids = [...(await res.text()).matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
       expect(ids).toEqual([1, 2, 3]);
       expect(reads).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => one.close(() => resolve()));
+    }
+  });
+
+  it('reads what was published while the NATS connection was away, and stays open across the drop', async () => {
+    const stored: Event[] = [{ seq: 1, type: 'run_created' }];
+    let heard: FeedListener<Event> | undefined;
+    const reads: number[] = [];
+    const dropping: EventLog<Event> = {
+      ...log,
+      follow: (listener) => {
+        heard = listener;
+        return Promise.resolve(() => undefined);
+      },
+      readAfter: (after) => {
+        reads.push(after);
+        return Promise.resolve(stored.filter((e) => e.seq > after));
+      },
+    };
+    const one = createServer((req, res) => void relay.relay(dropping, 0, req, res));
+    await new Promise<void>((resolve) => one.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(one.address() as AddressInfo).port}/`);
+      const text = res.text();
+      while (reads.length < 1) await new Promise((r) => setImmediate(r));
+      // Published while the connection was away: stored, never heard live, the run's end among them.
+      stored.push({ seq: 2, type: 'run_started' }, { seq: 3, type: 'complete' });
+      heard?.missed();
+      const ids = [...(await text).matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      expect(ids).toEqual([1, 2, 3]);
+      expect(reads).toEqual([0, 1]);
     } finally {
       await new Promise<void>((resolve) => one.close(() => resolve()));
     }

@@ -6,7 +6,7 @@ import type { Logger } from '@switchyard/server-observability';
 import { LOGGER } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
 import { flattenSentHead, SSE_HEADERS } from './held-stream';
-import { RunFeed, type Beating } from './run-feed';
+import { RunFeed, type Beating, type FeedListener } from './run-feed';
 
 const PAGE = 500;
 
@@ -24,8 +24,11 @@ export function lastEventIdOf(req: IncomingMessage, fallback: number | undefined
 export interface EventLog<E extends { seq: number; type: string }> {
   /** What the stream is about, for logs. */
   readonly label: Record<string, string>;
-  /** Calls `listener` with each event published from now on; resolves once subscribed. */
-  follow(listener: (event: E) => void): Promise<() => void>;
+  /**
+   * Tells `listener` of each event published from now on, and when the live feed may have missed
+   * some; resolves once subscribed.
+   */
+  follow(listener: FeedListener<E>): Promise<() => void>;
   /** Events after `afterSeq` in order, at most `limit`. */
   readAfter(afterSeq: number, limit: number): Promise<E[]>;
   /** The stream ends after one of these (when it is the newest). */
@@ -52,7 +55,7 @@ class RunLog implements EventLog<RunEvent> {
     return { runId: this.runId };
   }
 
-  follow(listener: (event: RunEvent) => void): Promise<() => void> {
+  follow(listener: FeedListener<RunEvent>): Promise<() => void> {
     return this.feed.follow(this.runId, listener);
   }
 
@@ -118,7 +121,7 @@ function uncorkSink(sink: SseSink<{ seq: number; type: string }>): void {
  * `afterSeq`, then follows live, filling a gap in the live feed from the log (see `StreamRelay.follow`).
  * Its state is fields, not closures: thousands are open at once on a gateway.
  */
-class Follower<E extends { seq: number; type: string }> {
+class Follower<E extends { seq: number; type: string }> implements FeedListener<E> {
   private lastSent: number;
   private done = false;
   private blocked = false;
@@ -138,19 +141,17 @@ class Follower<E extends { seq: number; type: string }> {
 
   start(): Following {
     const stop = () => this.finish();
-    const subscribed = this.log
-      .follow((event) => this.live(event))
-      .then(
-        (off) => {
-          if (this.done) return off(); // stopped while subscribing
-          this.unsubscribe = off;
-          this.following = true;
-          // The first read starts one event early: the event the caller already has tells whether
-          // the stream had ended there.
-          this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
-        },
-        (err: Error) => this.failed(err),
-      );
+    const subscribed = this.log.follow(this).then(
+      (off) => {
+        if (this.done) return off(); // stopped while subscribing
+        this.unsubscribe = off;
+        this.following = true;
+        // The first read starts one event early: the event the caller already has tells whether
+        // the stream had ended there.
+        this.enqueue(() => this.catchUp(Math.max(this.afterSeq - 1, 0)));
+      },
+      (err: Error) => this.failed(err),
+    );
     return Object.assign(stop, { subscribed });
   }
 
@@ -161,7 +162,7 @@ class Follower<E extends { seq: number; type: string }> {
     this.sink.end();
   }
 
-  private live(event: E): void {
+  heard(event: E): void {
     // Heard before the subscription was confirmed: every event is stored before it is published, so
     // the first read (made once subscribed) has it; filling the "gap" before it would read twice.
     if (!this.following) return;
@@ -169,6 +170,12 @@ class Follower<E extends { seq: number; type: string }> {
       if (event.seq > this.lastSent + 1) await this.catchUp();
       this.send(event, true);
     });
+  }
+
+  missed(): void {
+    // Before the subscription was confirmed, the first read (queued once it is) covers the gap.
+    if (!this.following) return;
+    this.enqueue(() => this.catchUp());
   }
 
   private failed(err: Error): void {
@@ -214,7 +221,8 @@ class Follower<E extends { seq: number; type: string }> {
 /**
  * The SSE relay. It subscribes to the live events first, then replays what Postgres holds after
  * Last-Event-ID, then follows live: every event is sent once, in sequence order, and a gap in the
- * live feed (plain NATS is at-most-once) is filled from Postgres before going on. Works on plain
+ * live feed (plain NATS is at-most-once) is filled from Postgres before going on, as is what was
+ * published while the NATS connection was away (the stream stays open across the drop). Works on plain
  * node:http objects, so the stream can be served without the framework's per-request state. Runs'
  * streams and chat sessions' streams both go through it.
  */

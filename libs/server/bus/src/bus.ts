@@ -1,6 +1,7 @@
 import {
   connect,
   ErrorCode as NatsErrorCode,
+  Events as NatsEvents,
   headers as natsHeaders,
   type NatsConnection,
   NatsError,
@@ -59,6 +60,9 @@ interface ReplyPacket {
  */
 export class Bus implements BusPort {
   private seq = 0;
+  private readonly reconnectListeners = new Set<() => void>();
+  private watchingStatus = false;
+  private nextReconnect: Promise<void> | undefined;
 
   private constructor(
     readonly connection: NatsConnection,
@@ -224,6 +228,59 @@ export class Bus implements BusPort {
   /** Round trip to the NATS server, in milliseconds. */
   async ping(): Promise<number> {
     return this.connection.rtt();
+  }
+
+  /**
+   * Calls `listener` each time the connection comes back after a drop. nats.js has sent every
+   * subscription again by then, but what was published while it was away is lost to them (plain
+   * NATS is at-most-once): a listener reads what it keeps elsewhere. Returns the unsubscribe.
+   */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    if (!this.watchingStatus) {
+      this.watchingStatus = true;
+      void this.watchStatus();
+    }
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  /**
+   * Resolves once the NATS server has every subscription made so far. A flush lost with the
+   * connection is tried again once it is back (nats.js sends the subscriptions again on
+   * reconnecting); rejects only when the connection is closed for good.
+   */
+  async subscribed(): Promise<void> {
+    for (;;) {
+      try {
+        return await this.connection.flush();
+      } catch (err) {
+        if (this.connection.isClosed()) throw err;
+        await this.reconnected();
+      }
+    }
+  }
+
+  /** Resolves at the next reconnect (one promise for every waiter); rejects if the connection closes first. */
+  private reconnected(): Promise<void> {
+    this.nextReconnect ??= new Promise<void>((resolve, reject) => {
+      const off = this.onReconnect(() => {
+        off();
+        this.nextReconnect = undefined;
+        resolve();
+      });
+      void this.connection.closed().then(() => {
+        off();
+        reject(new AppError('unavailable', 'the NATS connection is closed'));
+      });
+    });
+    return this.nextReconnect;
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.connection.status()) {
+      if (s.type !== NatsEvents.Reconnect) continue;
+      for (const listener of [...this.reconnectListeners]) listener();
+    }
   }
 
   isConnected(): boolean {
