@@ -11,7 +11,7 @@ import {
 } from './mcp-server';
 import { PluginChangedEvent, PLUGIN_CHANGED_SUBJECT } from './plugins';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
-import { RunEvent, runEventsSubject } from './run-events';
+import { RunEventBatch, runEventsSubject } from './run-events';
 import { PlanTokens, planTokensSubject } from './runs';
 import { TASK_KILL_SUBJECT, TaskKill } from './tasks';
 import { CancelInvocation, TOOL_CANCEL_SUBJECT } from './tools';
@@ -50,8 +50,8 @@ export const Events = {
   mcpAccessChanged: event(MCP_ACCESS_CHANGED_SUBJECT, McpAccessChanged),
   /** A task was killed: the executor running its body cancels the run. */
   taskKill: event(TASK_KILL_SUBJECT, TaskKill),
-  /** A run's events, published live once stored (the SSE relay follows them). */
-  run: (runId: string) => event(runEventsSubject(runId), RunEvent),
+  /** A run's events, published live once stored, in batches (the SSE relay follows them). */
+  run: (runId: string) => event(runEventsSubject(runId), RunEventBatch),
   /** A chat session's events, published live once stored (the chat SSE relay follows them). */
   chat: (sessionId: string) => event(chatEventsSubject(sessionId), ChatEvent),
   /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */

@@ -313,6 +313,16 @@ export const RunEvent = z.discriminatedUnion('type', [
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
 
+/**
+ * What a run's live subject (`events.run.<runId>`) carries: events of that run in sequence order,
+ * as the executor's outbox sends them together (one message per run per write, split so that no
+ * message holds much more than RUN_EVENT_BATCH_BYTES of JSON).
+ */
+export const RunEventBatch = z.object({ events: z.array(RunEvent).min(1) });
+export type RunEventBatch = z.infer<typeof RunEventBatch>;
+/** The JSON a batch of run events holds before the next event goes into a message of its own. */
+export const RUN_EVENT_BATCH_BYTES = 256 * 1024;
+
 export type RunEventType = RunEventBody['type'];
 /** Every event type of the catalog, in catalog order (an SSE client listens for each by name). */
 export const RUN_EVENT_TYPE_LIST: readonly RunEventType[] = RunEventBody.options.map(

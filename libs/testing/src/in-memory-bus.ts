@@ -121,7 +121,14 @@ export class InMemoryBus implements BusPort {
   }
 
   publish(subject: string, payload: unknown): void {
-    const sent = decodeJson(encodeJson(payload, `the ${subject} event`), 'an event');
+    this.deliver(subject, decodeJson(encodeJson(payload, `the ${subject} event`), 'an event'));
+  }
+
+  publishJson(subject: string, json: string): void {
+    this.deliver(subject, decodeJson(new TextEncoder().encode(json), 'an event'));
+  }
+
+  private deliver(subject: string, sent: unknown): void {
     this.traffic.events.push({ subject, payload: sent });
     const heard = [...(this.listeners.get(subject) ?? [])];
     // Delivered later, as over the wire: a sender never runs its receivers inside its own call.

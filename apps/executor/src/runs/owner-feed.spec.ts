@@ -66,6 +66,6 @@ describe('the owner feed of a run (RunWriter → Events.ownerFeed)', () => {
       [RUN, 'complete', 'completed'],
     ]);
     // And the run's own stream still has every event.
-    expect(bus.sent(Events.run(RUN)).map((e) => e.type)).toContain('plan_token');
+    expect(bus.sent(Events.run(RUN)).flatMap((b) => b.events.map((e) => e.type))).toContain('plan_token');
   });
 });

@@ -81,8 +81,8 @@ describe('live feeds across a NATS restart (real nats-server)', () => {
     expect(early.misses).toBe(1);
 
     // Both subscriptions are in place again: what is published now is heard live.
-    bus.emit(Events.run(before), started(before, 2));
-    bus.emit(Events.run(during), started(during, 1));
+    bus.emit(Events.run(before), { events: [started(before, 2)] });
+    bus.emit(Events.run(during), { events: [started(during, 1)] });
     await waitFor(async () => (early.heardSeqs.length && late.heardSeqs.length ? true : undefined), 10_000);
     expect(early.heardSeqs).toEqual([2]);
     expect(late.heardSeqs).toEqual([1]);

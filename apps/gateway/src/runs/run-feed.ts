@@ -18,6 +18,7 @@ export interface FeedListener<E> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entry's listeners take its own event type
 type Listener = FeedListener<any>;
+const NONE: readonly never[] = [];
 
 /** What a heartbeat reaches: an open stream's own object (no closure per stream). */
 export interface Beating {
@@ -53,7 +54,13 @@ export class RunFeed implements OnModuleDestroy {
    * place again; after a drop while following, `listener.missed()` is called.
    */
   follow(runId: string, listener: FeedListener<RunEvent>): Promise<() => void> {
-    return this.share(`run:${runId}`, Events.run(runId), (e) => e.runId === runId, listener);
+    // A message is a batch of the run's events (the executor's outbox sends them together).
+    return this.share(
+      `run:${runId}`,
+      Events.run(runId),
+      (batch) => (batch.events.every((e) => e.runId === runId) ? batch.events : NONE),
+      listener,
+    );
   }
 
   /** The same for a chat session's events. */
@@ -61,24 +68,26 @@ export class RunFeed implements OnModuleDestroy {
     return this.share(
       `chat:${sessionId}`,
       Events.chat(sessionId),
-      (e) => e.sessionId === sessionId,
+      (e) => (e.sessionId === sessionId ? [e] : NONE),
       listener,
     );
   }
 
-  /** One subscription per key, shared by every listener of it. */
-  private async share<E>(
+  /**
+   * One subscription per key, shared by every listener of it. `eventsOf`: a message's events that
+   * belong to the key, in order (none when the message names another run or session).
+   */
+  private async share<M, E>(
     key: string,
-    contract: EventContract<z.ZodType<E>>,
-    belongs: (event: E) => boolean,
+    contract: EventContract<z.ZodType<M>>,
+    eventsOf: (message: M) => readonly E[],
     listener: FeedListener<E>,
   ): Promise<() => void> {
     let entry = this.runs.get(key);
     if (!entry) {
       const listeners = new Set<Listener>();
-      const unsubscribe = this.bus.on(contract, (event: E) => {
-        if (!belongs(event)) return;
-        for (const l of listeners) l.heard(event);
+      const unsubscribe = this.bus.on(contract, (message: M) => {
+        for (const event of eventsOf(message)) for (const l of listeners) l.heard(event);
       });
       const created = { listeners, unsubscribe, ready: this.bus.subscribed() };
       // A subscription that cannot be confirmed (the connection closed for good) is not kept.

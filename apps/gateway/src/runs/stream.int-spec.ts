@@ -69,7 +69,7 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
 
   /** Stores events, then publishes them live, as the executor does. */
   async function emit(runId: string, ...list: RunEventBody[]) {
-    for (const e of await events.append(runId, list)) bus.emit(Events.run(runId), e);
+    bus.emit(Events.run(runId), { events: await events.append(runId, list) });
   }
 
   const url = (runId: string, extra = '') => `${gateway.url}/api/agent/stream?runId=${runId}${extra}`;
@@ -102,7 +102,9 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     // Stored but never published (a lost NATS message), then a later one that is published.
     await events.append(run, [tokenEvent('5')]);
     // A live message that is not a run event (sent around the catalog) is dropped at the edge.
-    bus.publish(runEventsSubject(run), { runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' });
+    bus.publish(runEventsSubject(run), {
+      events: [{ runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' }],
+    });
     await emit(run, tokenEvent('6'));
     await waitFor(() => s.frames.length === 4, 60_000, 20);
     expect(s.frames.map((f) => f.id)).toEqual([4, 5, 6, 7]);

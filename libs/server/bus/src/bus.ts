@@ -45,6 +45,8 @@ export interface BusOptions extends NatsConnectionSettings {
   readonly validateEvents?: boolean;
 }
 
+const textEncoder = new TextEncoder();
+
 /** Nest's NATS reply packet. */
 interface ReplyPacket {
   id?: string;
@@ -143,6 +145,10 @@ export class Bus implements BusPort {
    */
   publish(subject: string, payload: unknown): void {
     this.connection.publish(this.opts.subjectPrefix + subject, encodeJson(payload, `the ${subject} event`));
+  }
+
+  publishJson(subject: string, json: string): void {
+    this.connection.publish(this.opts.subjectPrefix + subject, textEncoder.encode(json));
   }
 
   /** Every replica receives every message (no queue group). Returns the unsubscribe function. */

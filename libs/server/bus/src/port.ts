@@ -37,6 +37,11 @@ export interface BusPort {
   /** Hears an event of the catalog, typed; a message that does not fit the contract is dropped. */
   on<S extends z.ZodType>(contract: EventContract<S>, handler: (payload: z.output<S>) => void): () => void;
   publish(subject: string, payload: unknown): void;
+  /**
+   * Publishes `json`, text that is JSON already (a sender that had to serialise parts of it anyway,
+   * to size its messages); receivers hear it as they hear `publish`.
+   */
+  publishJson(subject: string, json: string): void;
   subscribe(subject: string, handler: (payload: unknown) => void): () => void;
 }
 

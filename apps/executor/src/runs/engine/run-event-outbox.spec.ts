@@ -1,4 +1,4 @@
-import { Events, type RunEvent } from '@switchyard/contracts';
+import { Events, RUN_EVENT_BATCH_BYTES, type RunEvent } from '@switchyard/contracts';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunEventOutbox } from './run-event-outbox';
 
@@ -23,7 +23,9 @@ const complete = (runId: string, seq: number): RunEvent => ({
 describe('RunEventOutbox', () => {
   let bus: InMemoryBus;
   let clock: number;
-  const seqs = (runId: string) => bus.sent(Events.run(runId)).map((e) => e.seq);
+  const seqs = (runId: string) => bus.sent(Events.run(runId)).flatMap((b) => b.events.map((e) => e.seq));
+  /** The messages sent on a run's subject, as the sequence numbers each carried. */
+  const messages = (runId: string) => bus.sent(Events.run(runId)).map((b) => b.events.map((e) => e.seq));
 
   beforeEach(() => {
     jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
@@ -116,10 +118,10 @@ describe('RunEventOutbox', () => {
   it('a chain of fast steps costs one bus write per window, not one per step', () => {
     const out = outbox(10);
     const sentAt: number[] = [];
-    const publish = bus.publish.bind(bus);
-    jest.spyOn(bus, 'publish').mockImplementation((subject, payload) => {
+    const publish = bus.publishJson.bind(bus);
+    jest.spyOn(bus, 'publishJson').mockImplementation((subject, json) => {
       sentAt.push(clock);
-      publish(subject, payload);
+      publish(subject, json);
     });
     for (let seq = 1; seq <= 100; seq++) {
       out.publish([step(A, seq)]);
@@ -127,8 +129,56 @@ describe('RunEventOutbox', () => {
     }
     later(10);
     expect(seqs(A)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
-    // The first step on its own, then ten steps per window: 11 writes, not 100.
+    // The first step on its own, then ten steps per window: 11 writes, not 100, one message each.
     expect(new Set(sentAt).size).toBe(11);
+    expect(sentAt).toHaveLength(11);
+    expect(messages(A)[1]).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('sends what leaves together as one message per run, each in its order', () => {
+    const out = outbox(10);
+    out.publish([step(A, 1)]);
+    later(1);
+    out.publish([step(A, 2), step(A, 3)]);
+    out.publish([step(B, 1)]);
+    out.publish([step(A, 4), step(B, 2)]);
+    later(10);
+    expect(messages(A)).toEqual([[1], [2, 3, 4]]);
+    expect(messages(B)).toEqual([[1, 2]]);
+  });
+
+  it('cuts a batch before RUN_EVENT_BATCH_BYTES of JSON, never inside an event', () => {
+    const out = outbox(0);
+    const big = (seq: number): RunEvent => ({
+      type: 'step_complete',
+      runId: A,
+      seq,
+      at: '2026-12-04T00:00:00.000Z',
+      data: {
+        stepId: `s${seq}`,
+        tool: 'wait',
+        result: 'x'.repeat(RUN_EVENT_BATCH_BYTES / 3),
+        attempt: 1,
+        truncated: false,
+      },
+    });
+    out.publish([1, 2, 3, 4, 5].map(big));
+    // Each event is a third of the budget and a little more: two fit in a message.
+    expect(messages(A)).toEqual([[1, 2], [3, 4], [5]]);
+    const sizes = bus.sent(Events.run(A)).map((b) => JSON.stringify(b).length);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(RUN_EVENT_BATCH_BYTES + 64);
+  });
+
+  it('keeps going when the bus refuses a message (the events are stored; gateways read them from the log)', () => {
+    const out = outbox(0);
+    const publish = bus.publishJson.bind(bus);
+    jest.spyOn(bus, 'publishJson').mockImplementationOnce(() => {
+      throw new Error('MAX_PAYLOAD_EXCEEDED');
+    });
+    out.publish([step(A, 1)]);
+    jest.spyOn(bus, 'publishJson').mockImplementation(publish);
+    out.publish([step(A, 2)]);
+    expect(seqs(A)).toEqual([2]);
   });
 
   it('sends what it holds when the replica shuts down', () => {

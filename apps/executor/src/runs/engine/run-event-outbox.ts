@@ -1,4 +1,4 @@
-import { Events, isOwnerFeedRunEvent, type RunEvent } from '@switchyard/contracts';
+import { Events, isOwnerFeedRunEvent, RUN_EVENT_BATCH_BYTES, type RunEvent } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
 
 /**
@@ -16,6 +16,11 @@ import type { BusPort } from '@switchyard/server-bus';
  * Held events are durable already (the writer publishes what the log has stored): a replica that
  * dies holding some leaves a gap in a gateway's feed, which the gateway fills from the log when the
  * run's next event arrives (StreamRelay), as it does for any event the bus lost.
+ *
+ * What leaves together leaves as one message per run (`RunEventBatch`): the NATS client frames,
+ * and a gateway parses and dispatches, each message once, so a write of fifty step starts is one
+ * message, not fifty. A batch is cut before RUN_EVENT_BATCH_BYTES of JSON (NATS refuses a message
+ * over its max payload, 1 MiB by default).
  */
 export class RunEventOutbox {
   private held: RunEvent[] = [];
@@ -49,7 +54,7 @@ export class RunEventOutbox {
    */
   publishUnchecked(events: readonly RunEvent[]): void {
     this.flush();
-    for (const e of events) this.bus.emit(Events.run(e.runId), e);
+    for (const [runId, ofRun] of byRun(events)) this.bus.emit(Events.run(runId), { events: ofRun });
     if (events.length) this.lastWrite = this.now();
   }
 
@@ -66,6 +71,43 @@ export class RunEventOutbox {
     this.lastWrite = this.now();
     const out = this.held;
     this.held = [];
-    for (const e of out) this.bus.publish(Events.run(e.runId).subject, e);
+    for (const [runId, events] of byRun(out)) this.send(Events.run(runId).subject, events);
   }
+
+  /** One run's events as few messages as RUN_EVENT_BATCH_BYTES allows (an event is never split). */
+  private send(subject: string, events: readonly RunEvent[]): void {
+    let parts: string[] = [];
+    let size = 0;
+    for (const e of events) {
+      const json = JSON.stringify(e);
+      if (parts.length && size + json.length > RUN_EVENT_BATCH_BYTES) {
+        this.sendBatch(subject, parts);
+        parts = [];
+        size = 0;
+      }
+      parts.push(json);
+      size += json.length + 1;
+    }
+    this.sendBatch(subject, parts);
+  }
+
+  private sendBatch(subject: string, parts: readonly string[]): void {
+    try {
+      this.bus.publishJson(subject, `{"events":[${parts.join(',')}]}`);
+    } catch {
+      // Refused by the client (one event over the server's max payload, a closed connection): the
+      // events are stored, and a gateway reads them from the log at the run's next event.
+    }
+  }
+}
+
+/** Events grouped by run, each run's in the order given. */
+function byRun(events: readonly RunEvent[]): Map<string, RunEvent[]> {
+  const runs = new Map<string, RunEvent[]>();
+  for (const e of events) {
+    const list = runs.get(e.runId);
+    if (list) list.push(e);
+    else runs.set(e.runId, [e]);
+  }
+  return runs;
 }

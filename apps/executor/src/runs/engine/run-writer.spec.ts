@@ -39,7 +39,7 @@ function repoOf(log: MemoryLog): RunLog {
 const RUN = '00000000-0000-4000-8000-0000000000bb';
 let bus = new InMemoryBus();
 /** What the writer published on the run's live subject, in order. */
-const published = (): RunEvent[] => bus.sent(Events.run(RUN));
+const published = (): RunEvent[] => bus.sent(Events.run(RUN)).flatMap((b) => b.events);
 const token = (text: string) => ({ text, attempt: 1 });
 const stepStart = {
   stepId: 's',
