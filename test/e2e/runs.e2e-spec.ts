@@ -565,6 +565,49 @@ describe('agent runs end to end', () => {
     expect((await call('POST', `/api/agent/runs/${source}/resume`, alice)).status).toBe(409); // completed
   });
 
+  it("answers a start on the gateway's fast path exactly as the framework route does", async () => {
+    // An Idempotency-Key (a fresh one each time) sends the same request the framework's way.
+    const both = async (raw: string, token: string | undefined) => {
+      const send = (key?: string) =>
+        api(stack.gatewayUrl, 'POST', '/api/agent/run', {
+          raw,
+          ...(token ? { token } : {}),
+          ...(key ? { headers: { 'idempotency-key': key } } : {}),
+        });
+      const [fast, framework] = [await send(), await send(`k-${randomBytes(8).toString('hex')}`)];
+      const shape = (r: ApiResponse) => {
+        const { correlationId: _c, runId, ...rest } = r.json;
+        return {
+          status: r.status,
+          type: r.type,
+          retryAfter: r.headers.get('retry-after'),
+          runId: typeof runId,
+          body: rest,
+        };
+      };
+      expect(fast.headers.get('x-correlation-id')).toBeTruthy();
+      expect(shape(fast)).toEqual(shape(framework));
+      return shape(fast);
+    };
+    const ok = JSON.stringify({ config: noReview, workflow: { steps: [wait('a', 0, 1)] } });
+    expect(await both(ok, alice)).toMatchObject({ status: 200, runId: 'string' });
+    expect((await both('{"workflow": ', alice)).body).toMatchObject({ code: 'validation_failed' });
+    expect((await both('"a string"', alice)).body).toMatchObject({ code: 'validation_failed' });
+    expect((await both(ok, undefined)).status).toBe(401);
+    expect((await both(ok, 'not-a-token')).status).toBe(401);
+    expect(
+      (await both(JSON.stringify({ config: noReview, workflow: { steps: [{ id: 'a' }] } }), alice)).body,
+    ).toMatchObject({ code: 'validation_failed' });
+    expect((await both(JSON.stringify({ goal: 'a\u0000b' }), alice)).status).toBe(400);
+    // A plan the executor refuses (a tool that does not exist): the same code from either way.
+    const unknownTool = JSON.stringify({
+      config: noReview,
+      workflow: { steps: [{ id: 'a', tool: 'no_such_tool', arguments: {}, dependsOn: [] }] },
+    });
+    expect((await both(unknownTool, alice)).status).toBeGreaterThanOrEqual(400);
+    expect((await both('', alice)).status).toBe(400);
+  });
+
   it('starts a batch of 8 independent runs, and refuses a read-only batch holding a write step before anything runs', async () => {
     const runs = Array.from({ length: 8 }, (_, i) => ({
       goal: `batch ${i}`,

@@ -43,8 +43,8 @@ export function bodyLimitBytes(limit: string): number | undefined {
 }
 
 /**
- * Answers the busiest plain JSON call, `POST /api/agent/tasks` (a background task's submit), on the
- * raw HTTP server ahead of Express and Nest, whose layers (router, guard, interceptors, rxjs) cost
+ * Answers the busiest plain JSON calls, `POST /api/agent/tasks` (a background task's submit) and
+ * `POST /api/agent/run` (a run's start), on the raw HTTP server ahead of Express and Nest, whose layers (router, guard, interceptors, rxjs) cost
  * more than the rest of the gateway's part of a task. Same checks and answers as the framework
  * route: token and permission, hostile text, the body's schema, problem+json with Retry-After.
  * Anything out of the ordinary takes the framework's way: an Idempotency-Key (its interceptor keeps
@@ -69,6 +69,11 @@ export class JsonFastPath {
         route: Routes.taskSubmit,
         answer: (body, ctx) =>
           bus.call(Rpc.tasks.submit, body as RpcRequest<typeof Rpc.tasks.submit>, { ctx }),
+      },
+      {
+        route: Routes.runStart,
+        answer: (body, ctx) =>
+          bus.call(Rpc.executor.start, body as RpcRequest<typeof Rpc.executor.start>, { ctx }),
       },
     ];
   }
