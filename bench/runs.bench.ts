@@ -34,7 +34,8 @@ import { PeerProcess, type PassSize } from './peers/peer-process';
 
 const NATS_URL = 'nats://127.0.0.1:4222';
 const PG_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
-const ROUNDS = 5;
+/** Rounds of each measurement; a figure is their median (each round is kept in the results too). */
+const ROUNDS = 9;
 const CHAIN = 50;
 /** Runs of CHAIN independent steps started together: 1,000 steps. */
 const FANS = 20;
@@ -487,7 +488,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       },
       method: {
         rounds: ROUNDS,
-        statistic: 'median of rounds',
+        statistic: `median of ${ROUNDS} rounds (each round's figure is in *RoundsMs: this host is shared and noisy)`,
         step:
           'wait {ms:0}: a local built-in, run by the executor in its process (RUN_LOCAL_TOOLS, on by default); ' +
           'registryHosted: the same steps with RUN_LOCAL_TOOLS=false, each a registry.tools.invoke over NATS',
@@ -504,6 +505,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       },
       sequential: {
         steps100Ms: r3(median(seq100)),
+        steps100RoundsMs: seq100.map(r3),
         perStepEndToEndMs: r3(perStepEndToEnd),
         marginalPerStepMs: r3(marginalPerStep),
         floorPerStepMs: r3(floor),
@@ -518,6 +520,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       parallel: {
         steps100Ms: r3(median(par100)),
         steps1000Ms: r3(median(par1000)),
+        steps1000RoundsMs: par1000.map(r3),
         steps1000PerStepMs: r3(median(par1000) / 1000),
         ratioToSequentialFloor: r3(median(par1000) / (1000 * floor)),
         ratioToPeers: ratioToPeers(median(par1000), (p) => p.parallel1000Ms),

@@ -85,14 +85,15 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
     return this.cache.fresh(ownerId);
   }
 
-  async load(ownerId: string): Promise<OwnerHooks> {
-    const [hooks, plugins] = await Promise.all([
-      this.repo.hooks(ownerId, { enabledOnly: true }),
-      this.pluginHooks(),
-    ]);
-    const parsed = [...hooks.map((hook) => ({ hook, matchers: matchersOf(hook.matcher) })), ...plugins];
-    this.cache.set(ownerId, parsed);
-    return parsed;
+  /** Reads the owner's enabled hooks and the trusted plugins' (one read at a time per owner). */
+  load(ownerId: string): Promise<OwnerHooks> {
+    return this.cache.load(ownerId, async () => {
+      const [hooks, plugins] = await Promise.all([
+        this.repo.hooks(ownerId, { enabledOnly: true }),
+        this.pluginHooks(),
+      ]);
+      return [...hooks.map((hook) => ({ hook, matchers: matchersOf(hook.matcher) })), ...plugins];
+    });
   }
 
   /**
@@ -102,11 +103,8 @@ export class HooksService implements OnModuleInit, OnModuleDestroy {
    */
   private async pluginHooks(): Promise<OwnerHooks> {
     if (!this.plugins) return [];
-    const known = this.cache.fresh(GLOBAL_SCOPE);
-    if (known) return known;
-    const active = await this.plugins.active();
-    this.cache.set(GLOBAL_SCOPE, active);
-    return active;
+    const plugins = this.plugins;
+    return this.cache.fresh(GLOBAL_SCOPE) ?? this.cache.load(GLOBAL_SCOPE, () => plugins.active());
   }
 
   /** The hooks for `event` whose matcher matches the call (an empty matcher matches every call). */

@@ -12,6 +12,10 @@ export const PERMISSIONS_CACHE_MS = 5_000;
  */
 export class OwnerCache<T> {
   private readonly entries = new Map<string, { readonly value: T; readonly at: number }>();
+  /** Loads in flight, one per owner: every caller of `load` meanwhile shares it. */
+  private readonly loading = new Map<string, Promise<T>>();
+  /** Bumped by every drop: a load begun before a change is not kept after it. */
+  private era = 0;
 
   constructor(private readonly ttlMs = PERMISSIONS_CACHE_MS) {}
 
@@ -30,10 +34,39 @@ export class OwnerCache<T> {
     this.entries.set(ownerId, { value, at: Date.now() });
   }
 
+  /**
+   * Reads the owner's copy with `read` and keeps it, once however many ask at the same time: when
+   * the copy goes stale under load, every step in flight asks for it, and a read each would be
+   * thousands of queries at once (a stall of a second was measured with a thousand parallel steps).
+   * A read begun before a change was announced is not kept, and callers after the change start a
+   * read of their own.
+   */
+  load(ownerId: string, read: () => Promise<T>): Promise<T> {
+    const pending = this.loading.get(ownerId);
+    if (pending) return pending;
+    const era = this.era;
+    const loaded: Promise<T> = read()
+      .then((value) => {
+        if (this.era === era) this.set(ownerId, value);
+        return value;
+      })
+      .finally(() => {
+        if (this.loading.get(ownerId) === loaded) this.loading.delete(ownerId);
+      });
+    this.loading.set(ownerId, loaded);
+    return loaded;
+  }
+
   /** `scope`: an owner id, or GLOBAL_SCOPE for everyone. */
   drop(scope: string): void {
-    if (scope === GLOBAL_SCOPE) this.entries.clear();
-    else this.entries.delete(scope);
+    this.era++;
+    if (scope === GLOBAL_SCOPE) {
+      this.entries.clear();
+      this.loading.clear();
+    } else {
+      this.entries.delete(scope);
+      this.loading.delete(scope);
+    }
   }
 
   /** Drops copies when any replica announces a change; returns the unsubscribe. */

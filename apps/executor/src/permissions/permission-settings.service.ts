@@ -47,8 +47,12 @@ export class PermissionSettingsService implements OnModuleInit, OnModuleDestroy 
     return this.cache.fresh(ownerId);
   }
 
-  /** Reads and parses the owner's and the global rules. */
-  async load(ownerId: string): Promise<readonly Rule[]> {
+  /** Reads and parses the owner's and the global rules (one read at a time per owner). */
+  load(ownerId: string): Promise<readonly Rule[]> {
+    return this.cache.load(ownerId, () => this.read(ownerId));
+  }
+
+  private async read(ownerId: string): Promise<readonly Rule[]> {
     const [own, global] = await Promise.all([this.repo.rules(ownerId), this.repo.rules(GLOBAL_SCOPE)]);
     const rules: Rule[] = [];
     for (const [scope, lists] of [
@@ -64,7 +68,6 @@ export class PermissionSettingsService implements OnModuleInit, OnModuleDestroy 
           'stored permission rules no longer parse',
         );
     }
-    this.cache.set(ownerId, rules);
     return rules;
   }
 
