@@ -8,6 +8,7 @@ import {
   createTestDatabase,
   FakeLlmServer,
   openStream,
+  postBothWays,
   Stack,
   uniquePrefix,
   waitFor,
@@ -566,15 +567,8 @@ describe('agent runs end to end', () => {
   });
 
   it("answers a start on the gateway's fast path exactly as the framework route does", async () => {
-    // An Idempotency-Key (a fresh one each time) sends the same request the framework's way.
     const both = async (raw: string, token: string | undefined) => {
-      const send = (key?: string) =>
-        api(stack.gatewayUrl, 'POST', '/api/agent/run', {
-          raw,
-          ...(token ? { token } : {}),
-          ...(key ? { headers: { 'idempotency-key': key } } : {}),
-        });
-      const [fast, framework] = [await send(), await send(`k-${randomBytes(8).toString('hex')}`)];
+      const { fast, framework } = await postBothWays(stack.gatewayUrl, '/api/agent/run', raw, token);
       const shape = (r: ApiResponse) => {
         const { correlationId: _c, runId, ...rest } = r.json;
         return {

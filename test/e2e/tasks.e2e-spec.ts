@@ -7,6 +7,7 @@ import {
   createTestDatabase,
   FakeLlmServer,
   openStream,
+  postBothWays,
   Stack,
   uniquePrefix,
   waitFor,
@@ -149,15 +150,8 @@ describe('background tasks end to end', () => {
 
   it("answers a submit on the gateway's fast path exactly as the framework route does", async () => {
     const wf = await publish(0);
-    // An Idempotency-Key (a fresh one each time) sends the same request the framework's way.
     const both = async (raw: string, token: string | undefined) => {
-      const send = (key?: string) =>
-        api(stack.gatewayUrl, 'POST', '/api/agent/tasks', {
-          raw,
-          ...(token ? { token } : {}),
-          ...(key ? { headers: { 'idempotency-key': key } } : {}),
-        });
-      const [fast, framework] = [await send(), await send(`k-${randomBytes(8).toString('hex')}`)];
+      const { fast, framework } = await postBothWays(stack.gatewayUrl, '/api/agent/tasks', raw, token);
       const shape = (r: ApiResponse) => {
         const { correlationId: _c, id: _id, createdAt: _t, queueWaitMs: _w, ...rest } = r.json;
         return { status: r.status, type: r.type, retryAfter: r.headers.get('retry-after'), body: rest };

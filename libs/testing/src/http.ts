@@ -48,3 +48,24 @@ export async function api(
     headers: res.headers,
   };
 }
+
+/**
+ * The same POST sent both ways through the gateway: plain (its raw-server fast path) and with a fresh
+ * Idempotency-Key (which always takes the framework's route). For tests that prove the two answer alike.
+ */
+export async function postBothWays(
+  baseUrl: string,
+  path: string,
+  raw: string,
+  token: string | undefined,
+): Promise<{ fast: ApiResponse; framework: ApiResponse }> {
+  const send = (key?: string) =>
+    api(baseUrl, 'POST', path, {
+      raw,
+      ...(token ? { token } : {}),
+      ...(key ? { headers: { 'idempotency-key': key } } : {}),
+    });
+  const fast = await send();
+  const framework = await send(`k-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`);
+  return { fast, framework };
+}
