@@ -176,8 +176,11 @@ export class Stack {
         METRICS_PORT: String(metricsPort ?? port),
         HOST: '127.0.0.1',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The IPC channel is only a lifeline: a service closes when it disconnects (this process died,
+      // even by SIGKILL; see runService).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
+    child.channel?.unref();
     live.add(child);
     child.once('exit', () => live.delete(child));
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

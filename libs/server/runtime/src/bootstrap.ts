@@ -185,7 +185,7 @@ export async function runService(opts: BootstrapOptions): Promise<void> {
     process.stderr.write(`${opts.config.service}: failed to start: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  const stop = (signal: NodeJS.Signals) => {
+  const stop = (signal: NodeJS.Signals | 'parent gone') => {
     running.logger.info({ signal }, 'signal received');
     const deadline = setTimeout(() => {
       running.logger.error('graceful shutdown took too long; exiting');
@@ -202,4 +202,12 @@ export async function runService(opts: BootstrapOptions): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Started with an IPC channel (the test stack does; a deployment does not): when the parent is
+  // gone, however it died, this service closes too, instead of running on unseen and loading the
+  // machine for whatever runs next (a killed test run left a whole stack behind).
+  if (process.channel) {
+    process.channel.unref();
+    if (process.connected) process.once('disconnect', () => stop('parent gone'));
+    else stop('parent gone');
+  }
 }
