@@ -67,7 +67,7 @@ export class OwnerFeed implements OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     private readonly runs: RunFeed,
   ) {
-    this.offReconnect = bus.onReconnect(() => void this.reconnected());
+    this.offReconnect = bus.onReconnect(() => this.reconnected());
   }
 
   /**
@@ -185,16 +185,10 @@ export class OwnerFeed implements OnModuleDestroy {
   }
 
   /**
-   * The NATS connection came back: events of the gap were lost to the subscriptions. Once they are in
-   * place again, a resume from before now cannot be served exactly, and open streams are told to
-   * refetch.
+   * The NATS connection came back (the subscriptions in place again): events of the gap were lost to
+   * them, so a resume from before now cannot be served exactly, and open streams are told to refetch.
    */
-  private async reconnected(): Promise<void> {
-    try {
-      await this.bus.flush();
-    } catch {
-      return; // dropped again: the next reconnect does this
-    }
+  private reconnected(): void {
     for (const state of this.owners.values()) {
       state.coveredFrom = this.counter;
       for (const l of state.listeners) l.missed();

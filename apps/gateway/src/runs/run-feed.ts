@@ -44,7 +44,7 @@ export class RunFeed implements OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.offReconnect = bus.onReconnect(() => void this.reconnected());
+    this.offReconnect = bus.onReconnect(() => this.reconnected());
   }
 
   /**
@@ -116,16 +116,8 @@ export class RunFeed implements OnModuleDestroy {
     this.runs.delete(key);
   }
 
-  /**
-   * The connection came back: once the NATS server has the subscriptions again, every follower
-   * reads what it may have missed. A drop during the flush is followed by another reconnect.
-   */
-  private async reconnected(): Promise<void> {
-    try {
-      await this.bus.flush();
-    } catch {
-      return;
-    }
+  /** The connection came back with the subscriptions in place: every follower reads what it may have missed. */
+  private reconnected(): void {
     for (const { listeners } of this.runs.values()) for (const l of listeners) l.missed();
   }
 

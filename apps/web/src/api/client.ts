@@ -6,10 +6,8 @@ import {
   type RouteRef,
   type StoredFile,
 } from '@switchyard/contracts';
-import { routePath, Routes } from './routes';
-
-export { routePath };
 import { takeEarly, tokenStore } from './early';
+import { routePath, Routes } from './routes';
 
 /** What the server said when it refused a request: its stable code, its sentence, and field paths. */
 export class ApiError extends Error {

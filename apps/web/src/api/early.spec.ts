@@ -1,5 +1,5 @@
 import { routeIndexOf, Routes } from '@switchyard/contracts';
-import { routePath } from './client';
+import { routePath } from './routes';
 import { earlyReadsOf, runIdOfPath, startEarlyReads, takeEarly } from './early';
 
 const runId = '00000000-0000-4000-8000-000000000001';

@@ -237,9 +237,11 @@ export class Bus implements BusPort {
   }
 
   /**
-   * Calls `listener` each time the connection comes back after a drop. nats.js has sent every
-   * subscription again by then, but what was published while it was away is lost to them (plain
-   * NATS is at-most-once): a listener reads what it keeps elsewhere. Returns the unsubscribe.
+   * Calls `listener` each time the connection comes back after a drop, once the NATS server has
+   * every subscription again (nats.js sends them on reconnecting; a flush confirms it). What was
+   * published while it was away is lost to them (plain NATS is at-most-once): a listener reads what
+   * it keeps elsewhere. A drop during that flush is followed by another reconnect. Returns the
+   * unsubscribe.
    */
   onReconnect(listener: () => void): () => void {
     this.reconnectListeners.add(listener);
@@ -285,7 +287,10 @@ export class Bus implements BusPort {
   private async watchStatus(): Promise<void> {
     for await (const s of this.connection.status()) {
       if (s.type !== NatsEvents.Reconnect) continue;
-      for (const listener of [...this.reconnectListeners]) listener();
+      void this.connection.flush().then(
+        () => [...this.reconnectListeners].forEach((listener) => listener()),
+        () => undefined, // dropped again: the next reconnect tells them
+      );
     }
   }
 
