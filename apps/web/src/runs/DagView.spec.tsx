@@ -134,15 +134,15 @@ describe('the run DAG', () => {
     expect(small.k).toBe(1);
     expect([small.x, small.y]).toEqual([200, 100]);
 
-    const wide = fitTransform({ width: 1000, height: 300 }, 800, 400);
-    expect(wide.k).toBeCloseTo((800 - 48) / 1000);
-    expect(wide.x).toBeCloseTo((800 - 1000 * wide.k) / 2);
+    const wide = fitTransform({ width: 900, height: 300 }, 800, 400);
+    expect(wide.k).toBeCloseTo((800 - 48) / 900);
+    expect(wide.x).toBeCloseTo((800 - 900 * wide.k) / 2);
 
     // A 64-step chain: showing it whole would shrink each card to a few pixels.
     const chain = fitTransform({ width: 64 * (NODE_W + 64), height: NODE_H }, 800, 400);
-    expect(chain.k).toBe(0.5);
+    expect(chain.k).toBe(0.8);
     expect(chain.x).toBe(24);
-    expect(chain.y).toBeCloseTo((400 - NODE_H * 0.5) / 2);
+    expect(chain.y).toBeCloseTo((400 - NODE_H * 0.8) / 2);
   });
 
   it('ignores an event it has already applied (a replay after a reconnect)', () => {
