@@ -4,12 +4,35 @@ import DagView, { fitTransform } from './DagView';
 import { layoutDag, NODE_H, NODE_W } from './layout';
 import { applyEvent, emptyRun, type RunView } from './model';
 
-// jsdom lays nothing out: the viewport is given the size a browser would give it.
+// jsdom lays nothing out: the viewport is given the size a browser would give it, and a resize is
+// told by hand to whatever observes it (jsdom has no ResizeObserver).
+let viewportWidth = 800;
+const resizeCallbacks = new Set<() => void>();
+const resizeTo = (width: number) => {
+  viewportWidth = width;
+  act(() => resizeCallbacks.forEach((cb) => cb()));
+};
 beforeAll(() => {
   Object.defineProperties(HTMLElement.prototype, {
-    clientWidth: { configurable: true, get: () => 800 },
+    clientWidth: { configurable: true, get: () => viewportWidth },
     clientHeight: { configurable: true, get: () => 400 },
   });
+  globalThis.ResizeObserver = class {
+    private readonly cb: () => void;
+    constructor(cb: () => void) {
+      this.cb = () => cb();
+    }
+    observe() {
+      resizeCallbacks.add(this.cb);
+    }
+    unobserve() {}
+    disconnect() {
+      resizeCallbacks.delete(this.cb);
+    }
+  } as unknown as typeof ResizeObserver;
+});
+afterEach(() => {
+  viewportWidth = 800;
 });
 
 let seq = 0;
@@ -127,6 +150,28 @@ describe('the run DAG', () => {
     const layer = document.querySelector('.dag-layer') as HTMLElement;
     expect(layer.style.transform).toMatch(/^translate\([\d.]+px,\s*[\d.]+px\) scale\(1\)$/);
     expect(screen.getByRole('button', { name: 'Zoom in' })).toBeTruthy();
+  });
+
+  it('fits the view again when the viewport changes size, until the person moves it', () => {
+    const view = planned();
+    resizeTo(500);
+    render(<DagView steps={[...view.steps.values()]} />);
+    const layer = document.querySelector('.dag-layer') as HTMLElement;
+    const xOf = () => Number(/translate\(([\d.]+)px/.exec(layer.style.transform)?.[1]);
+    const bounds = { width: parseFloat(layer.style.width), height: parseFloat(layer.style.height) };
+    expect(xOf()).toBeCloseTo(fitTransform(bounds, 500, 400).x);
+    // The page around it laid out anew: the box grew, and the plan is centred in it again.
+    resizeTo(900);
+    expect(xOf()).toBeCloseTo(fitTransform(bounds, 900, 400).x);
+    // Once the person zoomed, the view is theirs.
+    fireEvent.click(screen.getByRole('button', { name: 'Zoom in' }));
+    const chosen = layer.style.transform;
+    resizeTo(700);
+    expect(layer.style.transform).toBe(chosen);
+    // Fit gives it back to the fitting.
+    fireEvent.click(screen.getByRole('button', { name: 'Fit the plan to the view' }));
+    resizeTo(600);
+    expect(xOf()).toBeCloseTo(fitTransform(bounds, 600, 400).x);
   });
 
   it('fits a small plan whole and centred, and a huge one from its first level at a readable scale', () => {

@@ -148,33 +148,48 @@ export default function DagView({
   const viewport = useRef<HTMLDivElement>(null);
   const layer = useRef<HTMLDivElement>(null);
   const behavior = useRef<ZoomBehavior<HTMLDivElement, unknown> | null>(null);
+  /** The person panned or zoomed: the view is theirs, a resize no longer fits it again. */
+  const moved = useRef(false);
 
   // Before the first paint (a layout effect), so no frame shows the plan unfitted. A new shape is
-  // fitted again; a new status keeps whatever view the person chose.
+  // fitted again; a new status keeps whatever view the person chose. Until they move it, the view
+  // is fitted again whenever the viewport changes size (the page around it laid out anew, the
+  // window resized): a fit made for the first width left a plan off-centre once the box grew.
   useLayoutEffect(() => {
     const el = viewport.current;
     if (!el) return undefined;
     const zoomer = zoom<HTMLDivElement, unknown>()
       .scaleExtent([MIN_ZOOM, MAX_ZOOM])
-      .on('zoom', (e: { transform: ZoomTransform }) => {
+      .on('zoom', (e: { transform: ZoomTransform; sourceEvent: unknown }) => {
+        if (e.sourceEvent) moved.current = true;
         if (layer.current) layer.current.style.transform = cssTransform(e.transform);
       });
     behavior.current = zoomer;
     const view = select(el).call(zoomer);
-    zoomer.transform(view, fitTransform(bounds, el.clientWidth, el.clientHeight));
+    const refit = () => zoomer.transform(view, fitTransform(bounds, el.clientWidth, el.clientHeight));
+    moved.current = false;
+    refit();
+    const resized = new ResizeObserver(() => {
+      if (!moved.current) refit();
+    });
+    resized.observe(el);
     return () => {
+      resized.disconnect();
       view.on('.zoom', null);
       behavior.current = null;
     };
   }, [bounds]);
 
   const zoomBy = useCallback((factor: number) => {
-    if (viewport.current && behavior.current) behavior.current.scaleBy(select(viewport.current), factor);
+    if (!viewport.current || !behavior.current) return;
+    moved.current = true;
+    behavior.current.scaleBy(select(viewport.current), factor);
   }, []);
   const fit = useCallback(() => {
     const el = viewport.current;
-    if (el && behavior.current)
-      behavior.current.transform(select(el), fitTransform(bounds, el.clientWidth, el.clientHeight));
+    if (!el || !behavior.current) return;
+    moved.current = false;
+    behavior.current.transform(select(el), fitTransform(bounds, el.clientWidth, el.clientHeight));
   }, [bounds]);
 
   const edges = steps.flatMap((s) =>
