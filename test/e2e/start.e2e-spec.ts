@@ -1,7 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createTestDatabase, freePort, uniquePrefix, waitFor, type TestDatabase } from '@switchyard/testing';
+import {
+  createTestDatabase,
+  freePortBlock,
+  uniquePrefix,
+  waitFor,
+  type TestDatabase,
+} from '@switchyard/testing';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -19,7 +25,8 @@ describe('npm start', () => {
   });
 
   it('migrates, starts all five services, reports them healthy, and stops them all on Ctrl-C', async () => {
-    const port = await freePort();
+    // The gateway's port and the next four (the other services' probes): npm start uses all five.
+    const port = await freePortBlock(5);
     const child = spawn(process.execPath, [join(ROOT, 'tools/start.js')], {
       cwd: ROOT,
       env: {

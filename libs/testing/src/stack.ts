@@ -22,6 +22,29 @@ export function freePort(): Promise<number> {
   });
 }
 
+function bindsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The first of `n` consecutive free ports, below Linux's ephemeral range (32768 up), so no outgoing
+ * connection of a parallel test can take one of them between this check and the bind (`npm start`
+ * gives the gateway PORT and the other services the next four: a busy CI run once lost one of those).
+ */
+export async function freePortBlock(n: number): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const first = 20_000 + Math.floor(Math.random() * (32_000 - 20_000 - n));
+    let all = true;
+    for (let i = 0; i < n && all; i++) all = await bindsFree(first + i);
+    if (all) return first;
+  }
+  throw new Error(`no ${n} consecutive free ports between 20000 and 32000`);
+}
+
 /** A replica's key in a stack: `executor` for the first, `executor#2` for the second, and so on. */
 export type ReplicaId = ServiceName | `${ServiceName}#${number}`;
 
