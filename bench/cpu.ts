@@ -14,6 +14,17 @@ export function processTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]); // utime, stime
 }
 
+/** Read and write system calls `pid` has made (`/proc/<pid>/io`); zeros when it cannot be read. */
+export function processSyscalls(pid: number): { reads: number; writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
+}
+
 /** Every process whose command name is in `names` (e.g. all Postgres backends), with its ticks. */
 export function ticksByCommand(names: ReadonlySet<string>): Map<number, { comm: string; ticks: number }> {
   const out = new Map<number, { comm: string; ticks: number }>();

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
 import { api, Stack } from '@switchyard/testing';
-import { machineBusyTicks, processTicks, ticksByCommand } from './cpu';
+import { machineBusyTicks, processSyscalls, processTicks, ticksByCommand } from './cpu';
 
 /*
  * npm run bench -- tasks
@@ -182,6 +182,8 @@ interface CpuMark {
   servers: Map<number, { comm: string; ticks: number }>;
   bench: NodeJS.CpuUsage;
   machineBusy: number;
+  /** Read/write system calls per service and per server process (socket traffic, mostly). */
+  syscalls: Map<string, Map<number, { reads: number; writes: number }>>;
 }
 
 /** Postgres (every backend), Redis and NATS: shared with whatever else runs on the machine. */
@@ -195,7 +197,42 @@ function cpuMark(stack: Stack): CpuMark {
     servers: serverTicks(),
     bench: process.cpuUsage(),
     machineBusy: machineBusyTicks(),
+    syscalls: syscallsByGroup(stack),
   };
+}
+
+function syscallsByGroup(stack: Stack): Map<string, Map<number, { reads: number; writes: number }>> {
+  const out = new Map<string, Map<number, { reads: number; writes: number }>>();
+  const add = (group: string, pid: number) => {
+    const g = out.get(group) ?? new Map<number, { reads: number; writes: number }>();
+    g.set(pid, processSyscalls(pid));
+    out.set(group, g);
+  };
+  for (const [name, p] of stack.services) add(name, p.child.pid as number);
+  for (const [pid, s] of serverTicks()) add(s.comm, pid);
+  return out;
+}
+
+/** System calls per unit of work since the mark, per group (processes present at both ends). */
+function syscallsPer(
+  stack: Stack,
+  m: CpuMark,
+  units: number,
+): Record<string, { reads: number; writes: number }> {
+  const now = syscallsByGroup(stack);
+  const out: Record<string, { reads: number; writes: number }> = {};
+  for (const [group, pids] of now) {
+    let reads = 0;
+    let writes = 0;
+    for (const [pid, c] of pids) {
+      const before = m.syscalls.get(group)?.get(pid);
+      if (!before) continue;
+      reads += c.reads - before.reads;
+      writes += c.writes - before.writes;
+    }
+    out[group] = { reads: r3(reads / units), writes: r3(writes / units) };
+  }
+  return out;
 }
 
 /** Cores used since the mark, per process (group); `other` is whatever else the machine ran. */
@@ -388,6 +425,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     const throughputCpu = cpuMark(stack);
     const sy = await runThroughput(N / OWNERS);
     const throughputCores = coresSince(stack, throughputCpu);
+    const throughputSyscalls = syscallsPer(stack, throughputCpu, N);
     const rawCpu = cpuMark(stack);
     rawRounds.push(await rawThroughput(N));
     const rawCores = coresSince(stack, rawCpu);
@@ -593,6 +631,9 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
           Object.entries(throughputCores).map(([k, c]) => [k, r3((c * 1000) / syPerS)]),
         ),
         cpuMsPerTaskSummed: r3((summedCores * 1000) / syPerS),
+        syscallsPerTask: throughputSyscalls,
+        syscallsNote:
+          'read and write system calls per task (/proc/<pid>/io): nearly all are socket reads and writes, and on loopback TCP a write also pays for the receiving side',
         cpuMsPerTaskSummedNote:
           'the five services plus Postgres, Redis and NATS (shared servers: whatever else used them in the window counts too); not the bench client',
         rawCpuMsPerJob: r3(rawCpuMsPerJob),

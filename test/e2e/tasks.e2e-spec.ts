@@ -53,6 +53,9 @@ describe('background tasks end to end', () => {
   };
   const task = async (id: string, token = alice) =>
     (await call('GET', `/api/agent/tasks/${id}`, token)).json as unknown as TaskJson;
+  /** The task's run is written (its id is named at the claim, the run follows a moment later). */
+  const runExists = async (t: TaskJson, token = alice) =>
+    t.runId !== null && (await call('GET', `/api/agent/runs/${t.runId}`, token)).status === 200;
   const finished = (id: string, token = alice, timeoutMs = 60_000) =>
     waitFor(
       async () => {
@@ -239,7 +242,7 @@ describe('background tasks end to end', () => {
     const running = [];
     for (const id of ids) if ((await task(id)).state === 'running') running.push(id);
     const victim = running[0] as string;
-    await waitFor(async () => (await task(victim)).runId !== null, 60_000, 100);
+    await waitFor(async () => runExists(await task(victim)), 60_000, 100);
     expect((await call('POST', `/api/agent/tasks/${victim}/kill`, alice)).status).toBe(200);
     expect((await finished(victim)).state).toBe('cancelled');
     for (const id of ids) await call('POST', `/api/agent/tasks/${id}/kill`, alice);
@@ -355,7 +358,8 @@ describe('background tasks end to end', () => {
       inputs: { tag: 'doomed' },
     });
     const id = submitted.json['id'] as string;
-    await waitFor(async () => (await task(id)).runId !== null, 60_000, 100);
+    // The claim names the run; wait for the run itself, so the kill lands in a run under way.
+    await waitFor(async () => runExists(await task(id)), 60_000, 100);
     const { runId } = await task(id);
     await stack.restartAll('executor', 'SIGKILL');
     // BullMQ hands the dead worker's job on once its lock expires (10 s) and a stall check sees it
@@ -434,7 +438,7 @@ describe('background tasks end to end', () => {
           priority: 'interactive',
         });
         const id = res.json['id'] as string;
-        // at once, or a little later: before the claim, between claim and attach, or while running
+        // at once, or a little later: before the claim, between the claim and the run, or while running
         await new Promise((r) => setTimeout(r, i * 15));
         expect((await call('POST', `/api/agent/tasks/${id}/kill`, alice)).status).toBe(200);
         return id;

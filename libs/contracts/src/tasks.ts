@@ -35,7 +35,13 @@ export const Task = z.object({
   priority: TaskPriority,
   state: TaskState,
   queued: z.boolean().describe('waiting for a slot (not running yet)'),
-  runId: z.string().uuid().nullable(),
+  runId: z
+    .string()
+    .uuid()
+    .nullable()
+    .describe(
+      "the body's run: named when the body starts (the run itself is written a moment later); null when none was started",
+    ),
   createdAt: z.string(),
   queueWaitMs: z.number().int().describe('time spent waiting; grows until the task starts or ends'),
   startedAt: z.string().nullable(),
@@ -93,12 +99,16 @@ export type TaskCapacity = z.infer<typeof TaskCapacity>;
 /** Executor → scheduler: a dispatched task's body is about to start (or must not: killed meanwhile). */
 export const ClaimTask = z.object({ id: z.string().uuid() });
 
-/** Executor → scheduler: the body's run id, once it exists. */
+/**
+ * Executor → scheduler: the body's run id, once it exists. An executor that names its run in the
+ * claim (`ClaimTasks.runIds`) does not attach; this is kept for executors of the previous version
+ * during a rolling upgrade.
+ */
 export const AttachRun = z.object({ id: z.string().uuid(), runId: z.string().uuid() });
 
 /**
  * Broadcast on a kill: the executor running the task cancels its run; one that has claimed it but
- * not attached its run yet remembers the kill and cancels the run the moment it exists.
+ * not started its run yet remembers the kill and cancels the run the moment it exists.
  */
 export const TASK_KILL_SUBJECT = 'events.scheduler.task.kill';
 export const TaskKill = z.object({ id: z.string().uuid() });
@@ -120,7 +130,11 @@ export type ClaimResult = z.infer<typeof ClaimResult>;
 export const FinishTask = z.object({
   id: z.string().uuid(),
   state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']),
-  runId: z.string().uuid().nullable(),
+  runId: z
+    .string()
+    .uuid()
+    .nullable()
+    .describe('the run, or null when none was written (a run id named at the claim is then cleared)'),
   output: z.unknown().optional(),
   outputTruncated: z
     .boolean()
@@ -133,8 +147,20 @@ export type FinishTask = z.infer<typeof FinishTask>;
 /** The most claims, attachments or ends one message carries (a replica runs 16 bodies at once). */
 export const TASK_BATCH_LIMIT = 256;
 
-/** Executor → scheduler: several claims in one message, answered in their order. */
-export const ClaimTasks = z.object({ ids: z.array(z.string().uuid()).min(1).max(TASK_BATCH_LIMIT) });
+/**
+ * Executor → scheduler: several claims in one message, answered in their order. `runIds[i]` is the
+ * id the body of `ids[i]` will write its run with: the claim records it, so the run needs no second
+ * message to be known (a run that then fails to start is reported with `runId: null`).
+ */
+export const ClaimTasks = z
+  .object({
+    ids: z.array(z.string().uuid()).min(1).max(TASK_BATCH_LIMIT),
+    runIds: z.array(z.string().uuid()).max(TASK_BATCH_LIMIT).optional(),
+  })
+  .refine((c) => c.runIds === undefined || c.runIds.length === c.ids.length, {
+    message: 'runIds must name one run per id, in the same order',
+    path: ['runIds'],
+  });
 export const ClaimResults = z.object({ claims: z.array(ClaimResult) });
 
 /** Executor → scheduler: several attachments in one message, answered in their order. */

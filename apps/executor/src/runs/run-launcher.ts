@@ -73,8 +73,10 @@ export interface Launch {
   /** What a resumed run spent before. */
   readonly spent?: BudgetUsage;
   readonly created: RunOrigin;
+  /** The id to write the run with, when the caller named it already; a new one otherwise. */
+  readonly runId?: string;
   /**
-   * Asked once the run is written and before any of its work starts (a task attaches its run
+   * Asked once the run is written and before any of its work starts (a task checks for a kill
    * here); a reason answered cancels the run before a tool is called.
    */
   readonly beforeWork?: BeforeWork;
@@ -153,7 +155,7 @@ export class RunLauncher {
   }
 
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
-    const runId = randomUUID();
+    const runId = l.runId ?? randomUUID();
     const background = l.created.taskId !== undefined || l.created.asTool !== undefined;
     // Materialised before the row exists: a refused grant (another owner's file, a path outside the
     // workspace) refuses the start; a failure after this leaves an empty run directory behind.

@@ -38,6 +38,8 @@ export interface WorkflowLaunch {
   readonly grants?: readonly FileGrantRequest[];
   readonly config: Partial<RunConfig>;
   readonly source: Omit<RunOrigin, 'source'>;
+  /** The id to write the run with, when the caller named it already (a task's claim records it). */
+  readonly runId?: string;
   readonly beforeWork?: BeforeWork;
 }
 
@@ -150,6 +152,7 @@ export class StartRun {
         tools,
         plan: checked.plan,
         created: { source: 'workflow', ...def.source },
+        ...(def.runId ? { runId: def.runId } : {}),
         ...(def.beforeWork ? { beforeWork: def.beforeWork } : {}),
       },
       ctx,

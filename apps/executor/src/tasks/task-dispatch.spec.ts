@@ -31,7 +31,6 @@ const TASK = '00000000-0000-4000-8000-0000000000a1';
 const OTHER_TASK = '00000000-0000-4000-8000-0000000000a2';
 const OWNER = '00000000-0000-4000-8000-0000000000b1';
 const WORKFLOW = '00000000-0000-4000-8000-0000000000c1';
-const runIdOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const RESULT_LIMIT = 1_000;
 
 const logger = createLogger({
@@ -187,9 +186,6 @@ function setup(opts: { answers?: Answer[] } = {}) {
         permissionMode: 'approve-for-me';
       };
     },
-    attachCancel: false,
-    /** Failures the attach RPC answers with, one per attempt, before it accepts. */
-    attachFailures: [] as AppError[],
     /** Failures the finish RPC answers with, one per attempt, before it accepts. */
     finishFailures: [] as AppError[],
     /** While set, a finish report waits for it before it is answered. */
@@ -198,11 +194,6 @@ function setup(opts: { answers?: Answer[] } = {}) {
     reports: [] as string[][],
   };
   bus.answer(Rpc.tasks.claimBatch, ({ ids }) => ({ claims: ids.map(() => scheduler.claim) }));
-  bus.answer(Rpc.tasks.attachBatch, ({ runs }) => {
-    const failure = scheduler.attachFailures.shift();
-    if (failure) throw failure;
-    return { answers: runs.map(() => ({ cancel: scheduler.attachCancel })) };
-  });
   bus.answer(Rpc.tasks.finishBatch, async ({ ends }) => {
     const failure = scheduler.finishFailures.shift();
     if (failure) throw failure;
@@ -221,7 +212,8 @@ function setup(opts: { answers?: Answer[] } = {}) {
   const launched: Launched[] = [];
   const starter = {
     startWorkflow: async (def: WorkflowLaunch, ctx: CallContext): Promise<RunDriver> => {
-      const runId = runIdOf(launched.length + 1);
+      // A task's run has the id its claim named; other runs are numbered.
+      const runId = def.runId ?? `00000000-0000-4000-8000-${String(launched.length + 1).padStart(12, '0')}`;
       const log = new MemoryLog();
       const tools = new Map([[reader.name, reader]]);
       const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), runId, 'replica', (err) =>
@@ -290,26 +282,29 @@ function setup(opts: { answers?: Answer[] } = {}) {
     jobs,
     time,
     schedulerTraffic,
+    /** The id of the n-th run started (1-based): the one its claim named. */
+    runOf: (n: number) => launched[n - 1]?.driver.runId,
     resolveWith: (f: () => unknown) => (resolveWorkflow = f),
   };
 }
 
 describe('TaskWorker: a task body on the in-memory bus', () => {
-  it('claims the task, runs the published workflow unattended, attaches the run and reports its result', async () => {
+  it('claims the task naming its run, runs the published workflow unattended under that id and reports its result', async () => {
     const t = setup({ answers: [ok({ rows: 3 })] });
     await t.jobs.hand(TASK);
-    expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claimBatch',
-      'scheduler.tasks.attachBatch',
-      'scheduler.tasks.finishBatch',
-    ]);
+    // No attach: the claim carried the run's id, so the scheduler knew the run from the start.
+    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.claimBatch', 'scheduler.tasks.finishBatch']);
+    const claimed = t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.claimBatch.subject)?.payload;
+    expect(claimed).toEqual({ ids: [TASK], runIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)] });
     expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.workflows.resolve.subject)?.payload).toEqual({
       id: WORKFLOW,
       version: 'published',
     });
     const [run] = t.launched;
     expect(run?.ctx).toEqual({ correlationId: `task-${TASK}`, ownerId: OWNER, role: 'user' });
+    expect(run?.driver.runId).toBe((claimed as { runIds: string[] }).runIds[0]);
     expect(run?.def).toEqual({
+      runId: run?.driver.runId,
       beforeWork: expect.any(Function),
       goal: 'nightly',
       plan,
@@ -320,11 +315,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     });
     expect(t.calls.map((c) => c.arguments)).toEqual([{ n: 7 }]);
     expect(run?.log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_complete', 'complete']);
-    expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.attachBatch.subject)?.payload).toEqual({
-      runs: [{ id: TASK, runId: runIdOf(1) }],
-    });
     expect(t.finished).toEqual([
-      { id: TASK, state: 'completed', runId: runIdOf(1), output: { rows: 3 }, error: null },
+      { id: TASK, state: 'completed', runId: t.runOf(1), output: { rows: 3 }, error: null },
     ]);
   });
 
@@ -342,7 +334,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       {
         id: TASK,
         state: 'failed',
-        runId: runIdOf(1),
+        runId: t.runOf(1),
         error: 'step s (reader) failed: no table named rows',
       },
     ]);
@@ -393,7 +385,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     await call.arrived;
     t.bus.emit(Events.taskKill, { id: TASK });
     await body;
-    expect(t.bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${runIdOf(1)}:s:1` }]);
+    expect(t.bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${t.runOf(1)}:s:1` }]);
     expect(t.launched[0]?.log.types).toEqual([
       'plan_ready',
       'run_started',
@@ -403,11 +395,11 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       'cancelled',
     ]);
     expect(t.finished).toEqual([
-      { id: TASK, state: 'cancelled', runId: runIdOf(1), error: 'the task was killed' },
+      { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
     ]);
   });
 
-  it('a kill that arrives before the run exists is remembered and cancels the run once it is attached', async () => {
+  it('a kill that arrives before the run exists is remembered and cancels the run before it does anything', async () => {
     const t = setup({ answers: [] });
     let resolved!: () => void;
     const gate = new Promise<void>((r) => (resolved = r));
@@ -425,21 +417,11 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     resolved();
     await body;
     expect(t.finished).toEqual([
-      { id: TASK, state: 'cancelled', runId: runIdOf(1), error: 'the task was killed' },
+      { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
     ]);
     expect(t.calls).toEqual([]);
-    // Attached before it did anything: cancelled without a plan run or a step started.
+    // Asked before the run did anything: cancelled without a plan run or a step started.
     expect(t.launched[0]?.log.types).toEqual(['cancel_requested', 'cancelled']);
-  });
-
-  it('cancels the run when the scheduler answers the attach with a kill it saw first', async () => {
-    const t = setup({ answers: [] });
-    t.scheduler.attachCancel = true;
-    await t.jobs.hand(TASK);
-    expect(t.calls).toEqual([]);
-    expect(t.finished).toEqual([
-      { id: TASK, state: 'cancelled', runId: runIdOf(1), error: 'the task was killed' },
-    ]);
   });
 
   it('forgets a kill for a task it never started once the kill memory has passed', async () => {
@@ -449,7 +431,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     t.time.clock.advance(KILL_MEMORY_MS + 1);
     await t.jobs.hand(TASK);
     expect(t.finished).toEqual([
-      { id: TASK, state: 'completed', runId: runIdOf(1), output: 'ran', error: null },
+      { id: TASK, state: 'completed', runId: t.runOf(1), output: 'ran', error: null },
     ]);
   });
 
@@ -472,13 +454,13 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       {
         id: TASK,
         state: 'interrupted',
-        runId: runIdOf(1),
+        runId: t.runOf(1),
         error: 'the executor replica running it stopped',
       },
       {
         id: OTHER_TASK,
         state: 'interrupted',
-        runId: runIdOf(2),
+        runId: t.runOf(2),
         error: 'the executor replica running it stopped',
       },
     ]);
@@ -496,7 +478,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     expect(capped).toEqual({
       id: TASK,
       state: 'completed',
-      runId: runIdOf(1),
+      runId: t.runOf(1),
       output: JSON.stringify(big).slice(0, RESULT_LIMIT),
       outputTruncated: true,
       error: null,
@@ -519,27 +501,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     expect(t.time.sleeps).toEqual([250, 500, 750]);
     expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finishBatch')).toHaveLength(4);
     expect(t.finished).toEqual([
-      { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
-    ]);
-  });
-
-  it('attaches its run before the run does anything, retrying while the scheduler restarts', async () => {
-    const t = setup({ answers: [ok('done')] });
-    t.scheduler.attachFailures.push(
-      new AppError('unavailable', 'no scheduler'),
-      new AppError('timeout', 'no answer in time'),
-    );
-    await t.jobs.hand(TASK);
-    expect(t.time.sleeps).toEqual([250, 500]);
-    expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claimBatch',
-      'scheduler.tasks.attachBatch',
-      'scheduler.tasks.attachBatch',
-      'scheduler.tasks.attachBatch',
-      'scheduler.tasks.finishBatch',
-    ]);
-    expect(t.finished).toEqual([
-      { id: TASK, state: 'completed', runId: runIdOf(1), output: 'done', error: null },
+      { id: TASK, state: 'completed', runId: t.runOf(1), output: 'done', error: null },
     ]);
   });
 
@@ -607,7 +569,7 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
   it('runs it to the end unattended under "ask" by default and answers its result as JSON', async () => {
     const t = setup({ answers: [ok([1, 2])] });
     expect(await t.workflows.invoke(request(), ctx)).toEqual({
-      content: [{ type: 'json', json: { runId: runIdOf(1), result: [1, 2] } }],
+      content: [{ type: 'json', json: { runId: t.runOf(1), result: [1, 2] } }],
       isError: false,
       truncated: false,
     });
@@ -623,7 +585,7 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
       content: [
         {
           type: 'text',
-          text: `workflow "nightly" (run ${runIdOf(1)}) failed: step s (reader) failed: path "/etc" is refused`,
+          text: `workflow "nightly" (run ${t.runOf(1)}) failed: step s (reader) failed: path "/etc" is refused`,
         },
       ],
       isError: true,
@@ -637,8 +599,8 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
     const t = setup({ answers: [cancelled.call, slow.call] });
     const stopped = { ...ok('stopped'), isError: true };
     t.bus.on(Events.toolCancel, (m) => {
-      if (m.invocationId.startsWith(runIdOf(1))) cancelled.release(stopped);
-      if (m.invocationId.startsWith(runIdOf(2))) slow.release(stopped);
+      if (m.invocationId.startsWith(t.runOf(1))) cancelled.release(stopped);
+      if (m.invocationId.startsWith(t.runOf(2))) slow.release(stopped);
     });
     const byCaller = t.workflows.invoke(request({ invocationId: 'outer-1' }), ctx);
     await cancelled.arrived;
@@ -646,7 +608,7 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
     expect(await byCaller).toMatchObject({
       content: [
         {
-          text: `workflow "nightly" (run ${runIdOf(1)}) cancelled: the tool call running this workflow was cancelled`,
+          text: `workflow "nightly" (run ${t.runOf(1)}) cancelled: the tool call running this workflow was cancelled`,
         },
       ],
       isError: true,
@@ -654,7 +616,7 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
     const timedOut = await t.workflows.invoke(request({ timeoutMs: 1 }), ctx);
     expect(timedOut).toMatchObject({
       content: [
-        { text: `workflow "nightly" (run ${runIdOf(2)}) cancelled: the workflow did not finish within 1 ms` },
+        { text: `workflow "nightly" (run ${t.runOf(2)}) cancelled: the workflow did not finish within 1 ms` },
       ],
       isError: true,
     });
@@ -683,7 +645,7 @@ describe('WorkflowRuns: a published workflow as one tool call', () => {
         ctx,
       ),
     ).toEqual({
-      runId: runIdOf(1),
+      runId: t.runOf(1),
     });
     expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.workflows.resolve.subject)?.payload).toEqual({
       id: WORKFLOW,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   Inject,
   Injectable,
@@ -51,23 +52,25 @@ export function taskError(message: string): string {
 
 /**
  * Runs background-task bodies handed over by the scheduler (BullMQ, see `TaskJobSource`): claim the
- * task (a task killed meanwhile is refused), run its published workflow unattended, attach the run
- * (a kill that arrived before the run existed cancels it at once), report how it ended. A job BullMQ
- * hands on after its first worker died is refused by the claim and reported interrupted: never
- * replayed.
+ * task with the id its run will have (a task killed meanwhile is refused), run its published
+ * workflow unattended (a kill heard before the run existed cancels it before any tool is called),
+ * report how it ended. A job BullMQ hands on after its first worker died is refused by the claim
+ * and reported interrupted: never replayed.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly running = new Map<string, RunDriver>();
   private readonly killed = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
-  /** Claims, attachments and ends made while the previous ones are on their way leave together. */
-  private readonly claims = new Coalescer<string, ClaimResult>(
-    async (ids) => (await this.bus.call(Rpc.tasks.claimBatch, { ids })).claims,
-    { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
-  );
-  private readonly attachments = new Coalescer<{ id: string; runId: string }, { cancel: boolean }>(
-    async (runs) => (await this.bus.call(Rpc.tasks.attachBatch, { runs })).answers,
+  /** Claims and ends made while the previous ones are on their way leave together. */
+  private readonly claims = new Coalescer<{ id: string; runId: string }, ClaimResult>(
+    async (claims) =>
+      (
+        await this.bus.call(Rpc.tasks.claimBatch, {
+          ids: claims.map((c) => c.id),
+          runIds: claims.map((c) => c.runId),
+        })
+      ).claims,
     { maxBatch: TASK_BATCH_LIMIT, now: () => this.time.now() },
   );
   private readonly ends = new Coalescer<FinishTask, undefined>(
@@ -102,7 +105,10 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private async process(taskId: string): Promise<void> {
-    const claim = await this.claims.call(taskId);
+    // The run's id is chosen now and recorded by the claim: the scheduler knows the body's run
+    // without a second message.
+    const runId = randomUUID();
+    const claim = await this.claims.call({ id: taskId, runId });
     if (!claim.go || !claim.task) {
       this.logger.info({ taskId, reason: claim.reason }, 'task not started');
       return;
@@ -117,15 +123,14 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         task.permissionMode,
         { taskId },
         ctx,
-        // The run is attached before it does anything: a kill the scheduler (or this replica) saw
-        // first cancels it before any tool is called.
-        async (runId) => {
-          // Retried while the scheduler restarts, like the end report: a task must know its run.
-          const { cancel } = await this.untilReached(taskId, 'task run not attached yet', () =>
-            this.attachments.call({ id: taskId, runId }),
-          );
-          this.forgetOldKills();
-          return cancel || this.killed.delete(taskId) ? 'the task was killed' : undefined;
+        {
+          runId,
+          // A kill heard since the claim (the claim refused those asked before it) cancels the run
+          // before any tool is called.
+          beforeWork: async () => {
+            this.forgetOldKills();
+            return this.killed.delete(taskId) ? 'the task was killed' : undefined;
+          },
         },
       ));
     } catch (err) {

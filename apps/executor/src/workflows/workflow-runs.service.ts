@@ -102,7 +102,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
     source: Pick<RunCreated, 'taskId' | 'asTool' | 'viaMcp'>,
     ctx: CallContext,
-    beforeWork?: BeforeWork,
+    launch: { readonly runId?: string; readonly beforeWork?: BeforeWork } = {},
   ): Promise<{ driver: RunDriver; name: string; steps: number }> {
     const def = await this.published.resolve(workflowId, ctx);
     // Unattended: shared directories are made as always; a picker file cannot be given here.
@@ -125,7 +125,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
         ...(bound.grants.length ? { grants: bound.grants } : {}),
         config: { permissionMode, planApproval: false, unattended: true },
         source: { workflowId, version: def.version, ...source },
-        ...(beforeWork ? { beforeWork } : {}),
+        ...launch,
       },
       ctx,
     );

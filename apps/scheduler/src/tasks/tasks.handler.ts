@@ -51,7 +51,7 @@ export class TasksHandler {
 
   @RpcHandler(Rpc.tasks.claimBatch)
   async claimBatch(@RpcPayload(Rpc.tasks.claimBatch) req: RpcRequest<typeof Rpc.tasks.claimBatch>) {
-    return { claims: await this.tasks.claimAll(req.ids) };
+    return { claims: await this.tasks.claimAll(req.ids, req.runIds) };
   }
 
   @RpcHandler(Rpc.tasks.attachBatch)

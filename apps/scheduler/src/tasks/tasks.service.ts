@@ -318,11 +318,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
 
   /**
    * Claims for bodies about to start, answered in their order: the tasks still queued (and not
-   * killed) go running in one statement; the rest are answered one by one as before (a task claimed
-   * before by a body that is gone is interrupted, never replayed).
+   * killed) go running in one statement, with the run each body names (`runIds`, in the same
+   * order); the rest are answered one by one as before (a task claimed before by a body that is
+   * gone is interrupted, never replayed).
    */
-  async claimAll(ids: readonly string[]): Promise<ClaimResult[]> {
-    const claimed = new Map((await this.repo.claimAll(ids)).map((row) => [row.id, row]));
+  async claimAll(ids: readonly string[], runIds?: readonly string[]): Promise<ClaimResult[]> {
+    const claimed = new Map((await this.repo.claimAll(ids, runIds)).map((row) => [row.id, row]));
     const answers: ClaimResult[] = [];
     for (const id of ids) {
       const row = claimed.get(id);
@@ -371,7 +372,10 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     return (await this.attachAll([{ id, runId }]))[0] as { cancel: boolean };
   }
 
-  /** Records the runs of bodies, in their order: cancel when the task is no longer running or a kill was asked. */
+  /**
+   * Records the runs of bodies, in their order: cancel when the task is no longer running or a kill
+   * was asked. Only executors of the previous version attach (a body names its run in its claim now).
+   */
   async attachAll(runs: ReadonlyArray<{ id: string; runId: string }>): Promise<Array<{ cancel: boolean }>> {
     const attached = await this.repo.attachAll(runs);
     return runs.map((r) => {

@@ -50,10 +50,16 @@ export function toTask(r: BgTask, now = Date.now()): Task {
   };
 }
 
-const COLUMNS = `id, owner_id AS "ownerId", workflow_id AS "workflowId", inputs, priority,
-  permission_mode AS "permissionMode", state, run_id AS "runId", output, output_truncated AS "outputTruncated",
-  error, kill_requested AS "killRequested", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt"`;
+/** A task row's columns as `BgTask` names them, of table alias `t` when given. */
+function columns(t = ''): string {
+  const c = t ? `${t}.` : '';
+  return `${c}id, ${c}owner_id AS "ownerId", ${c}workflow_id AS "workflowId", ${c}inputs, ${c}priority,
+  ${c}permission_mode AS "permissionMode", ${c}state, ${c}run_id AS "runId", ${c}output,
+  ${c}output_truncated AS "outputTruncated", ${c}error, ${c}kill_requested AS "killRequested",
+  ${c}created_at AS "createdAt", ${c}started_at AS "startedAt", ${c}finished_at AS "finishedAt"`;
+}
+
+const COLUMNS = columns();
 
 const ENDED_SQL = `ARRAY['completed','failed','cancelled','interrupted']::"TaskState"[]`;
 
@@ -159,18 +165,23 @@ export class TasksRepository {
   }
 
   /** queued → running, unless it was killed meanwhile. */
-  async claim(id: string): Promise<BgTask | null> {
-    return (await this.claimAll([id]))[0] ?? null;
+  async claim(id: string, runId?: string): Promise<BgTask | null> {
+    return (await this.claimAll([id], runId === undefined ? undefined : [runId]))[0] ?? null;
   }
 
-  /** queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed. */
-  async claimAll(ids: readonly string[]): Promise<BgTask[]> {
+  /**
+   * queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed.
+   * `runIds[i]`, when given, is recorded as the run of `ids[i]` (a task named twice keeps its first).
+   */
+  async claimAll(ids: readonly string[], runIds?: readonly string[]): Promise<BgTask[]> {
     return this.rows(
       'task_claim',
-      `UPDATE bg_task SET state = 'running', started_at = now()
-       WHERE id = ANY($1::uuid[]) AND state = 'queued' AND NOT kill_requested
-       RETURNING ${COLUMNS}`,
-      [ids],
+      `UPDATE bg_task t SET state = 'running', started_at = now(), run_id = c.run_id
+       FROM (SELECT DISTINCT ON (id) id, run_id
+             FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS x(id, run_id, n) ORDER BY id, n) c
+       WHERE t.id = c.id AND t.state = 'queued' AND NOT t.kill_requested
+       RETURNING ${columns('t')}`,
+      [ids, runIds ?? ids.map(() => null)],
     );
   }
 
@@ -202,7 +213,7 @@ export class TasksRepository {
     if (!ends.length) return [];
     return this.rows<{ id: string; ownerId: string }>(
       'task_finish',
-      `UPDATE bg_task t SET state = e.state::"TaskState", run_id = COALESCE(e.run_id, t.run_id),
+      `UPDATE bg_task t SET state = e.state::"TaskState", run_id = e.run_id,
               output = e.output, output_truncated = e.truncated, error = e.error, finished_at = now()
        FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
                AS x(id uuid, state text, run_id uuid, output jsonb, truncated boolean, error text)) e

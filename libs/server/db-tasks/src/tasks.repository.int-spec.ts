@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { createScratchDatabase, type ScratchDatabase } from '@switchyard/server-db';
+import { TasksRepository } from './tasks.repository';
+
+const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+describe('TasksRepository: a body names its run in its claim (real Postgres)', () => {
+  let db: ScratchDatabase;
+  let pool: Pool;
+  let repo: TasksRepository;
+  const owner = randomUUID();
+  const workflow = randomUUID();
+
+  const submit = async (n: number): Promise<string[]> => {
+    const rows = await repo.insertAll(
+      Array.from({ length: n }, () => ({
+        id: randomUUID(),
+        ownerId: owner,
+        workflowId: workflow,
+        inputs: {},
+        priority: 'normal' as const,
+        permissionMode: 'ask' as const,
+      })),
+    );
+    return rows.map((r) => r.id);
+  };
+  const runOf = async (id: string) => (await repo.get(id))?.runId;
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(SERVER, { label: 'tasks' });
+    pool = new Pool({ connectionString: db.url, max: 4 });
+    repo = new TasksRepository(pool);
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('records each claimed task with the run its body named, in one statement', async () => {
+    const [a, b, killed] = (await submit(3)) as [string, string, string];
+    await repo.kill(killed, owner); // queued: cancelled at once, never claimable
+    const runs = [randomUUID(), randomUUID(), randomUUID()];
+    const claimed = await repo.claimAll([a, b, killed], runs);
+    expect(new Map(claimed.map((r) => [r.id, [r.state, r.runId]]))).toEqual(
+      new Map([
+        [a, ['running', runs[0]]],
+        [b, ['running', runs[1]]],
+      ]),
+    );
+    expect(await runOf(killed)).toBeNull();
+    // Claimed again (a job handed on): nothing changes, the first run stays the task's.
+    expect(await repo.claimAll([a], [randomUUID()])).toEqual([]);
+    expect(await runOf(a)).toBe(runs[0]);
+  });
+
+  it('a task handed over twice in one batch keeps the run of its first claim', async () => {
+    const [id] = (await submit(1)) as [string];
+    const first = randomUUID();
+    const claimed = await repo.claimAll([id, id], [first, randomUUID()]);
+    expect(claimed.map((r) => [r.id, r.runId])).toEqual([[id, first]]);
+  });
+
+  it('an end reported without a run clears the run named at the claim (the run never started)', async () => {
+    const [started, notStarted] = (await submit(2)) as [string, string];
+    const [run, named] = [randomUUID(), randomUUID()];
+    await repo.claimAll([started, notStarted], [run, named]);
+    const ended = await repo.finish([
+      { id: started, state: 'completed', runId: run, output: 1, outputTruncated: false, error: null },
+      {
+        id: notStarted,
+        state: 'failed',
+        runId: null,
+        output: null,
+        outputTruncated: false,
+        error: 'workflow "nightly" has no published version',
+      },
+    ]);
+    expect(ended.map((e) => e.id).sort()).toEqual([started, notStarted].sort());
+    expect(await runOf(started)).toBe(run);
+    expect(await runOf(notStarted)).toBeNull();
+  });
+
+  it('a claim without run ids (an executor of the previous version) leaves the run to its attach', async () => {
+    const [id] = (await submit(1)) as [string];
+    expect((await repo.claimAll([id]))[0]?.runId).toBeNull();
+    const run = randomUUID();
+    expect((await repo.attachAll([{ id, runId: run }])).get(id)).toEqual({ killRequested: false });
+    expect(await runOf(id)).toBe(run);
+  });
+});
