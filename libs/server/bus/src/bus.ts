@@ -21,6 +21,7 @@ import { checkedReply, eventPayload, heardPayload } from './contract-checks';
 import { decodeJson, encodeJson, errorBodyOf, refusedMessage } from './wire';
 import {
   coalesceWrites,
+  confirmSent,
   natsConnectFailure,
   natsConnectionOptions,
   natsErrorsWithoutStacks,
@@ -222,13 +223,13 @@ export class Bus implements BusPort {
         );
       },
     });
-    await this.connection.flush();
+    await confirmSent(this.connection);
     return () => sub.unsubscribe();
   }
 
   /** Resolves once the NATS server has processed everything sent so far (subscriptions included). */
   async flush(): Promise<void> {
-    await this.connection.flush();
+    await confirmSent(this.connection);
   }
 
   /** Round trip to the NATS server, in milliseconds. */
@@ -260,7 +261,7 @@ export class Bus implements BusPort {
   async subscribed(): Promise<void> {
     for (;;) {
       try {
-        return await this.connection.flush();
+        return await confirmSent(this.connection);
       } catch (err) {
         if (this.connection.isClosed()) throw err;
         await this.reconnected();

@@ -1,7 +1,7 @@
 import { connect, ErrorCode, NatsError, type NatsConnection } from 'nats';
 import { Events } from '@switchyard/contracts';
 import { Bus } from './bus';
-import { coalesceWrites, natsErrorsWithoutStacks } from './connection';
+import { coalesceWrites, confirmSent, natsErrorsWithoutStacks } from './connection';
 
 const SERVER = 'nats://127.0.0.1:4222';
 
@@ -68,6 +68,50 @@ describe('coalesceWrites (real NATS)', () => {
     expect(uncoalesced).toBe(2);
     expect(coalescedWrites).toBe(1);
     expect(heard).toEqual(['a1', 'a2', 'b1', 'b2', 'b3', 'c1']);
+  });
+
+  it('confirmSent: subscriptions made in one turn share one PING, written with them; each is live once confirmed', async () => {
+    const subjects = Array.from({ length: 5 }, (_, i) => `${subject}.live.${i}`);
+    const heard = new Set<string>();
+    let allHeard!: () => void;
+    const all = new Promise<void>((r) => (allHeard = r));
+    const writes = countWrites(sender);
+    const before = writes();
+    const confirmations = subjects.map((s) => {
+      sender.subscribe(s, {
+        callback: (_err, msg) => {
+          heard.add(msg.subject);
+          if (heard.size === subjects.length) allHeard();
+        },
+      });
+      return confirmSent(sender);
+    });
+    expect(new Set(confirmations).size).toBe(1); // one shared confirmation
+    await Promise.all(confirmations);
+    expect(writes() - before).toBe(1); // the five SUBs and one PING, together
+    // Confirmed means the server has them: a message sent now from elsewhere reaches every one.
+    for (const s of subjects) receiver.publish(s, 'x');
+    await all;
+    expect([...heard].sort()).toEqual(subjects);
+
+    // A later turn is confirmed by a PING of its own, after its own subscription.
+    const later = `${subject}.later`;
+    const got = new Promise<string>((r) => sender.subscribe(later, { callback: (_e, m) => r(m.string()) }));
+    await confirmSent(sender);
+    receiver.publish(later, 'late');
+    expect(await got).toBe('late');
+  });
+
+  it('confirmSent falls back to a flush of its own on a client whose writes are not coalesced', async () => {
+    const plain = await connect({ servers: SERVER });
+    try {
+      const writes = countWrites(plain);
+      await Promise.all([confirmSent(plain), confirmSent(plain)]);
+      expect(writes()).toBe(2);
+    } finally {
+      await plain.close();
+    }
+    await expect(confirmSent(plain)).rejects.toThrow();
   });
 
   it('leaves a client whose internals it does not know as it is', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   credsAuthenticator,
+  type NatsConnection,
   NatsError,
   nkeyAuthenticator,
   type ConnectionOptions,
@@ -73,10 +74,14 @@ interface ProtocolInternals {
   flushPending(): void;
   readonly outbound: { fill(buf: Uint8Array, ...payloads: Uint8Array[]): void; size(): number };
   readonly pendingLimit: number;
+  /** Waiters for the server's PONGs, in the order the PINGs were written (rejected on a disconnect). */
+  readonly pongs: Array<{ resolve(): void; reject(err: unknown): void }>;
 }
 
-const coalesced = new WeakSet<object>();
+/** Per coalesced protocol handler: a confirmation shared by everything sent in one turn. */
+const coalesced = new WeakMap<object, () => Promise<void>>();
 const utf8 = new TextEncoder();
+const PING = utf8.encode('PING\r\n');
 
 /**
  * nats.js writes what was published at the next microtask: a handler that tells an event and then
@@ -95,25 +100,62 @@ export function coalesceWrites(nc: unknown): boolean {
     typeof protocol.flushPending !== 'function' ||
     typeof protocol.outbound?.fill !== 'function' ||
     typeof protocol.outbound.size !== 'function' ||
-    typeof protocol.pendingLimit !== 'number'
+    typeof protocol.pendingLimit !== 'number' ||
+    !Array.isArray(protocol.pongs)
   )
     return protocol !== undefined && coalesced.has(protocol);
   const p = protocol as ProtocolInternals;
   let scheduled = false;
+  /** Callers waiting for a confirmation of this turn's writes: one PING goes after them. */
+  let waiting: { promise: Promise<void>; resolve(): void; reject(err: unknown): void } | undefined;
   const flush = () => {
     scheduled = false;
+    if (waiting) {
+      // Written after everything buffered so far: its PONG confirms all of it.
+      p.pongs.push(waiting);
+      p.outbound.fill(PING);
+      waiting = undefined;
+    }
     p.flushPending();
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
   };
   p.sendCommand = (cmd, ...payloads) => {
     p.outbound.fill(typeof cmd === 'string' ? utf8.encode(cmd) : cmd, ...payloads);
     if (p.outbound.size() >= p.pendingLimit) p.flushPending();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    else schedule();
   };
-  coalesced.add(protocol);
+  coalesced.set(protocol, () => {
+    if (!waiting) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      waiting = { promise, resolve, reject };
+      schedule();
+    }
+    return waiting.promise;
+  });
   return true;
+}
+
+/**
+ * Resolves once the NATS server has processed everything this connection sent so far (a
+ * subscription is live), like nats.js's `flush()`. On a connection whose writes are coalesced,
+ * everyone who asks in one turn of the event loop shares one PING, written with that turn's other
+ * messages: a run's start subscribed its control subject and then waited for a PING of its own,
+ * a socket write and a wake-up of the NATS server per run. Rejects as `flush()` does when the
+ * connection drops before the answer.
+ */
+export function confirmSent(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) return nc.flush(); // rejects: closed
+  const shared = coalesced.get((nc as unknown as { protocol?: object }).protocol ?? {});
+  return shared ? shared() : nc.flush();
 }
 
 const stackless = Symbol('stackless');
