@@ -6,6 +6,11 @@ export interface TaskTransition {
   readonly ownerId: string;
   readonly state: TaskState;
   readonly error: string | null;
+  /**
+   * Whether a webhook delivery submitted the task, when the statement that moved it said so;
+   * undefined when not known (a follower then checks for itself).
+   */
+  readonly fromWebhook?: boolean;
 }
 
 type Listener = (t: TaskTransition) => Promise<void>;

@@ -333,7 +333,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         answers.push(await this.refuseClaim(id));
         continue;
       }
-      this.transitions.emit({ taskId: id, ownerId: row.ownerId, state: 'running', error: null });
+      this.transitions.emit({
+        taskId: id,
+        ownerId: row.ownerId,
+        state: 'running',
+        error: null,
+        fromWebhook: row.fromWebhook,
+      });
       answers.push({
         go: true,
         task: {
@@ -412,7 +418,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     for (const row of ended) {
       const f = byId.get(row.id);
       if (!f) continue;
-      this.transitions.emit({ taskId: f.id, ownerId: row.ownerId, state: f.state, error: f.error });
+      this.transitions.emit({
+        taskId: f.id,
+        ownerId: row.ownerId,
+        state: f.state,
+        error: f.error,
+        fromWebhook: row.fromWebhook,
+      });
       this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }

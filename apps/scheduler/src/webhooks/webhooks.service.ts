@@ -106,6 +106,7 @@ export class WebhooksService implements OnModuleInit {
   onModuleInit(): void {
     // The audit follows the task a delivery submitted.
     this.transitions.on(async (t) => {
+      if (t.fromWebhook === false) return; // known to come from no delivery: nothing to follow
       try {
         await this.follows.call({ taskId: t.taskId, state: FOLLOWS[t.state], error: t.error });
       } catch (err) {

@@ -82,6 +82,40 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
     expect(await runOf(notStarted)).toBeNull();
   });
 
+  it('says of each task it moves whether a webhook delivery submitted it (its audit follows only those)', async () => {
+    const [plain, hooked] = (await submit(2)) as [string, string];
+    const trigger = randomUUID();
+    await pool.query(
+      `INSERT INTO webhook_trigger (id, owner_id, workflow_id, permission_mode, secret_digest)
+       VALUES ($1, $2, $3, 'ask', repeat('0', 64))`,
+      [trigger, owner, workflow],
+    );
+    await pool.query(
+      `INSERT INTO webhook_delivery (id, trigger_id, state, task_id, accepted_at)
+       VALUES ($1, $2, 'QUEUED', $3, now())`,
+      [randomUUID(), trigger, hooked],
+    );
+    const claimed = await repo.claimAll([plain, hooked], [randomUUID(), randomUUID()]);
+    expect(Object.fromEntries(claimed.map((r) => [r.id, r.fromWebhook]))).toEqual({
+      [plain]: false,
+      [hooked]: true,
+    });
+    const ended = await repo.finish(
+      [plain, hooked].map((id) => ({
+        id,
+        state: 'completed' as const,
+        runId: null,
+        output: null,
+        outputTruncated: false,
+        error: null,
+      })),
+    );
+    expect(Object.fromEntries(ended.map((r) => [r.id, r.fromWebhook]))).toEqual({
+      [plain]: false,
+      [hooked]: true,
+    });
+  });
+
   it('a claim without run ids (an executor of the previous version) leaves the run to its attach', async () => {
     const [id] = (await submit(1)) as [string];
     expect((await repo.claimAll([id]))[0]?.runId).toBeNull();

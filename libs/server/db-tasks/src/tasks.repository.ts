@@ -61,6 +61,16 @@ function columns(t = ''): string {
 
 const COLUMNS = columns();
 
+/**
+ * Whether a webhook delivery submitted task `t` (its audit follows the task). Asked in the statements
+ * that move a task, so a transition tells its followers without a statement of their own: most tasks
+ * come from no webhook, and the audit's update per transition was the scheduler's commonest statement.
+ */
+const FROM_WEBHOOK = `EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.task_id = t.id) AS "fromWebhook"`;
+
+/** A task row as a transition reports it: whether a webhook delivery submitted it. */
+export type MovedTask = BgTask & { readonly fromWebhook: boolean };
+
 const ENDED_SQL = `ARRAY['completed','failed','cancelled','interrupted']::"TaskState"[]`;
 
 /** How a body ended, as the scheduler records it (the output already cut to what a task keeps). */
@@ -165,7 +175,7 @@ export class TasksRepository {
   }
 
   /** queued → running, unless it was killed meanwhile. */
-  async claim(id: string, runId?: string): Promise<BgTask | null> {
+  async claim(id: string, runId?: string): Promise<MovedTask | null> {
     return (await this.claimAll([id], runId === undefined ? undefined : [runId]))[0] ?? null;
   }
 
@@ -173,14 +183,14 @@ export class TasksRepository {
    * queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed.
    * `runIds[i]`, when given, is recorded as the run of `ids[i]` (a task named twice keeps its first).
    */
-  async claimAll(ids: readonly string[], runIds?: readonly string[]): Promise<BgTask[]> {
-    return this.rows(
+  async claimAll(ids: readonly string[], runIds?: readonly string[]): Promise<MovedTask[]> {
+    return this.rows<MovedTask>(
       'task_claim',
       `UPDATE bg_task t SET state = 'running', started_at = now(), run_id = c.run_id
        FROM (SELECT DISTINCT ON (id) id, run_id
              FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS x(id, run_id, n) ORDER BY id, n) c
        WHERE t.id = c.id AND t.state = 'queued' AND NOT t.kill_requested
-       RETURNING ${columns('t')}`,
+       RETURNING ${columns('t')}, ${FROM_WEBHOOK}`,
       [ids, runIds ?? ids.map(() => null)],
     );
   }
@@ -209,16 +219,18 @@ export class TasksRepository {
    * running → its end, once, for every end given, in one statement. Returns the tasks that ended
    * here (an end reported again, or of a task no longer running, changes nothing).
    */
-  async finish(ends: readonly TaskEnd[]): Promise<Array<{ id: string; ownerId: string }>> {
+  async finish(
+    ends: readonly TaskEnd[],
+  ): Promise<Array<{ id: string; ownerId: string; fromWebhook: boolean }>> {
     if (!ends.length) return [];
-    return this.rows<{ id: string; ownerId: string }>(
+    return this.rows<{ id: string; ownerId: string; fromWebhook: boolean }>(
       'task_finish',
       `UPDATE bg_task t SET state = e.state::"TaskState", run_id = e.run_id,
               output = e.output, output_truncated = e.truncated, error = e.error, finished_at = now()
        FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
                AS x(id uuid, state text, run_id uuid, output jsonb, truncated boolean, error text)) e
        WHERE t.id = e.id AND t.state = 'running'
-       RETURNING t.id, t.owner_id AS "ownerId"`,
+       RETURNING t.id, t.owner_id AS "ownerId", ${FROM_WEBHOOK}`,
       [
         JSON.stringify(
           ends.map((e) => ({
