@@ -6,7 +6,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
-import { api, Stack } from '@switchyard/testing';
+import { KeepAliveApi, Stack } from '@switchyard/testing';
 import { machineBusyTicks, processSyscalls, processTicks, ticksByCommand } from './cpu';
 
 /*
@@ -96,7 +96,7 @@ class TaskWatcher {
   errors = 0;
 
   constructor(
-    private readonly base: string,
+    private readonly http: KeepAliveApi,
     private readonly token: string,
   ) {
     this.loop = this.run();
@@ -125,7 +125,7 @@ class TaskWatcher {
       await sleep(POLL_MS);
       if (!this.waiting.size) continue;
       try {
-        const res = await api(this.base, 'GET', '/api/agent/tasks?limit=200&state=completed', {
+        const res = await this.http.call('GET', '/api/agent/tasks?limit=200&state=completed', {
           token: this.token,
         });
         if (res.status !== 200) throw new Error(`list answered ${res.status}`);
@@ -134,7 +134,7 @@ class TaskWatcher {
         for (const [id, w] of [...this.waiting]) {
           if (now - w.since < LATE_MS) continue;
           w.since = now;
-          const one = await api(this.base, 'GET', `/api/agent/tasks/${id}`, { token: this.token });
+          const one = await this.http.call('GET', `/api/agent/tasks/${id}`, { token: this.token });
           if (one.status === 404) this.settle(null, id);
           else if (ENDED.has(String(one.json['state']))) this.settle(one.json as unknown as TaskJson, id);
         }
@@ -312,6 +312,8 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     ['gateway', 'planner', 'executor', 'tool-registry', 'scheduler'],
   );
   const base = stack.gatewayUrl;
+  // The client's calls over keep-alive http.request: fetch would spend the cores the stack needs.
+  const http = new KeepAliveApi(base);
 
   // The raw peer: plain BullMQ on the same Redis DB, its own key prefix.
   const rawConnections = [0, 1].map(() => new Redis(REDIS_URL, { maxRetriesPerRequest: null }));
@@ -337,7 +339,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
   try {
     await rawWorker.waitUntilReady();
     const call = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await api(base, method, path, { token, ...(body !== undefined ? { body } : {}) });
+      const res = await http.call(method, path, { token, ...(body !== undefined ? { body } : {}) });
       if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
       return res.json;
     };
@@ -357,7 +359,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         token,
         instant: await publish(token, 0),
         tenMs: await publish(token, 10),
-        watcher: new TaskWatcher(base, token),
+        watcher: new TaskWatcher(http, token),
       });
     }
 
@@ -366,7 +368,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     const submit = async (o: Owner, workflowId: string, priority: Priority, tag: string) => {
       for (;;) {
         const t0 = performance.now();
-        const res = await api(base, 'POST', '/api/agent/tasks', {
+        const res = await http.call('POST', '/api/agent/tasks', {
           token: o.token,
           body: { workflowId, inputs: { tag }, priority },
         });
@@ -460,7 +462,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       let end: TaskJson | undefined;
       await sleep(20);
       while (!end) {
-        const res = await api(base, 'GET', `/api/agent/tasks/${task.id}`, { token: pickupOwner.token });
+        const res = await http.call('GET', `/api/agent/tasks/${task.id}`, { token: pickupOwner.token });
         if (ENDED.has(String(res.json['state']))) end = res.json as unknown as TaskJson;
         else await sleep(10);
       }
@@ -513,7 +515,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       const posts = new Set<Promise<void>>();
       const post = async (i: number) => {
         const submittedAt = Date.now();
-        const res = await api(base, 'POST', '/api/agent/tasks', {
+        const res = await http.call('POST', '/api/agent/tasks', {
           token: o.token,
           body: { workflowId: o.tenMs, inputs: { tag: `${priority}${i}` }, priority },
         });
@@ -556,7 +558,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         await sleep(500);
         if (Date.now() < loadStart + LOAD_WARMUP_MS) continue;
         loadCpu ??= cpuMark(stack);
-        const c = await api(base, 'GET', '/api/agent/tasks/capacity', { token: pickupOwner.token });
+        const c = await http.call('GET', '/api/agent/tasks/capacity', { token: pickupOwner.token });
         running.push(Number(c.json['running']));
         queued.push(Number(c.json['queued']));
       }
@@ -590,6 +592,8 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       },
       method: {
         path: 'REST POST /api/agent/tasks through the gateway; gateway, planner, executor, tool-registry, scheduler as processes',
+        client:
+          'this process, HTTP/1.1 keep-alive over node:http (KeepAliveApi), not fetch: the client shares the two cores with the stack',
         redis: `${REDIS_URL} (flushed first), shared by the stack and the raw peer`,
         raw: 'plain BullMQ Queue.add → Worker (concurrency 16), no-op processor, removeOnComplete',
         ends: 'each owner lists its completed tasks every 250 ms (finished tasks are pruned beyond 100 per owner)',
@@ -697,6 +701,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     await rawWorker.close();
     await rawQueue.close();
     rawConnections.forEach((c) => c.disconnect());
+    http.close();
     await stack.stop();
     await db.drop();
     await flusher.flushdb().catch(() => undefined);
