@@ -182,6 +182,80 @@ describe('RunsRepository (real Postgres)', () => {
     for (const r of [lost, bad]) expect((await viaPool.events(r.id, 10)).map((e) => e.seq)).toEqual([1]);
   });
 
+  it('writes background creates made at once together, each run whole, a bad one refusing only itself', async () => {
+    const statements: string[] = [];
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    const spy = jest.spyOn(pool, 'query').mockImplementation(((...args: unknown[]) => {
+      const name = (args[0] as { name?: string } | undefined)?.name;
+      if (name?.startsWith('run_create')) statements.push(name);
+      return query(...args);
+    }) as never);
+    try {
+      const first = newRun({ background: true });
+      const together = [
+        newRun({ background: true, plan: null, agentId: 3, sourceRunId: first.id }),
+        newRun({ background: true, workflowId: randomUUID(), sandboxPosture: 'sandboxed' }),
+      ];
+      const stranger = newRun({ background: true, ownerId: randomUUID() }); // no such owner: refused
+      const results = await Promise.allSettled([
+        viaPool.create(first, [created]),
+        ...together.map((r) => viaPool.create(r, [created, token('t')])),
+        viaPool.create(stranger, [created]),
+      ]);
+      // Asked in one turn: one statement for the lot, which the stranger failed, so each was then
+      // tried alone.
+      expect(statements).toEqual(['run_create_many', 'run_create', 'run_create', 'run_create', 'run_create']);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+      expect(await viaPool.get(stranger.id)).toBeUndefined();
+
+      // A create alone is the single statement it always was.
+      statements.length = 0;
+      await viaPool.create(newRun({ background: true }), [created]);
+      expect(statements).toEqual(['run_create']);
+
+      // Without the stranger, the batch is one statement, and every run is as a single create writes it.
+      statements.length = 0;
+      const batch = [newRun({ background: true }), ...together.map((r) => ({ ...r, id: randomUUID() }))];
+      const stored = await Promise.all([
+        viaPool.create(batch[0]!, [created]),
+        ...batch.slice(1).map((r) => viaPool.create(r, [created, token('t')])),
+      ]);
+      expect(statements).toEqual(['run_create_many']);
+      expect(stored.map((events) => events.map((e) => [e.seq, e.type]))).toEqual([
+        [[1, 'run_created']],
+        [
+          [1, 'run_created'],
+          [2, 'plan_token'],
+        ],
+        [
+          [1, 'run_created'],
+          [2, 'plan_token'],
+        ],
+      ]);
+      for (const r of batch) {
+        const row = await viaPool.get(r.id);
+        expect(row).toMatchObject({
+          status: 'running',
+          goal: r.goal,
+          config: r.config,
+          inputs: r.inputs,
+          files: r.files,
+          plan: r.plan,
+          ownerReplica: 'replica-1',
+          agentId: r.agentId ?? null,
+          sourceRunId: r.sourceRunId ?? null,
+          sandboxPosture: r.sandboxPosture ?? null,
+        });
+        expect(Date.parse(row!.leaseUntil!)).toBeGreaterThan(Date.now() + 50_000);
+        // Numbered on after its first events: the next append continues the log without a gap.
+        const next = await viaPool.append(r.id, [token('next')], { replica: 'replica-1' });
+        expect(next.map((e) => e.seq)).toEqual([r === batch[0] ? 2 : 3]);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('interrupts runs whose lease ran out, with the interrupted event in the same statement, once', async () => {
     const expired = newRun({ leaseMs: -1_000, replica: 'dead-replica' });
     const alive = newRun({ replica: 'live-replica' });

@@ -33,6 +33,55 @@ const CREATE_RUN = `WITH r AS (
        FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
        RETURNING seq, type, data, created_at AS at`;
 
+/**
+ * Several runs with their first events in one statement (group commit): the creates a replica makes
+ * while the previous ones are being written (background runs: a batch of task bodies starting at
+ * once). Rows: each run's events, tagged with its id.
+ */
+const CREATE_RUNS = `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+           id uuid, owner_id uuid, status text, goal text, config jsonb, inputs jsonb, files jsonb, plan jsonb,
+           source_run_id uuid, batch_id uuid, replica text, lease_ms double precision, events jsonb,
+           workflow_id uuid, agent_id int, sandbox_posture text, file_grants jsonb, background boolean)
+       ), r AS (
+         INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background)
+         SELECT id, owner_id, status::"RunStatus", goal, config, inputs, files, plan, source_run_id, batch_id,
+                replica, now() + make_interval(secs => lease_ms / 1000), jsonb_array_length(events) + 1, now(),
+                workflow_id, agent_id, sandbox_posture, file_grants, background
+         FROM input
+         RETURNING id
+       )
+       INSERT INTO run_event (run_id, seq, type, data)
+       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
+       FROM r JOIN input i ON i.id = r.id,
+            ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
+       RETURNING run_id, seq, type, data, created_at AS at`;
+
+/** One run of a CREATE_RUNS batch, as its input record. */
+function createRecord(run: NewRun, events: readonly RunEventBody[]): Record<string, unknown> {
+  return {
+    id: run.id,
+    owner_id: run.ownerId,
+    status: run.status,
+    goal: run.goal,
+    config: run.config,
+    inputs: run.inputs,
+    files: run.files,
+    plan: run.plan ?? null,
+    source_run_id: run.sourceRunId ?? null,
+    batch_id: run.batchId ?? null,
+    replica: run.replica,
+    lease_ms: run.leaseMs,
+    events: events.map((e) => ({ type: e.type, data: e.data })),
+    workflow_id: run.workflowId ?? null,
+    agent_id: run.agentId ?? null,
+    sandbox_posture: run.sandboxPosture ?? null,
+    file_grants: run.fileGrants ?? [],
+    background: run.background ?? false,
+  };
+}
+
 function createValues(run: NewRun, events: readonly RunEventBody[]): unknown[] {
   return [
     run.id,
@@ -232,6 +281,12 @@ function storedEvents(runId: string, rows: readonly EventRow[]): RunEvent[] {
   return rows.map((r) => toEvent(runId, r)).sort((a, b) => a.seq - b.seq);
 }
 
+/** A create that needs no admission (a background run), written with others (see RunsRepository.create). */
+interface PlainCreate {
+  readonly run: NewRun;
+  readonly events: readonly RunEventBody[];
+}
+
 /** A create waiting for admission (see RunsRepository.create). */
 interface AdmittedCreate {
   readonly run: NewRun;
@@ -256,6 +311,8 @@ export class RunsRepository {
   private readonly appends: Coalescer<Append, Appended> | undefined;
   /** Admitted creates under way on the pool, admitted together (see `create`). */
   private readonly admitted: Coalescer<AdmittedCreate, RunEvent[] | Error> | undefined;
+  /** Creates without admission under way on the pool, written together (see `create`). */
+  private readonly plain: Coalescer<PlainCreate, RunEvent[] | Error> | undefined;
 
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
@@ -264,6 +321,7 @@ export class RunsRepository {
   ) {
     this.appends = pool ? new Coalescer((batch) => this.appendMany(batch)) : undefined;
     this.admitted = pool ? new Coalescer((batch) => this.createAdmitted(pool, batch)) : undefined;
+    this.plain = pool ? new Coalescer((batch) => this.createPlain(batch)) : undefined;
   }
 
   /** Runs a statement through the pool (prepared once per connection when named) or Prisma. */
@@ -298,12 +356,50 @@ export class RunsRepository {
       if (stored instanceof Error) throw stored;
       return stored;
     }
+    if (!admit && this.plain) {
+      const stored = await this.plain.call({ run, events });
+      if (stored instanceof Error) throw stored;
+      return stored;
+    }
     const rows = admit
       ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
           q<EventRow>(CREATE_RUN, createValues(run, events)),
         )
       : await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events));
     return storedEvents(run.id, rows);
+  }
+
+  /**
+   * Creates without admission that arrived together, in one statement (one alone as before). When
+   * the batch fails for its data rather than a database that is away, each is tried alone, so one
+   * bad run refuses only itself.
+   */
+  private async createPlain(batch: readonly PlainCreate[]): Promise<Array<RunEvent[] | Error>> {
+    if (batch.length === 1) {
+      const { run, events } = batch[0] as PlainCreate;
+      return [
+        storedEvents(run.id, await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events))),
+      ];
+    }
+    let rows: Array<EventRow & { run_id: string }>;
+    try {
+      rows = await this.query('run_create_many', CREATE_RUNS, [
+        JSON.stringify(batch.map((c) => createRecord(c.run, c.events))),
+      ]);
+    } catch (err) {
+      if (databaseUnavailable(err)) throw err;
+      return Promise.all(
+        batch.map((c) =>
+          this.query<EventRow>('run_create', CREATE_RUN, createValues(c.run, c.events)).then(
+            (r) => storedEvents(c.run.id, r),
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+    }
+    const byRun = new Map<string, EventRow[]>();
+    for (const { run_id, ...row } of rows) byRun.set(run_id, [...(byRun.get(run_id) ?? []), row]);
+    return batch.map((c) => storedEvents(c.run.id, byRun.get(c.run.id) ?? []));
   }
 
   /**
