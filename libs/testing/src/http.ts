@@ -92,6 +92,21 @@ export class KeepAliveApi {
     if (req.token) headers['x-switchyard-token'] = req.token;
     const payload = req.raw ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);
     if (payload !== undefined) headers['content-type'] = 'application/json';
+    return this.send(method, path, headers, payload, true);
+  }
+
+  /**
+   * One attempt; `again` allows one more when a kept-alive socket turns out closed (the server
+   * closed it idle just as the request went out: it never saw the request, so sending it again
+   * cannot do it twice).
+   */
+  private send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    payload: string | undefined,
+    again: boolean,
+  ): Promise<ApiResponse> {
     return new Promise((resolve, reject) => {
       const sent = request(`${this.baseUrl}${path}`, { method, headers, agent: this.agent }, (res) => {
         let text = '';
@@ -120,7 +135,11 @@ export class KeepAliveApi {
           });
         });
       });
-      sent.on('error', reject);
+      sent.on('error', (err: NodeJS.ErrnoException) => {
+        if (again && sent.reusedSocket && err.code === 'ECONNRESET')
+          resolve(this.send(method, path, headers, payload, false));
+        else reject(err);
+      });
       sent.end(payload);
     });
   }
