@@ -21,22 +21,10 @@ import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
 
-const CREATE_RUN = `WITH r AS (
-         INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background)
-         VALUES ($1::uuid, $2::uuid, $3::"RunStatus", $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9::uuid, $10::uuid,
-                 $11, now() + make_interval(secs => $12::double precision / 1000), $13 + 1, now(), $15::uuid, $16::int, $17, $18::jsonb, $19)
-         RETURNING id
-       )
-       INSERT INTO run_event (run_id, seq, type, data)
-       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
-       FROM r, ROWS FROM (jsonb_to_recordset($14::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING seq, type, data, created_at AS at`;
-
 /**
- * Several runs with their first events in one statement (group commit): the creates a replica makes
- * while the previous ones are being written (background runs: a batch of task bodies starting at
- * once). Rows: each run's events, tagged with its id.
+ * Runs with their first events, one or several in one statement (group commit: the background runs
+ * a replica creates in one turn, a batch of task bodies starting at once). Rows: each run's events,
+ * tagged with its id.
  */
 const CREATE_RUNS = `WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
@@ -58,7 +46,28 @@ const CREATE_RUNS = `WITH input AS (
             ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
        RETURNING run_id, seq, type, data, created_at AS at`;
 
-/** One run of a CREATE_RUNS batch, as its input record. */
+/** A run to write with its first events. */
+interface NewRunWithEvents {
+  readonly run: NewRun;
+  readonly events: readonly RunEventBody[];
+}
+
+/** CREATE_RUNS's values for `creates`. */
+function createValues(creates: readonly NewRunWithEvents[]): unknown[] {
+  return [JSON.stringify(creates.map((c) => createRecord(c.run, c.events)))];
+}
+
+/** Each create's stored first events, in the order of `creates`, from CREATE_RUNS's rows. */
+function createdEvents(
+  creates: readonly NewRunWithEvents[],
+  rows: ReadonlyArray<EventRow & { run_id: string }>,
+): RunEvent[][] {
+  const byRun = new Map<string, EventRow[]>();
+  for (const { run_id, ...row } of rows) byRun.set(run_id, [...(byRun.get(run_id) ?? []), row]);
+  return creates.map((c) => storedEvents(c.run.id, byRun.get(c.run.id) ?? []));
+}
+
+/** One run of CREATE_RUNS, as its input record. */
 function createRecord(run: NewRun, events: readonly RunEventBody[]): Record<string, unknown> {
   return {
     id: run.id,
@@ -80,30 +89,6 @@ function createRecord(run: NewRun, events: readonly RunEventBody[]): Record<stri
     file_grants: run.fileGrants ?? [],
     background: run.background ?? false,
   };
-}
-
-function createValues(run: NewRun, events: readonly RunEventBody[]): unknown[] {
-  return [
-    run.id,
-    run.ownerId,
-    run.status,
-    run.goal,
-    JSON.stringify(run.config),
-    JSON.stringify(run.inputs),
-    JSON.stringify(run.files),
-    run.plan === undefined || run.plan === null ? null : JSON.stringify(run.plan),
-    run.sourceRunId ?? null,
-    run.batchId ?? null,
-    run.replica,
-    run.leaseMs,
-    events.length,
-    encodeEvents(events),
-    run.workflowId ?? null,
-    run.agentId ?? null,
-    run.sandboxPosture ?? null,
-    JSON.stringify(run.fileGrants ?? []),
-    run.background ?? false,
-  ];
 }
 
 export interface NewRun {
@@ -282,15 +267,10 @@ function storedEvents(runId: string, rows: readonly EventRow[]): RunEvent[] {
 }
 
 /** A create that needs no admission (a background run), written with others (see RunsRepository.create). */
-interface PlainCreate {
-  readonly run: NewRun;
-  readonly events: readonly RunEventBody[];
-}
+type PlainCreate = NewRunWithEvents;
 
 /** A create waiting for admission (see RunsRepository.create). */
-interface AdmittedCreate {
-  readonly run: NewRun;
-  readonly events: readonly RunEventBody[];
+interface AdmittedCreate extends NewRunWithEvents {
   readonly admit: ForegroundLimits;
 }
 
@@ -361,12 +341,13 @@ export class RunsRepository {
       if (stored instanceof Error) throw stored;
       return stored;
     }
+    const one = [{ run, events }];
     const rows = admit
       ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
-          q<EventRow>(CREATE_RUN, createValues(run, events)),
+          q<EventRow & { run_id: string }>(CREATE_RUNS, createValues(one)),
         )
-      : await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events));
-    return storedEvents(run.id, rows);
+      : await this.query<EventRow & { run_id: string }>('run_create', CREATE_RUNS, createValues(one));
+    return createdEvents(one, rows)[0] as RunEvent[];
   }
 
   /**
@@ -375,31 +356,19 @@ export class RunsRepository {
    * bad run refuses only itself.
    */
   private async createPlain(batch: readonly PlainCreate[]): Promise<Array<RunEvent[] | Error>> {
-    if (batch.length === 1) {
-      const { run, events } = batch[0] as PlainCreate;
-      return [
-        storedEvents(run.id, await this.query<EventRow>('run_create', CREATE_RUN, createValues(run, events))),
-      ];
-    }
-    let rows: Array<EventRow & { run_id: string }>;
     try {
-      rows = await this.query('run_create_many', CREATE_RUNS, [
-        JSON.stringify(batch.map((c) => createRecord(c.run, c.events))),
-      ]);
+      return createdEvents(batch, await this.query('run_create', CREATE_RUNS, createValues(batch)));
     } catch (err) {
-      if (databaseUnavailable(err)) throw err;
+      if (batch.length === 1 || databaseUnavailable(err)) throw err;
       return Promise.all(
         batch.map((c) =>
-          this.query<EventRow>('run_create', CREATE_RUN, createValues(c.run, c.events)).then(
-            (r) => storedEvents(c.run.id, r),
+          this.query<EventRow & { run_id: string }>('run_create', CREATE_RUNS, createValues([c])).then(
+            (rows) => createdEvents([c], rows)[0] as RunEvent[],
             (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
           ),
         ),
       );
     }
-    const byRun = new Map<string, EventRow[]>();
-    for (const { run_id, ...row } of rows) byRun.set(run_id, [...(byRun.get(run_id) ?? []), row]);
-    return batch.map((c) => storedEvents(c.run.id, byRun.get(c.run.id) ?? []));
   }
 
   /**
@@ -417,21 +386,20 @@ export class RunsRepository {
         pool,
         batch.map((c) => ({ ownerId: c.run.ownerId, limits: c.admit })),
         (q, i) => {
-          const c = batch[i] as AdmittedCreate;
-          return q<EventRow>(CREATE_RUN, createValues(c.run, c.events));
+          return q<EventRow & { run_id: string }>(CREATE_RUNS, createValues([batch[i] as AdmittedCreate]));
         },
       );
       return results.map((r, i) =>
-        r instanceof AppError ? r : storedEvents((batch[i] as AdmittedCreate).run.id, r),
+        r instanceof AppError ? r : (createdEvents([batch[i] as AdmittedCreate], r)[0] as RunEvent[]),
       );
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
       return Promise.all(
         batch.map((c) =>
           admitForeground({ pool, prisma: this.prisma }, c.run.ownerId, c.admit, (q) =>
-            q<EventRow>(CREATE_RUN, createValues(c.run, c.events)),
+            q<EventRow & { run_id: string }>(CREATE_RUNS, createValues([c])),
           ).then(
-            (rows) => storedEvents(c.run.id, rows),
+            (rows) => createdEvents([c], rows)[0] as RunEvent[],
             (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
           ),
         ),
