@@ -14,8 +14,14 @@ export function processTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]); // utime, stime
 }
 
+/** Read and write system calls, counted by the kernel per process. */
+export interface Syscalls {
+  reads: number;
+  writes: number;
+}
+
 /** Read and write system calls `pid` has made (`/proc/<pid>/io`); zeros when it cannot be read. */
-export function processSyscalls(pid: number): { reads: number; writes: number } {
+export function processSyscalls(pid: number): Syscalls {
   try {
     const io = readFileSync(`/proc/${pid}/io`, 'utf8');
     const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
 import { KeepAliveApi, Stack } from '@switchyard/testing';
-import { machineBusyTicks, processSyscalls, processTicks, ticksByCommand } from './cpu';
+import { machineBusyTicks, processSyscalls, processTicks, ticksByCommand, type Syscalls } from './cpu';
 
 /*
  * npm run bench -- tasks
@@ -183,7 +183,7 @@ interface CpuMark {
   bench: NodeJS.CpuUsage;
   machineBusy: number;
   /** Read/write system calls per service and per server process (socket traffic, mostly). */
-  syscalls: Map<string, Map<number, { reads: number; writes: number }>>;
+  syscalls: Map<string, Map<number, Syscalls>>;
 }
 
 /** Postgres (every backend), Redis and NATS: shared with whatever else runs on the machine. */
@@ -201,10 +201,10 @@ function cpuMark(stack: Stack): CpuMark {
   };
 }
 
-function syscallsByGroup(stack: Stack): Map<string, Map<number, { reads: number; writes: number }>> {
-  const out = new Map<string, Map<number, { reads: number; writes: number }>>();
+function syscallsByGroup(stack: Stack): Map<string, Map<number, Syscalls>> {
+  const out = new Map<string, Map<number, Syscalls>>();
   const add = (group: string, pid: number) => {
-    const g = out.get(group) ?? new Map<number, { reads: number; writes: number }>();
+    const g = out.get(group) ?? new Map<number, Syscalls>();
     g.set(pid, processSyscalls(pid));
     out.set(group, g);
   };
@@ -214,13 +214,9 @@ function syscallsByGroup(stack: Stack): Map<string, Map<number, { reads: number;
 }
 
 /** System calls per unit of work since the mark, per group (processes present at both ends). */
-function syscallsPer(
-  stack: Stack,
-  m: CpuMark,
-  units: number,
-): Record<string, { reads: number; writes: number }> {
+function syscallsPer(stack: Stack, m: CpuMark, units: number): Record<string, Syscalls> {
   const now = syscallsByGroup(stack);
-  const out: Record<string, { reads: number; writes: number }> = {};
+  const out: Record<string, Syscalls> = {};
   for (const [group, pids] of now) {
     let reads = 0;
     let writes = 0;

@@ -19,6 +19,24 @@ export interface ApiRequest {
   readonly headers?: Record<string, string>;
 }
 
+/** The headers and body a request sends: the token, and JSON with its content type. */
+function outgoing(req: ApiRequest): { headers: Record<string, string>; payload: string | undefined } {
+  const headers: Record<string, string> = { ...(req.headers ?? {}) };
+  if (req.token) headers['x-switchyard-token'] = req.token;
+  const payload = req.raw ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  return { headers, payload };
+}
+
+/** An answer's body as JSON, or `{ text }` when it is not JSON. */
+function parsed(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { text };
+  }
+}
+
 /** One HTTP call to the API as a client would make it, answer read whatever its type. */
 export async function api(
   baseUrl: string,
@@ -26,26 +44,17 @@ export async function api(
   path: string,
   req: ApiRequest = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...(req.headers ?? {}) };
-  if (req.token) headers['x-switchyard-token'] = req.token;
-  const payload = req.raw ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);
-  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const { headers, payload } = outgoing(req);
   const res = await fetch(`${baseUrl}${path}`, {
     method,
     headers,
     ...(payload !== undefined ? { body: payload } : {}),
   });
   const text = await res.text();
-  let json: Record<string, unknown>;
-  try {
-    json = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    json = { text };
-  }
   return {
     status: res.status,
     type: res.headers.get('content-type') ?? '',
-    json,
+    json: parsed(text),
     text,
     headers: res.headers,
   };
@@ -88,10 +97,7 @@ export class KeepAliveApi {
   }
 
   call(method: string, path: string, req: ApiRequest = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = { ...(req.headers ?? {}) };
-    if (req.token) headers['x-switchyard-token'] = req.token;
-    const payload = req.raw ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);
-    if (payload !== undefined) headers['content-type'] = 'application/json';
+    const { headers, payload } = outgoing(req);
     return this.send(method, path, headers, payload, true);
   }
 
@@ -114,17 +120,11 @@ export class KeepAliveApi {
         res.on('data', (chunk: string) => (text += chunk));
         res.on('error', reject);
         res.on('end', () => {
-          let json: Record<string, unknown>;
-          try {
-            json = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            json = { text };
-          }
           const raw = res.headers;
           resolve({
             status: res.statusCode ?? 0,
             type: String(raw['content-type'] ?? ''),
-            json,
+            json: parsed(text),
             text,
             get headers() {
               const h = new Headers();

@@ -16,8 +16,7 @@ import type { BusPort } from '@switchyard/server-bus';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER, PublishedWorkflows } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
-import { StartRun } from '../runs/start-run.usecase';
-import type { BeforeWork } from '../runs/run-launcher';
+import { StartRun, type WorkflowLaunch } from '../runs/start-run.usecase';
 
 const text = (t: string, isError: boolean): ToolResult => ({
   content: [{ type: 'text', text: t }],
@@ -102,7 +101,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
     source: Pick<RunCreated, 'taskId' | 'asTool' | 'viaMcp'>,
     ctx: CallContext,
-    launch: { readonly runId?: string; readonly beforeWork?: BeforeWork } = {},
+    launch: Pick<WorkflowLaunch, 'runId' | 'beforeWork'> = {},
   ): Promise<{ driver: RunDriver; name: string; steps: number }> {
     const def = await this.published.resolve(workflowId, ctx);
     // Unattended: shared directories are made as always; a picker file cannot be given here.

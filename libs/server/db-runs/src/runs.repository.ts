@@ -46,6 +46,9 @@ const CREATE_RUNS = `WITH input AS (
             ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
        RETURNING run_id, seq, type, data, created_at AS at`;
 
+/** A row of CREATE_RUNS: one of a run's first events, tagged with the run. */
+type CreatedEventRow = EventRow & { run_id: string };
+
 /** A run to write with its first events. */
 interface NewRunWithEvents {
   readonly run: NewRun;
@@ -58,13 +61,33 @@ function createValues(creates: readonly NewRunWithEvents[]): unknown[] {
 }
 
 /** Each create's stored first events, in the order of `creates`, from CREATE_RUNS's rows. */
-function createdEvents(
-  creates: readonly NewRunWithEvents[],
-  rows: ReadonlyArray<EventRow & { run_id: string }>,
-): RunEvent[][] {
+function createdEvents(creates: readonly NewRunWithEvents[], rows: readonly CreatedEventRow[]): RunEvent[][] {
   const byRun = new Map<string, EventRow[]>();
   for (const { run_id, ...row } of rows) byRun.set(run_id, [...(byRun.get(run_id) ?? []), row]);
   return creates.map((c) => storedEvents(c.run.id, byRun.get(c.run.id) ?? []));
+}
+
+/** One create's stored first events, from CREATE_RUNS's rows for it alone. */
+function createdOne(create: NewRunWithEvents, rows: readonly CreatedEventRow[]): RunEvent[] {
+  return createdEvents([create], rows)[0] as RunEvent[];
+}
+
+/**
+ * A batch that failed for its data, tried one create at a time, so one bad run refuses only itself:
+ * each answer is its events or its error.
+ */
+function eachAlone<C extends NewRunWithEvents>(
+  batch: readonly C[],
+  write: (create: C) => Promise<readonly CreatedEventRow[]>,
+): Promise<Array<RunEvent[] | Error>> {
+  return Promise.all(
+    batch.map((c) =>
+      write(c).then(
+        (rows) => createdOne(c, rows),
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      ),
+    ),
+  );
 }
 
 /** One run of CREATE_RUNS, as its input record. */
@@ -82,7 +105,7 @@ function createRecord(run: NewRun, events: readonly RunEventBody[]): Record<stri
     batch_id: run.batchId ?? null,
     replica: run.replica,
     lease_ms: run.leaseMs,
-    events: events.map((e) => ({ type: e.type, data: e.data })),
+    events: eventRecords(events),
     workflow_id: run.workflowId ?? null,
     agent_id: run.agentId ?? null,
     sandbox_posture: run.sandboxPosture ?? null,
@@ -266,16 +289,18 @@ function storedEvents(runId: string, rows: readonly EventRow[]): RunEvent[] {
   return rows.map((r) => toEvent(runId, r)).sort((a, b) => a.seq - b.seq);
 }
 
-/** A create that needs no admission (a background run), written with others (see RunsRepository.create). */
-type PlainCreate = NewRunWithEvents;
-
 /** A create waiting for admission (see RunsRepository.create). */
 interface AdmittedCreate extends NewRunWithEvents {
   readonly admit: ForegroundLimits;
 }
 
+/** Events as the statements' `jsonb_to_recordset(… AS (type text, data jsonb))` reads them. */
+function eventRecords(events: readonly RunEventBody[]): Array<{ type: string; data: unknown }> {
+  return events.map((e) => ({ type: e.type, data: e.data }));
+}
+
 function encodeEvents(events: readonly RunEventBody[]): string {
-  return JSON.stringify(events.map((e) => ({ type: e.type, data: e.data })));
+  return JSON.stringify(eventRecords(events));
 }
 
 /** `%`, `_` and `\` stand for themselves in a search. */
@@ -292,7 +317,7 @@ export class RunsRepository {
   /** Admitted creates under way on the pool, admitted together (see `create`). */
   private readonly admitted: Coalescer<AdmittedCreate, RunEvent[] | Error> | undefined;
   /** Creates without admission under way on the pool, written together (see `create`). */
-  private readonly plain: Coalescer<PlainCreate, RunEvent[] | Error> | undefined;
+  private readonly plain: Coalescer<NewRunWithEvents, RunEvent[] | Error> | undefined;
 
   /** `pool`: raw pg for the hot path (appends and creates as prepared statements); else Prisma. */
   constructor(
@@ -341,32 +366,26 @@ export class RunsRepository {
       if (stored instanceof Error) throw stored;
       return stored;
     }
-    const one = [{ run, events }];
+    const values = createValues([{ run, events }]);
     const rows = admit
       ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
-          q<EventRow & { run_id: string }>(CREATE_RUNS, createValues(one)),
+          q<CreatedEventRow>(CREATE_RUNS, values),
         )
-      : await this.query<EventRow & { run_id: string }>('run_create', CREATE_RUNS, createValues(one));
-    return createdEvents(one, rows)[0] as RunEvent[];
+      : await this.query<CreatedEventRow>('run_create', CREATE_RUNS, values);
+    return createdOne({ run, events }, rows);
   }
 
   /**
-   * Creates without admission that arrived together, in one statement (one alone as before). When
-   * the batch fails for its data rather than a database that is away, each is tried alone, so one
-   * bad run refuses only itself.
+   * Creates without admission that arrived together, in one statement. When the batch fails for its
+   * data rather than a database that is away, each is tried alone (`eachAlone`).
    */
-  private async createPlain(batch: readonly PlainCreate[]): Promise<Array<RunEvent[] | Error>> {
+  private async createPlain(batch: readonly NewRunWithEvents[]): Promise<Array<RunEvent[] | Error>> {
     try {
       return createdEvents(batch, await this.query('run_create', CREATE_RUNS, createValues(batch)));
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
-      return Promise.all(
-        batch.map((c) =>
-          this.query<EventRow & { run_id: string }>('run_create', CREATE_RUNS, createValues([c])).then(
-            (rows) => createdEvents([c], rows)[0] as RunEvent[],
-            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-          ),
-        ),
+      return eachAlone(batch, (c) =>
+        this.query<CreatedEventRow>('run_create', CREATE_RUNS, createValues([c])),
       );
     }
   }
@@ -386,22 +405,15 @@ export class RunsRepository {
         pool,
         batch.map((c) => ({ ownerId: c.run.ownerId, limits: c.admit })),
         (q, i) => {
-          return q<EventRow & { run_id: string }>(CREATE_RUNS, createValues([batch[i] as AdmittedCreate]));
+          return q<CreatedEventRow>(CREATE_RUNS, createValues([batch[i] as AdmittedCreate]));
         },
       );
-      return results.map((r, i) =>
-        r instanceof AppError ? r : (createdEvents([batch[i] as AdmittedCreate], r)[0] as RunEvent[]),
-      );
+      return results.map((r, i) => (r instanceof AppError ? r : createdOne(batch[i] as AdmittedCreate, r)));
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
-      return Promise.all(
-        batch.map((c) =>
-          admitForeground({ pool, prisma: this.prisma }, c.run.ownerId, c.admit, (q) =>
-            q<EventRow & { run_id: string }>(CREATE_RUNS, createValues([c])),
-          ).then(
-            (rows) => createdEvents([c], rows)[0] as RunEvent[],
-            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-          ),
+      return eachAlone(batch, (c) =>
+        admitForeground({ pool, prisma: this.prisma }, c.run.ownerId, c.admit, (q) =>
+          q<CreatedEventRow>(CREATE_RUNS, createValues([c])),
         ),
       );
     }
@@ -611,7 +623,7 @@ export class RunsRepository {
   ): Promise<RunEvent[]> {
     const which = opts.replica ? 'owner_replica = $3' : 'lease_until < now()';
     // The sweep runs every RUN_SWEEP_MS on every replica: prepared, not compiled by Prisma each time.
-    const rows = await this.query<EventRow & { run_id: string }>(
+    const rows = await this.query<CreatedEventRow>(
       opts.replica ? 'run_interrupt_replica' : 'run_interrupt_expired',
       `WITH dead AS (
          SELECT id FROM run WHERE status = ANY(${ACTIVE_SQL}) AND ${which}

@@ -174,11 +174,6 @@ export class TasksRepository {
     };
   }
 
-  /** queued → running, unless it was killed meanwhile. */
-  async claim(id: string, runId?: string): Promise<MovedTask | null> {
-    return (await this.claimAll([id], runId === undefined ? undefined : [runId]))[0] ?? null;
-  }
-
   /**
    * queued → running for each of `ids` not killed meanwhile, in one statement: the rows claimed.
    * `runIds[i]`, when given, is recorded as the run of `ids[i]` (a task named twice keeps its first).
@@ -193,11 +188,6 @@ export class TasksRepository {
        RETURNING ${columns('t')}, ${FROM_WEBHOOK}`,
       [ids, runIds ?? ids.map(() => null)],
     );
-  }
-
-  /** Records the run of a running task; null when it is not running (any more). */
-  async attach(id: string, runId: string): Promise<{ killRequested: boolean } | null> {
-    return (await this.attachAll([{ id, runId }])).get(id) ?? null;
   }
 
   /** Records the runs of running tasks in one statement: whether a kill was asked, by task. */
