@@ -10,14 +10,20 @@ import { pgPoolProviders, PRISMA, type PgPool, type PrismaClient } from '@switch
 export const RUN_EVENTS_READ_POOL = Symbol('RUN_EVENTS_READ_POOL');
 
 const VISIBLE = 'SELECT owner_id FROM run WHERE id = $1::uuid';
-const AFTER =
-  'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3';
+/**
+ * An event row's time as epoch milliseconds (`created_at` is kept to the millisecond): a number
+ * for the driver to read, where a timestamp is a date string it parses with a regular expression.
+ */
+export const EVENT_AT_MS = '(extract(epoch FROM created_at) * 1000)::float8 AS at';
+
+const AFTER = `SELECT seq, type, data, ${EVENT_AT_MS} FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3`;
 
 /**
- * A run_event row as the SQL of the run repositories returns it (`created_at AS at`). Every row was
- * parsed against the event catalog when it was written (RunWriter), so its type and data match.
+ * A run_event row as the SQL of the run repositories returns it (`created_at AS at`, or epoch
+ * milliseconds with EVENT_AT_MS). Every row was parsed against the event catalog when it was
+ * written (RunWriter), so its type and data match.
  */
-export type EventRow = RunEventBody & { seq: number; at: Date };
+export type EventRow = RunEventBody & { seq: number; at: Date | number };
 
 export function toEvent(runId: string, r: EventRow): RunEvent {
   return { ...r, runId, seq: Number(r.seq), at: new Date(r.at).toISOString() };

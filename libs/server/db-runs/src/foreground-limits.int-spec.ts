@@ -112,6 +112,44 @@ describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, vi
     }
   });
 
+  (via === 'pool' ? it : it.skip)(
+    'admits starts made together in three round trips however many they are, and refuses the overflow',
+    async () => {
+      const limits = { owner: 6, deployment: 50 };
+      const sent: string[] = [];
+      const viaPool = pool as PgPool;
+      const connect = viaPool.connect.bind(viaPool) as () => Promise<{ query: (...a: unknown[]) => unknown }>;
+      const spy = jest.spyOn(viaPool, 'query'); // the pool's own queries: none may be part of an admission
+      const connectSpy = jest.spyOn(viaPool, 'connect').mockImplementation((async () => {
+        const client = await connect();
+        const query = client.query.bind(client);
+        client.query = (...args: unknown[]) => {
+          const q = args[0];
+          sent.push(
+            typeof q === 'string' ? (q.split(/[\s;]+/)[0] ?? '') : String((q as { text?: string }).text),
+          );
+          return query(...args);
+        };
+        return client;
+      }) as never);
+      try {
+        // Asked in one turn: admitted together, in one transaction.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 10 }, () => runs.create(newRun(alice), [created], limits)),
+        );
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
+        expect(await prisma.run.count({ where: { ownerId: alice } })).toBe(6);
+        // BEGIN with the locks and the count in one message, one CREATE_RUNS of the six admitted,
+        // COMMIT.
+        expect(sent).toEqual(['BEGIN', 'WITH', 'COMMIT']);
+        expect(spy).not.toHaveBeenCalled();
+      } finally {
+        spy.mockRestore();
+        connectSpy.mockRestore();
+      }
+    },
+  );
+
   it('a start that Postgres refuses fails alone: the others started with it are created', async () => {
     const limits = { owner: 10, deployment: 0 };
     const first = newRun(alice);

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '@prisma/client';
-import type { Pool } from 'pg';
+import { escapeLiteral, type Pool, type QueryResult } from 'pg';
 import { AppError } from '@switchyard/contracts';
 
 /**
@@ -27,6 +27,16 @@ const DEPLOYMENT_LOCK = 0x5359_0f02;
 export type TxQuery = <T>(text: string, values: unknown[]) => Promise<T[]>;
 
 /**
+ * An admission's transaction: `script` runs statements without parameters one after the other
+ * (each with its own snapshot) and answers the last one's rows; on a pg connection they travel in
+ * one message, with the BEGIN, so the locks and the count cost one round trip, not four.
+ */
+interface AdmissionTx {
+  readonly script: <T>(statements: readonly string[]) => Promise<T[]>;
+  readonly query: TxQuery;
+}
+
+/**
  * Runs `write` (the statement that makes the run or turn active) in a transaction that first holds
  * the owner's and the deployment's admission locks and counts what is active: a count taken under
  * the lock sees every earlier admission committed, so concurrent starts on any replica cannot
@@ -40,12 +50,21 @@ export async function admitForeground<T>(
   limits: ForegroundLimits,
   write: (q: TxQuery) => Promise<T>,
 ): Promise<T> {
-  const admitted = (q: TxQuery) => admitIn(q, [{ ownerId, limits }], () => write(q));
+  const admitted = (tx: AdmissionTx) =>
+    admitIn(tx, [{ ownerId, limits }], async () => [await write(tx.query)]);
   const [result] = db.pool
     ? await inTransaction(db.pool, admitted)
-    : await db.prisma.$transaction((tx) =>
-        admitted(<R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values)),
-      );
+    : await db.prisma.$transaction((tx) => {
+        const query = <R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values);
+        return admitted({
+          query,
+          script: async <R>(statements: readonly string[]) => {
+            let rows: R[] = [];
+            for (const text of statements) rows = await query<R>(text, []);
+            return rows;
+          },
+        });
+      });
   if (result instanceof AppError) throw result;
   return result as T;
 }
@@ -62,7 +81,8 @@ export async function checkRoom(
   wanted: number,
 ): Promise<AppError | undefined> {
   if (limits.owner <= 0 && limits.deployment <= 0) return undefined;
-  const { owners, deployment } = await countActive(q, [ownerId], limits.deployment > 0);
+  const rows = await q<CountRow>(countActive([ownerId], limits.deployment > 0), []);
+  const { owners, deployment } = counts(rows);
   return roomFor(owners.get(ownerId) ?? 0, deployment, limits, wanted);
 }
 
@@ -79,21 +99,34 @@ function roomFor(
   return undefined;
 }
 
-/** Active foreground runs and turns of each of `owners`, and of the deployment when asked (else 0). */
-async function countActive(
-  q: TxQuery,
-  owners: readonly string[],
-  withDeployment: boolean,
-): Promise<{ owners: Map<string, number>; deployment: number }> {
-  const rows = await q<{ owner_id: string; owner: number; deployment: number }>(
-    `SELECT o AS owner_id,
+interface CountRow {
+  owner_id: string;
+  owner: number | string;
+  deployment: number | string;
+}
+
+/** Owner ids as a text[] literal: the admission's statements carry no parameters (see AdmissionTx). */
+function ownersArray(owners: readonly string[]): string {
+  return `ARRAY[${owners.map((o) => escapeLiteral(o)).join(',')}]::text[]`;
+}
+
+/**
+ * The statement counting the active foreground runs and turns of each of `owners` (a row each), and
+ * of the deployment when asked (else 0).
+ */
+function countActive(owners: readonly string[], withDeployment: boolean): string {
+  return `SELECT o AS owner_id,
             (SELECT count(*) FROM run WHERE owner_id = o::uuid AND ${ACTIVE_RUN})
           + (SELECT count(*) FROM chat_session WHERE owner_id = o::uuid AND ${ACTIVE_TURN}) AS owner,
-            CASE WHEN $2::boolean THEN (SELECT count(*) FROM run WHERE ${ACTIVE_RUN})
-                            + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN}) ELSE 0 END AS deployment
-     FROM unnest($1::text[]) AS o`,
-    [owners, withDeployment],
-  );
+            ${
+              withDeployment
+                ? `(SELECT count(*) FROM run WHERE ${ACTIVE_RUN}) + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN})`
+                : '0'
+            } AS deployment
+     FROM unnest(${ownersArray(owners)}) AS o`;
+}
+
+function counts(rows: readonly CountRow[]): { owners: Map<string, number>; deployment: number } {
   return {
     owners: new Map(rows.map((r) => [r.owner_id, Number(r.owner)])),
     deployment: Number(rows[0]?.deployment ?? 0),
@@ -107,70 +140,97 @@ export interface ForegroundStart {
 }
 
 /**
- * Admits several starts in one transaction (group commit): see `admitIn`. A batch of n starts costs
- * n + 5 statements instead of 6n, and holds the deployment's lock once. Answers, in order, what each
- * `write` returned or its refusal. A failing write fails the whole transaction (the caller may try
- * the starts one by one).
+ * Admits several starts in one transaction (group commit): see `admitIn`. Whatever the batch's
+ * size, that is three round trips: the locks and the count, one `write` of the starts admitted (by
+ * their indices; it answers one result each, in that order), the commit. Answers, in order, what
+ * `write` returned for each start or its refusal. A failing write fails the whole transaction (the
+ * caller may try the starts one by one).
  */
 export function admitForegroundMany<T>(
   pool: Pool,
   starts: readonly ForegroundStart[],
-  write: (q: TxQuery, index: number) => Promise<T>,
+  write: (q: TxQuery, admitted: readonly number[]) => Promise<readonly T[]>,
 ): Promise<Array<T | AppError>> {
-  return inTransaction(pool, (q) => admitIn(q, starts, (i) => write(q, i)));
+  return inTransaction(pool, (tx) => admitIn(tx, starts, (admitted) => write(tx.query, admitted)));
 }
 
 /**
  * Inside a transaction: the owners' locks (taken in one order, so two transactions never wait on
- * each other in a circle), then the deployment's, one count for all, then each start in its order is
- * written while it fits (the counts growing with each one written) or refused with the scope that is
- * full.
+ * each other in a circle), then the deployment's, one count for all; then each start in its order
+ * is admitted while it fits (the counts growing with each one admitted) or refused with the scope
+ * that is full, and the admitted ones are written together.
  */
 async function admitIn<T>(
-  q: TxQuery,
+  tx: AdmissionTx,
   starts: readonly ForegroundStart[],
-  write: (index: number) => Promise<T>,
+  write: (admitted: readonly number[]) => Promise<readonly T[]>,
 ): Promise<Array<T | AppError>> {
   const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
-  if (locked.length)
-    await q(
-      `SELECT pg_advisory_xact_lock($1::int, hashtext(o))::text AS locked FROM unnest($2::text[]) AS o`,
-      [OWNER_LOCK, locked],
-    );
   const anyDeployment = starts.some((s) => s.limits.deployment > 0);
-  if (anyDeployment) await q(`SELECT pg_advisory_xact_lock($1::int, 0)::text AS locked`, [DEPLOYMENT_LOCK]);
   const limited = starts.some((s) => s.limits.owner > 0 || s.limits.deployment > 0);
+  const statements = [
+    ...(locked.length
+      ? [
+          `SELECT pg_advisory_xact_lock(${OWNER_LOCK}, hashtext(o))::text AS locked FROM unnest(${ownersArray(locked)}) AS o`,
+        ]
+      : []),
+    ...(anyDeployment ? [`SELECT pg_advisory_xact_lock(${DEPLOYMENT_LOCK}, 0)::text AS locked`] : []),
+    ...(limited ? [countActive([...new Set(starts.map((s) => s.ownerId))], anyDeployment)] : []),
+  ];
   const counted = limited
-    ? await countActive(q, [...new Set(starts.map((s) => s.ownerId))], anyDeployment)
+    ? counts(await tx.script<CountRow>(statements))
     : { owners: new Map<string, number>(), deployment: 0 };
   let deployment = counted.deployment;
   const out: Array<T | AppError> = [];
+  const admitted: number[] = [];
   for (const [i, s] of starts.entries()) {
     const owner = counted.owners.get(s.ownerId) ?? 0;
     const refused = roomFor(owner, deployment, s.limits, 1);
     if (refused) {
-      out.push(refused);
+      out[i] = refused;
       continue;
     }
-    out.push(await write(i));
+    admitted.push(i);
     counted.owners.set(s.ownerId, owner + 1);
     deployment++;
+  }
+  if (admitted.length) {
+    const written = await write(admitted);
+    admitted.forEach((i, j) => (out[i] = written[j] as T));
   }
   return out;
 }
 
-/** `body` in a transaction on one of the pool's connections: committed if it returns, else rolled back. */
-async function inTransaction<T>(pool: Pool, body: (q: TxQuery) => Promise<T>): Promise<T> {
+/**
+ * `body` in a transaction on one of the pool's connections: committed if it returns, else rolled
+ * back. The BEGIN goes with the body's first statements.
+ */
+async function inTransaction<T>(pool: Pool, body: (tx: AdmissionTx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  try {
+  let begun = false;
+  const begin = async () => {
+    if (begun) return;
+    begun = true;
     await client.query('BEGIN');
-    const result = await body(
-      async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[],
-    );
-    await client.query('COMMIT');
+  };
+  try {
+    const result = await body({
+      script: async <R>(statements: readonly string[]) => {
+        const sent = begun ? statements : ['BEGIN', ...statements];
+        begun = true;
+        const results = (await client.query(sent.join(';\n'))) as unknown as QueryResult | QueryResult[];
+        const last = Array.isArray(results) ? results[results.length - 1] : results;
+        return (last?.rows ?? []) as R[];
+      },
+      query: async <R>(text: string, values: unknown[]) => {
+        await begin();
+        return (await client.query(text, values)).rows as R[];
+      },
+    });
+    if (begun) await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (begun) await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
     client.release();

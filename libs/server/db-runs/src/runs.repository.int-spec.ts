@@ -94,6 +94,9 @@ describe('RunsRepository (real Postgres)', () => {
         update: { status: 'completed', summary: 'done it', finished: true, release: true },
       });
       expect(more.map((e) => e.seq)).toEqual([3]);
+      // What the writes answered (the bodies sent, numbered, at the statement's time) is what the
+      // log holds, to the millisecond.
+      expect(await repo().events(run.id, 10)).toEqual([...first, ...more]);
       const row = await repo().get(run.id);
       expect(row).toMatchObject({
         status: 'completed',

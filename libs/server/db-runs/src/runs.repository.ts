@@ -13,7 +13,7 @@ import {
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
 import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchyard/server-db';
-import { toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { EVENT_AT_MS, toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
 import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits } from './foreground-limits';
@@ -22,9 +22,16 @@ import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits 
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
 
 /**
+ * When a statement stores events, as its rows give it back: `created_at` defaults to the
+ * transaction's `now()`, kept to the millisecond (timestamptz(3) rounds), so every event a statement
+ * stores has this time. Epoch milliseconds (a float8), not a timestamp: no date string to parse.
+ */
+const STORED_AT_MS = `(extract(epoch FROM now()::timestamptz(3)) * 1000)::float8`;
+
+/**
  * Runs with their first events, one or several in one statement (group commit: the background runs
- * a replica creates in one turn, a batch of task bodies starting at once). Rows: each run's events,
- * tagged with its id.
+ * a replica creates in one turn, a batch of task bodies starting at once). Rows: one per run written,
+ * with when its first events were stored; those are the bodies sent, numbered 1, 2, … in order.
  */
 const CREATE_RUNS = `WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
@@ -39,15 +46,19 @@ const CREATE_RUNS = `WITH input AS (
                 workflow_id, agent_id, sandbox_posture, file_grants, background
          FROM input
          RETURNING id
+       ), stored AS (
+         INSERT INTO run_event (run_id, seq, type, data)
+         SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
+         FROM r JOIN input i ON i.id = r.id,
+              ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
        )
-       INSERT INTO run_event (run_id, seq, type, data)
-       SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
-       FROM r JOIN input i ON i.id = r.id,
-            ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       RETURNING run_id, seq, type, data, created_at AS at`;
+       SELECT r.id AS run_id, ${STORED_AT_MS} AS at_ms FROM r`;
 
-/** A row of CREATE_RUNS: one of a run's first events, tagged with the run. */
-type CreatedEventRow = EventRow & { run_id: string };
+/** A row of CREATE_RUNS: a run written, and when its first events were stored. */
+interface CreatedRow {
+  readonly run_id: string;
+  readonly at_ms: number;
+}
 
 /** A run to write with its first events. */
 interface NewRunWithEvents {
@@ -61,15 +72,32 @@ function createValues(creates: readonly NewRunWithEvents[]): unknown[] {
 }
 
 /** Each create's stored first events, in the order of `creates`, from CREATE_RUNS's rows. */
-function createdEvents(creates: readonly NewRunWithEvents[], rows: readonly CreatedEventRow[]): RunEvent[][] {
-  const byRun = new Map<string, EventRow[]>();
-  for (const { run_id, ...row } of rows) byRun.set(run_id, [...(byRun.get(run_id) ?? []), row]);
-  return creates.map((c) => storedEvents(c.run.id, byRun.get(c.run.id) ?? []));
+function createdEvents(creates: readonly NewRunWithEvents[], rows: readonly CreatedRow[]): RunEvent[][] {
+  const atMs = new Map(rows.map((r) => [r.run_id, r.at_ms]));
+  return creates.map((c) => {
+    const at = atMs.get(c.run.id);
+    if (at === undefined) throw new Error(`run ${c.run.id} was not written`);
+    return numberedEvents(c.run.id, c.events, 1, at);
+  });
 }
 
 /** One create's stored first events, from CREATE_RUNS's rows for it alone. */
-function createdOne(create: NewRunWithEvents, rows: readonly CreatedEventRow[]): RunEvent[] {
+function createdOne(create: NewRunWithEvents, rows: readonly CreatedRow[]): RunEvent[] {
   return createdEvents([create], rows)[0] as RunEvent[];
+}
+
+/**
+ * Events as a statement stored them: the bodies sent (not parsed back out of jsonb), numbered from
+ * `firstSeq` in the order sent, at the statement's time.
+ */
+function numberedEvents(
+  runId: string,
+  events: readonly RunEventBody[],
+  firstSeq: number,
+  atMs: number,
+): RunEvent[] {
+  const at = new Date(atMs).toISOString();
+  return events.map((e, i) => ({ ...e, runId, seq: firstSeq + i, at }));
 }
 
 /**
@@ -78,7 +106,7 @@ function createdOne(create: NewRunWithEvents, rows: readonly CreatedEventRow[]):
  */
 function eachAlone<C extends NewRunWithEvents>(
   batch: readonly C[],
-  write: (create: C) => Promise<readonly CreatedEventRow[]>,
+  write: (create: C) => Promise<readonly CreatedRow[]>,
 ): Promise<Array<RunEvent[] | Error>> {
   return Promise.all(
     batch.map((c) =>
@@ -154,7 +182,8 @@ type Appended = RunEvent[] | 'missing' | Error;
 /**
  * The appends of several runs in one statement: each run's row is bumped (guarded by its replica
  * when one is given) with its changes, and its events numbered after its last one. Rows: one per
- * run bumped (seq null when it had no events) or per event stored.
+ * run bumped, with its first number and when its events were stored (a run missing from them was
+ * refused by its row).
  */
 const APPEND_MANY = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
@@ -174,15 +203,14 @@ const APPEND_MANY = `WITH input AS (
       config = COALESCE(i.config, r.config)
     FROM input i
     WHERE r.id = i.id AND (i.replica IS NULL OR r.owner_replica = i.replica)
-    RETURNING i.k, r.id, r.next_seq - i.n AS first_seq
+    RETURNING i.k, r.next_seq - i.n AS first_seq, r.id
   ), inserted AS (
     INSERT INTO run_event (run_id, seq, type, data)
     SELECT b.id, b.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
     FROM bumped b JOIN input i ON i.k = b.k,
          ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-    RETURNING run_id, seq, created_at AS at
   )
-  SELECT b.k, b.first_seq, ins.seq, ins.at FROM bumped b LEFT JOIN inserted ins ON ins.run_id = b.id`;
+  SELECT b.k, b.first_seq, ${STORED_AT_MS} AS at_ms FROM bumped b`;
 
 /** Fields an append may change on the run row, in the same statement. */
 export interface RunUpdate {
@@ -284,11 +312,6 @@ function toRun(r: RunDbRow): RunRow {
   };
 }
 
-/** A run's first events as stored, in order. */
-function storedEvents(runId: string, rows: readonly EventRow[]): RunEvent[] {
-  return rows.map((r) => toEvent(runId, r)).sort((a, b) => a.seq - b.seq);
-}
-
 /** A create waiting for admission (see RunsRepository.create). */
 interface AdmittedCreate extends NewRunWithEvents {
   readonly admit: ForegroundLimits;
@@ -369,9 +392,9 @@ export class RunsRepository {
     const values = createValues([{ run, events }]);
     const rows = admit
       ? await admitForeground({ pool: this.pool, prisma: this.prisma }, run.ownerId, admit, (q) =>
-          q<CreatedEventRow>(CREATE_RUNS, values),
+          q<CreatedRow>(CREATE_RUNS, values),
         )
-      : await this.query<CreatedEventRow>('run_create', CREATE_RUNS, values);
+      : await this.query<CreatedRow>('run_create', CREATE_RUNS, values);
     return createdOne({ run, events }, rows);
   }
 
@@ -384,15 +407,14 @@ export class RunsRepository {
       return createdEvents(batch, await this.query('run_create', CREATE_RUNS, createValues(batch)));
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
-      return eachAlone(batch, (c) =>
-        this.query<CreatedEventRow>('run_create', CREATE_RUNS, createValues([c])),
-      );
+      return eachAlone(batch, (c) => this.query<CreatedRow>('run_create', CREATE_RUNS, createValues([c])));
     }
   }
 
   /**
    * Creates that arrived together, admitted in one transaction (starts of many runs at once all
-   * waited on the deployment's admission lock, six statements each). When the batch's transaction
+   * waited on the deployment's admission lock): three round trips however many arrived (the locks
+   * and the count, one CREATE_RUNS of those admitted, the commit). When the batch's transaction
    * fails for its data rather than a database that is away, each create is tried alone, so one bad
    * run refuses only itself.
    */
@@ -401,19 +423,19 @@ export class RunsRepository {
     batch: readonly AdmittedCreate[],
   ): Promise<Array<RunEvent[] | Error>> {
     try {
-      const results = await admitForegroundMany(
+      return await admitForegroundMany(
         pool,
         batch.map((c) => ({ ownerId: c.run.ownerId, limits: c.admit })),
-        (q, i) => {
-          return q<CreatedEventRow>(CREATE_RUNS, createValues([batch[i] as AdmittedCreate]));
+        async (q, admitted) => {
+          const creates = admitted.map((i) => batch[i] as AdmittedCreate);
+          return createdEvents(creates, await q<CreatedRow>(CREATE_RUNS, createValues(creates)));
         },
       );
-      return results.map((r, i) => (r instanceof AppError ? r : createdOne(batch[i] as AdmittedCreate, r)));
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
       return eachAlone(batch, (c) =>
         admitForeground({ pool, prisma: this.prisma }, c.run.ownerId, c.admit, (q) =>
-          q<CreatedEventRow>(CREATE_RUNS, createValues([c])),
+          q<CreatedRow>(CREATE_RUNS, createValues([c])),
         ),
       );
     }
@@ -507,27 +529,15 @@ export class RunsRepository {
         config: u.config ?? null,
       };
     });
-    const rows = await this.query<{ k: number; first_seq: number; seq: number | null; at: Date | null }>(
+    const rows = await this.query<{ k: number; first_seq: number; at_ms: number }>(
       'run_append_many',
       APPEND_MANY,
       [JSON.stringify(input)],
     );
     const out: Appended[] = batch.map(() => 'missing');
-    const at = new Map<string, Date>();
     for (const r of rows) {
       const a = batch[r.k];
-      if (!a) continue;
-      if (out[r.k] === 'missing') out[r.k] = [];
-      if (r.seq !== null && r.at !== null) at.set(`${r.k}:${Number(r.seq)}`, r.at);
-    }
-    for (const r of rows) {
-      const a = batch[r.k];
-      if (!a || (out[r.k] as RunEvent[]).length) continue;
-      const first = Number(r.first_seq);
-      // Numbered in the order sent (seq = first + ordinality - 1); the bodies are the ones sent.
-      out[r.k] = a.events.map((e, i) =>
-        toEvent(a.runId, { ...e, seq: first + i, at: at.get(`${r.k}:${first + i}`) ?? new Date() }),
-      );
+      if (a) out[r.k] = numberedEvents(a.runId, a.events, Number(r.first_seq), r.at_ms);
     }
     return out;
   }
@@ -623,7 +633,7 @@ export class RunsRepository {
   ): Promise<RunEvent[]> {
     const which = opts.replica ? 'owner_replica = $3' : 'lease_until < now()';
     // The sweep runs every RUN_SWEEP_MS on every replica: prepared, not compiled by Prisma each time.
-    const rows = await this.query<CreatedEventRow>(
+    const rows = await this.query<EventRow & { run_id: string }>(
       opts.replica ? 'run_interrupt_replica' : 'run_interrupt_expired',
       `WITH dead AS (
          SELECT id FROM run WHERE status = ANY(${ACTIVE_SQL}) AND ${which}
@@ -753,7 +763,7 @@ export class RunsRepository {
   async events(runId: string, limit: number): Promise<RunEvent[]> {
     const rows = await this.query<EventRow>(
       'run_events',
-      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2',
+      `SELECT seq, type, data, ${EVENT_AT_MS} FROM run_event WHERE run_id = $1::uuid ORDER BY seq LIMIT $2`,
       [runId, limit],
     );
     return rows.map((r) => toEvent(runId, r));
@@ -766,7 +776,7 @@ export class RunsRepository {
   ): Promise<Array<Extract<RunEvent, { type: T }>>> {
     const rows = await this.query<EventRow>(
       'run_events_of_types',
-      'SELECT seq, type, data, created_at AS at FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq',
+      `SELECT seq, type, data, ${EVENT_AT_MS} FROM run_event WHERE run_id = $1::uuid AND type = ANY($2::text[]) ORDER BY seq`,
       [runId, types],
     );
     const wanted: ReadonlySet<string> = new Set(types);
