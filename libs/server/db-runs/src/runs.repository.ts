@@ -13,7 +13,7 @@ import {
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
 import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchyard/server-db';
-import { EVENT_AT_MS, toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { EVENT_AT_MS, storedEvent, toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
 import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits } from './foreground-limits';
@@ -97,7 +97,7 @@ function numberedEvents(
   atMs: number,
 ): RunEvent[] {
   const at = new Date(atMs).toISOString();
-  return events.map((e, i) => ({ ...e, runId, seq: firstSeq + i, at }));
+  return events.map((e, i) => storedEvent(runId, e, firstSeq + i, at));
 }
 
 /**
@@ -590,7 +590,9 @@ export class RunsRepository {
     }
     const numbered = rows.filter((r) => Number(r.seq) > 0).sort((a, b) => Number(a.seq) - Number(b.seq));
     // Numbered in the order sent (seq = first + ordinality - 1).
-    return numbered.map((r, i) => toEvent(runId, { ...(events[i] as RunEventBody), seq: r.seq, at: r.at }));
+    return numbered.map((r, i) =>
+      storedEvent(runId, events[i] as RunEventBody, Number(r.seq), new Date(r.at).toISOString()),
+    );
   }
 
   /** Takes a finished run over for `replica` (resume), if it is in one of `from`. */
