@@ -112,44 +112,6 @@ describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, vi
     }
   });
 
-  (via === 'pool' ? it : it.skip)(
-    'admits starts made together in three round trips however many they are, and refuses the overflow',
-    async () => {
-      const limits = { owner: 6, deployment: 50 };
-      const sent: string[] = [];
-      const viaPool = pool as PgPool;
-      const connect = viaPool.connect.bind(viaPool) as () => Promise<{ query: (...a: unknown[]) => unknown }>;
-      const spy = jest.spyOn(viaPool, 'query'); // the pool's own queries: none may be part of an admission
-      const connectSpy = jest.spyOn(viaPool, 'connect').mockImplementation((async () => {
-        const client = await connect();
-        const query = client.query.bind(client);
-        client.query = (...args: unknown[]) => {
-          const q = args[0];
-          sent.push(
-            typeof q === 'string' ? (q.split(/[\s;]+/)[0] ?? '') : String((q as { text?: string }).text),
-          );
-          return query(...args);
-        };
-        return client;
-      }) as never);
-      try {
-        // Asked in one turn: admitted together, in one transaction.
-        const outcomes = await Promise.allSettled(
-          Array.from({ length: 10 }, () => runs.create(newRun(alice), [created], limits)),
-        );
-        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
-        expect(await prisma.run.count({ where: { ownerId: alice } })).toBe(6);
-        // BEGIN with the locks and the count in one message, one CREATE_RUNS of the six admitted,
-        // COMMIT.
-        expect(sent).toEqual(['BEGIN', 'WITH', 'COMMIT']);
-        expect(spy).not.toHaveBeenCalled();
-      } finally {
-        spy.mockRestore();
-        connectSpy.mockRestore();
-      }
-    },
-  );
-
   it('a start that Postgres refuses fails alone: the others started with it are created', async () => {
     const limits = { owner: 10, deployment: 0 };
     const first = newRun(alice);
@@ -199,5 +161,75 @@ describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, vi
     // ...and admitted once the turn has ended.
     await chats.releaseTurn(alice, s1.id, 'r2');
     await runs.create(newRun(alice), [created], limits);
+  });
+});
+
+/** Admission's round trips on the pool (the Prisma path sends its statements one by one). */
+describe('foreground admission on the pg pool (real Postgres)', () => {
+  let db: ScratchDatabase;
+  let prisma: PrismaClient;
+  let pool: PgPool;
+  let runs: RunsRepository;
+  let alice: string;
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(SERVER, { label: 'fgtrips' });
+    prisma = createPrisma({ url: db.url, poolSize: 4, applicationName: 'test' });
+    pool = createPgPool({ url: db.url, poolSize: 4, applicationName: 'test-runs' });
+    runs = new RunsRepository(prisma, pool);
+    alice = (await new IdentityRepository(prisma).ensureOwner('alice', 'user')).owner.id;
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await prisma.$disconnect();
+    await db.drop();
+  });
+
+  const newRun = (ownerId: string): NewRun => ({
+    id: randomUUID(),
+    ownerId,
+    status: 'planning',
+    goal: 'g',
+    config: {},
+    inputs: {},
+    files: [],
+    plan: null,
+    replica: 'r1',
+    leaseMs: 60_000,
+  });
+
+  it('admits starts made together in three round trips however many they are, and refuses the overflow', async () => {
+    const limits = { owner: 6, deployment: 50 };
+    const sent: string[] = [];
+    const connect = pool.connect.bind(pool) as () => Promise<{ query: (...a: unknown[]) => unknown }>;
+    const spy = jest.spyOn(pool, 'query'); // the pool's own queries: none may be part of an admission
+    const connectSpy = jest.spyOn(pool, 'connect').mockImplementation((async () => {
+      const client = await connect();
+      const query = client.query.bind(client);
+      client.query = (...args: unknown[]) => {
+        const q = args[0];
+        sent.push(
+          typeof q === 'string' ? (q.split(/[\s;]+/)[0] ?? '') : String((q as { text?: string }).text),
+        );
+        return query(...args);
+      };
+      return client;
+    }) as never);
+    try {
+      // Asked in one turn: admitted together, in one transaction.
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, () => runs.create(newRun(alice), [created], limits)),
+      );
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
+      expect(await prisma.run.count({ where: { ownerId: alice } })).toBe(6);
+      // BEGIN with the locks and the count in one message, one CREATE_RUNS of the six admitted,
+      // COMMIT.
+      expect(sent).toEqual(['BEGIN', 'WITH', 'COMMIT']);
+      expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+      connectSpy.mockRestore();
+    }
   });
 });
