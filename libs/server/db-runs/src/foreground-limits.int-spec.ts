@@ -199,6 +199,25 @@ describe('foreground admission on the pg pool (real Postgres)', () => {
     leaseMs: 60_000,
   });
 
+  // The admission's first message carries the owner ids as quoted literals (it has no parameters).
+  it.each([
+    "x'); DROP TABLE run; --",
+    "x\\'); DROP TABLE run; --",
+    "x'::uuid]::text[]) AS o; DROP TABLE run; --",
+    '$$; DROP TABLE run; $$',
+  ])('an owner id holding SQL stays text: %s', async (ownerId) => {
+    const err = await runs
+      .create({ ...newRun(alice), ownerId }, [created], { owner: 5, deployment: 50 })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+    expect(err?.code).toBe('22P02'); // invalid input syntax for type uuid: the text reached Postgres as a value
+    expect(
+      await prisma.$queryRawUnsafe<unknown[]>("SELECT to_regclass('run') IS NOT NULL AS present"),
+    ).toEqual([{ present: true }]);
+  });
+
   it('admits starts made together in three round trips however many they are, and refuses the overflow', async () => {
     const limits = { owner: 6, deployment: 50 };
     const sent: string[] = [];
