@@ -11,10 +11,15 @@ export const RUN_EVENTS_READ_POOL = Symbol('RUN_EVENTS_READ_POOL');
 
 const VISIBLE = 'SELECT owner_id FROM run WHERE id = $1::uuid';
 /**
- * An event row's time as epoch milliseconds (`created_at` is kept to the millisecond): a number
- * for the driver to read, where a timestamp is a date string it parses with a regular expression.
+ * A timestamp expression as epoch milliseconds (a float8): a number for the driver to read, where a
+ * timestamp is a date string it parses with a regular expression.
  */
-export const EVENT_AT_MS = '(extract(epoch FROM created_at) * 1000)::float8 AS at';
+export function epochMs(timestamp: string): string {
+  return `(extract(epoch FROM ${timestamp}) * 1000)::float8`;
+}
+
+/** An event row's time (`created_at`, kept to the millisecond) as epoch milliseconds, named `at`. */
+export const EVENT_AT_MS = `${epochMs('created_at')} AS at`;
 
 const AFTER = `SELECT seq, type, data, ${EVENT_AT_MS} FROM run_event WHERE run_id = $1::uuid AND seq > $2 ORDER BY seq LIMIT $3`;
 

@@ -18,6 +18,20 @@ const created: RunEventBody = {
   data: { goal: 'g', config: RunConfig.parse({}), source: 'goal' },
 };
 
+const newRun = (ownerId: string, over: Partial<NewRun> = {}): NewRun => ({
+  id: randomUUID(),
+  ownerId,
+  status: 'planning',
+  goal: 'g',
+  config: {},
+  inputs: {},
+  files: [],
+  plan: null,
+  replica: 'r1',
+  leaseMs: 60_000,
+  ...over,
+});
+
 /** Foreground admission against real Postgres, through the pool and through Prisma. */
 describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, via %s)', (via) => {
   let db: ScratchDatabase;
@@ -28,19 +42,6 @@ describe.each(['pool', 'prisma'] as const)('foreground limits (real Postgres, vi
   let alice: string;
   let bob: string;
 
-  const newRun = (ownerId: string, over: Partial<NewRun> = {}): NewRun => ({
-    id: randomUUID(),
-    ownerId,
-    status: 'planning',
-    goal: 'g',
-    config: {},
-    inputs: {},
-    files: [],
-    plan: null,
-    replica: 'r1',
-    leaseMs: 60_000,
-    ...over,
-  });
   const refusalOf = async (p: Promise<unknown>) => {
     const err = await p.then(
       () => undefined,
@@ -184,19 +185,6 @@ describe('foreground admission on the pg pool (real Postgres)', () => {
     await pool.end();
     await prisma.$disconnect();
     await db.drop();
-  });
-
-  const newRun = (ownerId: string): NewRun => ({
-    id: randomUUID(),
-    ownerId,
-    status: 'planning',
-    goal: 'g',
-    config: {},
-    inputs: {},
-    files: [],
-    plan: null,
-    replica: 'r1',
-    leaseMs: 60_000,
   });
 
   // The admission's first message carries the owner ids as quoted literals (it has no parameters).

@@ -13,7 +13,7 @@ import {
 import type { PrismaClient } from '@prisma/client';
 import type { Pool } from 'pg';
 import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchyard/server-db';
-import { EVENT_AT_MS, storedEvent, toEvent, type EventRow } from '@switchyard/server-db-run-events';
+import { epochMs, EVENT_AT_MS, storedEvent, toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
 import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits } from './foreground-limits';
@@ -26,7 +26,7 @@ const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaitin
  * transaction's `now()`, kept to the millisecond (timestamptz(3) rounds), so every event a statement
  * stores has this time. Epoch milliseconds (a float8), not a timestamp: no date string to parse.
  */
-const STORED_AT_MS = `(extract(epoch FROM now()::timestamptz(3)) * 1000)::float8`;
+const STORED_AT_MS = epochMs('now()::timestamptz(3)');
 
 /**
  * Runs with their first events, one or several in one statement (group commit: the background runs
@@ -567,9 +567,9 @@ export class RunsRepository {
     const eventsParam = param(encodeEvents(events));
     // The common shapes (no row change, with or without the guard) are prepared statements.
     const name = sets.length === 2 ? `run_append${opts.replica ? '_guarded' : ''}` : undefined;
-    // The rows give back only what the statement decided (numbers, times): the bodies are the ones
-    // sent, not parsed back out of jsonb.
-    const rows = await this.query<{ seq: number; at: Date }>(
+    // The row gives back only what the statement decided (the first number, the time): the bodies
+    // are the ones sent, not parsed back out of jsonb.
+    const [row] = await this.query<{ first_seq: number; at_ms: number }>(
       name,
       `WITH bumped AS (
          UPDATE run SET ${sets.join(', ')} WHERE id = $1::uuid${guard}
@@ -578,21 +578,15 @@ export class RunsRepository {
          INSERT INTO run_event (run_id, seq, type, data)
          SELECT $1::uuid, bumped.first_seq + e.ord - 1, e.type, COALESCE(e.data, '{}'::jsonb)
          FROM bumped, ROWS FROM (jsonb_to_recordset(${eventsParam}::jsonb) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-         RETURNING seq, created_at AS at
        )
-       SELECT seq, at FROM inserted
-       UNION ALL SELECT 0, now() FROM bumped WHERE NOT EXISTS (SELECT 1 FROM inserted)`,
+       SELECT first_seq, ${STORED_AT_MS} AS at_ms FROM bumped`,
       params,
     );
-    if (!rows.length) {
+    if (!row) {
       if (opts.replica) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
       throw new AppError('not_found', `run ${runId} does not exist`);
     }
-    const numbered = rows.filter((r) => Number(r.seq) > 0).sort((a, b) => Number(a.seq) - Number(b.seq));
-    // Numbered in the order sent (seq = first + ordinality - 1).
-    return numbered.map((r, i) =>
-      storedEvent(runId, events[i] as RunEventBody, Number(r.seq), new Date(r.at).toISOString()),
-    );
+    return numberedEvents(runId, events, Number(row.first_seq), row.at_ms);
   }
 
   /** Takes a finished run over for `replica` (resume), if it is in one of `from`. */
