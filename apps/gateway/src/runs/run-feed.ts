@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Events, type ChatEvent, type RunEvent } from '@switchyard/contracts';
+import type { z } from 'zod';
+import { Events, type ChatEvent, type EventContract, type RunEvent } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { APP_CONFIG, BUS } from '@switchyard/server-runtime';
@@ -56,37 +57,36 @@ export class RunFeed implements OnModuleDestroy {
     // A message is a batch of the run's events (the executor's outbox sends them together).
     return this.share(
       `run:${runId}`,
-      (hear) => this.bus.subscribe(Events.run(runId).subject, hear),
-      (message) => runEventsOf(message, runId),
+      Events.run(runId),
+      (batch) => (batch.events.every((e) => e.runId === runId) ? batch.events : NONE),
       listener,
     );
   }
 
   /** The same for a chat session's events. */
   followChat(sessionId: string, listener: FeedListener<ChatEvent>): Promise<() => void> {
-    return this.share<ChatEvent, ChatEvent>(
+    return this.share(
       `chat:${sessionId}`,
-      (hear) => this.bus.on(Events.chat(sessionId), hear),
+      Events.chat(sessionId),
       (e) => (e.sessionId === sessionId ? [e] : NONE),
       listener,
     );
   }
 
   /**
-   * One subscription per key, shared by every listener of it. `subscribe` hears the key's messages;
-   * `eventsOf`: a message's events that belong to the key, in order (none when the message names
-   * another run or session).
+   * One subscription per key, shared by every listener of it. `eventsOf`: a message's events that
+   * belong to the key, in order (none when the message names another run or session).
    */
   private async share<M, E>(
     key: string,
-    subscribe: (hear: (message: M) => void) => () => void,
+    contract: EventContract<z.ZodType<M>>,
     eventsOf: (message: M) => readonly E[],
     listener: FeedListener<E>,
   ): Promise<() => void> {
     let entry = this.runs.get(key);
     if (!entry) {
       const listeners = new Set<Listener>();
-      const unsubscribe = subscribe((message: M) => {
+      const unsubscribe = this.bus.on(contract, (message: M) => {
         for (const event of eventsOf(message)) for (const l of listeners) l.heard(event);
       });
       const created = { listeners, unsubscribe, ready: this.bus.subscribed() };
@@ -151,19 +151,4 @@ export class RunFeed implements OnModuleDestroy {
     for (const { unsubscribe } of this.runs.values()) unsubscribe();
     this.runs.clear();
   }
-}
-
-/**
- * The run's events in a message of its subject (`RunEventBatch`), or none. The executor's writer
- * parsed each against the event catalog before storing and sending it, and a replay from the log
- * trusts that same parse; parsing every live batch again was 7% of a gateway's CPU with 1,000 steps
- * streaming. So only what the relay relies on is checked: each event names this run and has a
- * sequence number and a type.
- */
-export function runEventsOf(message: unknown, runId: string): readonly RunEvent[] {
-  const events = (message as { events?: unknown } | null)?.events;
-  if (!Array.isArray(events)) return NONE;
-  for (const e of events as Array<Partial<RunEvent> | null>)
-    if (e?.runId !== runId || !Number.isSafeInteger(e.seq) || typeof e.type !== 'string') return NONE;
-  return events as RunEvent[];
 }
