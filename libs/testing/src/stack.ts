@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, sep } from 'node:path';
@@ -20,6 +20,41 @@ export function freePort(): Promise<number> {
       srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/**
+ * Whether the process `pid` is the one listening on 127.0.0.1:`port`. `freePort` only finds a port
+ * that was free a moment ago: a server of another suite started meanwhile may take it, and answer the
+ * readiness probe while the service meant for it exits on EADDRINUSE (a whole e2e suite then talked
+ * to another suite's planner and got 404s). Read from /proc; true where there is none to read.
+ */
+export function listensOn(pid: number, port: number): boolean {
+  let table: string;
+  try {
+    table = readFileSync('/proc/net/tcp', 'utf8');
+  } catch {
+    return true;
+  }
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set(
+    table
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((f) => f[1] === local && f[3] === '0A')
+      .map((f) => `socket:[${f[9]}]`),
+  );
+  if (!inodes.size) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
 
 function bindsFree(port: number): Promise<boolean> {
@@ -165,6 +200,18 @@ export class Stack {
    * `env` adds to (or overrides) the stack's environment for this replica only.
    */
   async startService(name: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
+    // A port taken between `freePort` and the service's bind (see `listensOn`): start on new ones.
+    for (let attempt = 1; ; attempt++) {
+      const started = await this.startOnce(name, env);
+      if (started !== 'port taken') return started;
+      if (attempt === 3) throw new Error(`${name}: its port was taken by another process three times`);
+    }
+  }
+
+  private async startOnce(
+    name: ServiceName,
+    env: Record<string, string>,
+  ): Promise<ServiceProcess | 'port taken'> {
     const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
     if (!existsSync(main))
       throw new Error(`${main} is missing: run npm run build (npm test does it for you)`);
@@ -218,12 +265,16 @@ export class Stack {
       output: () => out,
     };
     this.services.set(id, proc);
-    await waitFor(
+    const outcome = await waitFor(
       async () => {
-        if (child.exitCode !== null || child.signalCode !== null)
+        if (child.exitCode !== null || child.signalCode !== null) {
+          if (out.includes('EADDRINUSE')) return 'port taken' as const;
           throw new Error(`${id} exited with ${child.exitCode ?? child.signalCode}: ${out.slice(-2000)}`);
+        }
         const res = await fetch(`${proc.url}/readyz`).catch(() => undefined);
-        return res?.status === 200;
+        return (
+          res?.status === 200 && child.pid !== undefined && listensOn(child.pid, port) && ('ready' as const)
+        );
       },
       // Only a guard against a service that never comes up: on a loaded machine start-up (and the
       // migrations of a fresh database) can take far longer than on a quiet one.
@@ -232,6 +283,10 @@ export class Stack {
     ).catch((err: Error) => {
       throw new Error(`${id} did not become ready: ${err.message}\n${out.slice(-2000)}`);
     });
+    if (outcome === 'port taken') {
+      this.services.delete(id);
+      return outcome;
+    }
     return proc;
   }
 
