@@ -243,6 +243,53 @@ describe('permission rules and hooks end to end', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('explains several calls at once, in order, each as the single evaluate would, for the caller only', async () => {
+    await rules(alice, { allow: ['Command(git status)'], deny: ['Command(rm:*)'] });
+    const calls = [
+      { tool: 'execute_command', arguments: { command: 'git status' } },
+      { tool: 'execute_command', arguments: { command: 'rm -rf x' } },
+      { tool: 'nope', arguments: {} },
+      { tool: 'execute_command', arguments: { command: 'git log' } },
+    ];
+    const many = (token: string, body: unknown) =>
+      call('POST', '/api/agent/permissions/evaluate/batch', token, body);
+    const batch = await many(alice, { calls, permissionMode: 'ask' });
+    expect(batch.status).toBe(200);
+    const items = batch.json['items'] as Array<Record<string, unknown>>;
+    expect(items).toHaveLength(4);
+    expect(items[2]).toEqual({ error: { code: 'not_found', message: 'no tool named nope in your catalog' } });
+    for (const i of [0, 1, 3]) {
+      const one = await call('POST', '/api/agent/permissions/evaluate', alice, {
+        ...calls[i],
+        permissionMode: 'ask',
+      });
+      expect(items[i]).toEqual(one.json);
+    }
+    expect(items.map((d) => d['decision'])).toEqual(['allow', 'deny', undefined, 'ask']);
+    // Bob's answer comes from bob's rules: alice's allow and deny are nowhere in it.
+    const bobs = (await many(bob, { calls })).json['items'] as Array<Record<string, unknown>>;
+    expect(bobs.map((d) => d['decision'])).toEqual(['ask', 'ask', undefined, 'ask']);
+    expect(JSON.stringify(bobs)).not.toContain('(owner)');
+    // Refused as a whole, with the path: no calls, more calls than a plan has steps, a bad call.
+    const wrong = [
+      [{ calls: [] }, 'body.calls'],
+      [{ calls: Array.from({ length: 65 }, () => calls[0]) }, 'body.calls'],
+      [{ calls: [{ tool: '', arguments: {} }] }, 'body.calls.0.tool'],
+      [{ calls: [{ tool: 'wait', arguments: [] }] }, 'body.calls.0.arguments'],
+      [{ calls: [{ tool: 'wait', extra: 1 }] }, 'body.calls.0'],
+      [{ calls, permissionMode: 'root' }, 'body.permissionMode'],
+    ] as const;
+    for (const [body, path] of wrong) {
+      const res = await many(alice, body);
+      expect([JSON.stringify(body).slice(0, 60), res.status]).toEqual([
+        JSON.stringify(body).slice(0, 60),
+        400,
+      ]);
+      expect((res.json['errors'] as Array<{ path: string }>).map((e) => e.path)).toContain(path);
+    }
+    expect((await call('POST', '/api/agent/permissions/evaluate/batch', '', { calls })).status).toBe(401);
+  });
+
   it('asks for floor commands even in full-access, and refuses them in an unattended run', async () => {
     const floor = { id: 'f', tool: 'execute_command', arguments: { command: 'rm -f nothing-here.txt' } };
     const { runId, s } = await run([floor], { permissionMode: 'full-access' });

@@ -172,6 +172,15 @@ describe('web console (browser)', () => {
     const gate = page.getByTestId('plan-gate');
     await gate.waitFor();
     await expectNodes(page, { one: 'queued', two: 'queued' });
+    // Each step shows what the rules would decide for it: what the evaluate endpoint answers.
+    for (const step of plan.steps) {
+      const asked = await call('POST', '/api/agent/permissions/evaluate', alice, {
+        tool: step.tool,
+        arguments: step.arguments,
+        permissionMode: 'ask',
+      });
+      await expectText(gate.locator(`tr[data-step-id="${step.id}"] .badge`), String(asked.json['decision']));
+    }
     // Every token the model streamed is in the log, folded into plan_token lines.
     expect(await page.locator('.event-log li[data-type="plan_token"]').count()).toBeGreaterThan(0);
     await screenshot(page, 'goal-plan-gate');

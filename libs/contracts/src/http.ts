@@ -79,6 +79,8 @@ import {
 } from './workflows';
 import {
   EvaluateBody,
+  EvaluatedCalls,
+  EvaluateManyBody,
   Hook,
   HookBody,
   HookIdParam,
@@ -535,6 +537,18 @@ export const Routes = {
     response: PermissionDecision,
     status: 200,
     errors: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'unavailable'],
+  }),
+  permissionsEvaluateMany: route({
+    method: 'POST',
+    path: '/api/agent/permissions/evaluate/batch',
+    summary:
+      'What the gate would decide for each of several tool calls by you (e.g. every step of a plan), in order; a call naming no tool of your catalog answers its own not_found error',
+    tag: 'settings',
+    auth: { permission: 'settings:permissions:read' },
+    body: EvaluateManyBody,
+    response: EvaluatedCalls,
+    status: 200,
+    errors: ['validation_failed', 'unauthenticated', 'forbidden', 'unavailable'],
   }),
   hookList: route({
     method: 'GET',

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ErrorCode } from './errors';
+import { MAX_PLAN_STEPS } from './plan';
 import { PermissionMode } from './runs';
 
 const RuleLine = z.string().max(1_000);
@@ -126,6 +128,35 @@ export const PermissionDecision = z.object({
     .describe('the dangerous-command floor entry that made it ask (floor commands ask in every mode)'),
 });
 export type PermissionDecision = z.infer<typeof PermissionDecision>;
+
+/**
+ * Several calls asked at once, in one request and one catalog read: the plan gate asks for every
+ * step of a plan (one request per step took the page's connections for a 64-step plan).
+ */
+export const EvaluateManyBody = z
+  .object({
+    calls: z
+      .array(EvaluateBody.pick({ tool: true, arguments: true }).strict())
+      .min(1)
+      .max(MAX_PLAN_STEPS)
+      .describe('the calls, in order (at most as many as a plan has steps)'),
+    permissionMode: EvaluateBody.shape.permissionMode,
+    unattended: EvaluateBody.shape.unattended,
+  })
+  .strict();
+export type EvaluateManyBody = z.infer<typeof EvaluateManyBody>;
+
+/** What the gate would decide for one call, or why it could not say (e.g. no such tool: `not_found`). */
+export const EvaluatedCall = z.union([
+  PermissionDecision,
+  z.object({ error: z.object({ code: ErrorCode, message: z.string() }) }),
+]);
+export type EvaluatedCall = z.infer<typeof EvaluatedCall>;
+
+export const EvaluatedCalls = z.object({
+  items: z.array(EvaluatedCall).describe('one per call, in the order asked'),
+});
+export type EvaluatedCalls = z.infer<typeof EvaluatedCalls>;
 
 /** Broadcast when an owner's (or the global) rules or hooks change, so every replica reloads them. */
 export const PERMISSIONS_CHANGED_SUBJECT = 'events.executor.permissions.changed';

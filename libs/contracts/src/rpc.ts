@@ -82,6 +82,8 @@ import {
 } from './chat';
 import {
   EvaluateBody,
+  EvaluatedCalls,
+  EvaluateManyBody,
   Hook,
   HookBody,
   HookIdParam,
@@ -296,6 +298,8 @@ export const Rpc = {
     ),
     /** What the gate would decide for the caller, and why (hooks run with `dryRun: true`). */
     permissionsEvaluate: rpc('executor.permissions.evaluate', EvaluateBody, PermissionDecision),
+    /** The same for several calls at once (one catalog read; each call answers a decision or an error). */
+    permissionsEvaluateMany: rpc('executor.permissions.evaluate-many', EvaluateManyBody, EvaluatedCalls),
     hookList: rpc('executor.hooks.list', z.object({}), HookList),
     hookCreate: rpc('executor.hooks.create', HookBody, Hook),
     hookUpdate: rpc('executor.hooks.update', z.object({ id: z.string().uuid(), body: HookBody }), Hook),

@@ -3,6 +3,8 @@ import {
   AppError,
   Rpc,
   type EvaluateBody,
+  type EvaluatedCalls,
+  type EvaluateManyBody,
   type Hook,
   type HookBody,
   type HookList,
@@ -53,23 +55,52 @@ export class PermissionsHandler {
     @RpcPayload(Rpc.executor.permissionsEvaluate) body: EvaluateBody,
     @Caller() ctx: CallContext,
   ): Promise<PermissionDecision> {
+    const [answer] = await this.dryRun([body], body, ctx);
+    if (answer instanceof AppError) throw answer;
+    return answer as PermissionDecision;
+  }
+
+  @RpcHandler(Rpc.executor.permissionsEvaluateMany)
+  async evaluateMany(
+    @RpcPayload(Rpc.executor.permissionsEvaluateMany) body: EvaluateManyBody,
+    @Caller() ctx: CallContext,
+  ): Promise<EvaluatedCalls> {
+    const answers = await this.dryRun(body.calls, body, ctx);
+    return {
+      items: answers.map((a) =>
+        a instanceof AppError ? { error: { code: a.code, message: a.message } } : a,
+      ),
+    };
+  }
+
+  /** The gate's dry run for each call, in order, against one read of the caller's catalog. */
+  private async dryRun(
+    calls: ReadonlyArray<Pick<EvaluateBody, 'tool' | 'arguments'>>,
+    how: Pick<EvaluateBody, 'permissionMode' | 'unattended'>,
+    ctx: CallContext,
+  ): Promise<Array<PermissionDecision | AppError>> {
     const ownerId = requireOwner(ctx, 'rules');
     const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
-    const tool = tools.find((t) => t.name === body.tool);
-    if (!tool) throw new AppError('not_found', `no tool named ${body.tool} in your catalog`);
+    const byName = new Map(tools.map((t) => [t.name, t]));
     await this.permissions.warm(ownerId);
-    return this.permissions.decide({
-      ownerId,
-      call: toolCallOf(tool, body.arguments),
-      step: { id: 'evaluate' },
-      config: {
-        permissionMode: body.permissionMode ?? 'ask',
-        stepApproval: 'none',
-        capabilityMode: 'read-write',
-        unattended: body.unattended,
-      },
-      dryRun: true,
-    });
+    return Promise.all(
+      calls.map((c) => {
+        const tool = byName.get(c.tool);
+        if (!tool) return new AppError('not_found', `no tool named ${c.tool} in your catalog`);
+        return this.permissions.decide({
+          ownerId,
+          call: toolCallOf(tool, c.arguments),
+          step: { id: 'evaluate' },
+          config: {
+            permissionMode: how.permissionMode ?? 'ask',
+            stepApproval: 'none',
+            capabilityMode: 'read-write',
+            unattended: how.unattended,
+          },
+          dryRun: true,
+        });
+      }),
+    );
   }
 
   @RpcHandler(Rpc.executor.hookList)

@@ -2,6 +2,7 @@ import { Controller, Inject, Req } from '@nestjs/common';
 import {
   Routes,
   Rpc,
+  type EvaluatedCalls,
   type Hook,
   type HookList,
   type PermissionDecision,
@@ -44,6 +45,17 @@ export class SettingsController {
     return this.bus.call(Rpc.executor.permissionsEvaluate, input.body, {
       ...asCaller(req),
       timeoutMs: 660_000, // hooks may take up to their own timeouts (at most 600 s)
+    });
+  }
+
+  @Endpoint(Routes.permissionsEvaluateMany)
+  evaluateMany(
+    @In() input: Input<typeof Routes.permissionsEvaluateMany>,
+    @Req() req: GatewayRequest,
+  ): Promise<EvaluatedCalls> {
+    return this.bus.call(Rpc.executor.permissionsEvaluateMany, input.body, {
+      ...asCaller(req),
+      timeoutMs: 660_000, // the calls' hooks run side by side, each within its own timeout
     });
   }
 

@@ -45,7 +45,9 @@ export function useOwnerFeed(): FeedState {
         const e = parsed.data;
         if (e.kind === 'run') {
           void queries.invalidateQueries({ queryKey: ['runs'] });
-          void queries.invalidateQueries({ queryKey: ['run', e.runId] });
+          // Marked stale for the next page that opens the run, not fetched again: a page showing it
+          // follows the run's own stream (a refetch of its whole history mid-stream was wasted work).
+          void queries.invalidateQueries({ queryKey: ['run', e.runId], refetchType: 'none' });
           void queries.invalidateQueries({ queryKey: inboxKey });
         } else if (e.kind === 'input') {
           void queries.invalidateQueries({ queryKey: inboxKey });

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useState } from 'react';
-import { useMutation, useQueries } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import type { PermissionMode } from '@switchyard/contracts';
 import { Routes } from '../api/routes';
 import { call } from '../api/client';
@@ -24,16 +24,13 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
   const [text, setText] = useState(() => JSON.stringify(view.plan, null, 2));
   const mode = (config['permissionMode'] as PermissionMode | undefined) ?? 'ask';
   const steps = view.plan?.steps ?? [];
-  const decisions = useQueries({
-    queries: steps.map((s) => ({
-      queryKey: ['evaluate', s.tool, s.arguments, mode],
-      queryFn: () =>
-        call(Routes.permissionsEvaluate, {
-          body: { tool: s.tool, arguments: s.arguments as Record<string, unknown>, permissionMode: mode },
-        }),
-      staleTime: 30_000,
-      enabled: can('settings:permissions:read'),
-    })),
+  // One request for the whole plan: a request per step took every connection the tab has.
+  const calls = steps.map((s) => ({ tool: s.tool, arguments: s.arguments as Record<string, unknown> }));
+  const decisions = useQuery({
+    queryKey: ['evaluate', calls, mode],
+    queryFn: () => call(Routes.permissionsEvaluateMany, { body: { calls, permissionMode: mode } }),
+    staleTime: 30_000,
+    enabled: calls.length > 0 && can('settings:permissions:read'),
   });
   const approve = useMutation({
     mutationFn: (edited: boolean) =>
@@ -59,7 +56,7 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
         </thead>
         <tbody>
           {steps.map((s, i) => {
-            const d = decisions[i]?.data;
+            const d = decisions.data?.items[i];
             const step = view.steps.get(s.id);
             return (
               <tr key={s.id} data-step-id={s.id}>
@@ -74,19 +71,26 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
                   {step?.effect ? <span className={`badge effect-${step.effect}`}>{step.effect}</span> : null}
                 </td>
                 <td>
-                  {d ? (
-                    <Badge tone={DECISION_TONE[d.decision]} title={d.reason}>
-                      {d.decision}
-                    </Badge>
+                  {d && 'error' in d ? (
+                    <>
+                      <Badge tone="bad">{d.error.code}</Badge>
+                      <div className="sub">{d.error.message}</div>
+                    </>
+                  ) : d ? (
+                    <>
+                      <Badge tone={DECISION_TONE[d.decision]} title={d.reason}>
+                        {d.decision}
+                      </Badge>
+                      <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div>
+                    </>
                   ) : null}
-                  {d ? <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div> : null}
                 </td>
               </tr>
             );
           })}
         </tbody>
       </table>
-      <ErrorNote error={approve.error ?? cancel.error} />
+      <ErrorNote error={approve.error ?? cancel.error ?? decisions.error} />
       {canApprove ? (
         <div className="actions">
           {editing ? (
