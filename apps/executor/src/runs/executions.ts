@@ -10,7 +10,7 @@ export interface ReusableStep {
   readonly truncated: boolean;
 }
 
-function notStarted(stepId: string, tool: string): StepExecution {
+function notStarted(stepId: string, tool: string): Folding {
   return {
     stepId,
     tool,
@@ -25,58 +25,62 @@ function notStarted(stepId: string, tool: string): StepExecution {
   };
 }
 
+/** A step's execution while the log is folded: its fields are set as the events say. */
+type Folding = { -readonly [K in keyof StepExecution]: StepExecution[K] };
+
 /**
  * Each step's latest execution, folded from the run's step events (plan order; unseen steps wait).
  * Results and arguments the log keeps encoded (`encoded: 'json'`) come back decoded.
+ *
+ * Each step's record is updated in place: a copy per event (`{ ...prev, arguments }`, adding a
+ * property the source lacks) takes V8's slow path, and folded a 64-step run in a quarter of a
+ * millisecond, on every read of a run.
  */
 export function foldExecutions(plan: AgentPlan | null, events: readonly StepRunEvent[]): StepExecution[] {
-  const byId = new Map<string, StepExecution>();
+  const byId = new Map<string, Folding>();
   for (const step of plan?.steps ?? []) byId.set(step.id, notStarted(step.id, step.tool));
   for (const e of events) {
     const { stepId } = e.data;
-    const prev = byId.get(stepId) ?? notStarted(stepId, e.data.tool);
+    let x = byId.get(stepId);
+    if (!x) {
+      x = notStarted(stepId, e.data.tool);
+      byId.set(stepId, x);
+    }
     switch (e.type) {
       case 'step_approval_requested':
-        byId.set(stepId, { ...prev, status: 'awaiting_approval' });
+        x.status = 'awaiting_approval';
         break;
       case 'step_start':
-        byId.set(stepId, {
-          ...prev,
-          status: 'running',
-          attempt: e.data.attempt,
-          arguments: keptValue({ value: e.data.arguments, encoded: e.data.argumentsEncoded }),
-          error: null,
-          code: null,
-          reused: false,
-          startedAt: e.at,
-          finishedAt: null,
-        });
+        x.status = 'running';
+        x.attempt = e.data.attempt;
+        x.arguments = keptValue({ value: e.data.arguments, encoded: e.data.argumentsEncoded });
+        x.error = null;
+        x.code = null;
+        x.reused = false;
+        x.startedAt = e.at;
+        x.finishedAt = null;
         break;
       case 'step_retry':
-        byId.set(stepId, { ...prev, attempt: e.data.attempt, error: e.data.error, code: e.data.code });
+        x.attempt = e.data.attempt;
+        x.error = e.data.error;
+        x.code = e.data.code;
         break;
       case 'step_complete':
-        byId.set(stepId, {
-          ...prev,
-          status: 'completed',
-          attempt: e.data.attempt,
-          result: keptValue({ value: e.data.result, encoded: e.data.encoded }),
-          truncated: e.data.truncated,
-          reused: e.data.reused === true,
-          error: null,
-          code: null,
-          finishedAt: e.at,
-        });
+        x.status = 'completed';
+        x.attempt = e.data.attempt;
+        x.result = keptValue({ value: e.data.result, encoded: e.data.encoded });
+        x.truncated = e.data.truncated;
+        x.reused = e.data.reused === true;
+        x.error = null;
+        x.code = null;
+        x.finishedAt = e.at;
         break;
       case 'step_failed':
-        byId.set(stepId, {
-          ...prev,
-          status: e.data.cancelled ? 'cancelled' : 'failed',
-          attempt: e.data.attempt,
-          error: e.data.error,
-          code: e.data.cancelled ? null : e.data.code,
-          finishedAt: e.at,
-        });
+        x.status = e.data.cancelled ? 'cancelled' : 'failed';
+        x.attempt = e.data.attempt;
+        x.error = e.data.error;
+        x.code = e.data.cancelled ? null : e.data.code;
+        x.finishedAt = e.at;
         break;
     }
   }

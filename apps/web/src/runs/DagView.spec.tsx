@@ -5,7 +5,8 @@ import { layoutDag, NODE_H, NODE_W } from './layout';
 import { applyEvent, emptyRun, type RunView } from './model';
 
 // jsdom lays nothing out: the viewport is given the size a browser would give it, and a resize is
-// told by hand to whatever observes it (jsdom has no ResizeObserver).
+// told by hand to whatever observes it (jsdom has no ResizeObserver). As in a browser, an observer
+// reports the size once when it starts observing (a browser does it in that frame, before paint).
 let viewportWidth = 800;
 const resizeCallbacks = new Set<() => void>();
 const resizeTo = (width: number) => {
@@ -24,6 +25,7 @@ beforeAll(() => {
     }
     observe() {
       resizeCallbacks.add(this.cb);
+      this.cb();
     }
     unobserve() {}
     disconnect() {

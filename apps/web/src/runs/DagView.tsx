@@ -151,10 +151,14 @@ export default function DagView({
   /** The person panned or zoomed: the view is theirs, a resize no longer fits it again. */
   const moved = useRef(false);
 
-  // Before the first paint (a layout effect), so no frame shows the plan unfitted. A new shape is
-  // fitted again; a new status keeps whatever view the person chose. Until they move it, the view
-  // is fitted again whenever the viewport changes size (the page around it laid out anew, the
-  // window resized): a fit made for the first width left a plan off-centre once the box grew.
+  // Fitted when the viewport is first observed: a ResizeObserver reports an element's size once
+  // after it is observed, in the frame's rendering step after layout and before paint, so no frame
+  // shows the plan unfitted, and its size is read where layout has just been done (read in the
+  // effect, it forced a layout of the whole page there, which the frame then did again: a third
+  // of the time to draw a 64-step run). A new shape is fitted again; a new status keeps whatever
+  // view the person chose. Until they move it, the view is fitted again whenever the viewport
+  // changes size (the page around it laid out anew, the window resized): a fit made for the first
+  // width left a plan off-centre once the box grew.
   useLayoutEffect(() => {
     const el = viewport.current;
     if (!el) return undefined;
@@ -168,7 +172,6 @@ export default function DagView({
     const view = select(el).call(zoomer);
     const refit = () => zoomer.transform(view, fitTransform(bounds, el.clientWidth, el.clientHeight));
     moved.current = false;
-    refit();
     const resized = new ResizeObserver(() => {
       if (!moved.current) refit();
     });

@@ -39,6 +39,34 @@ export interface InputSettlement {
 
 type Row = Prisma.InputRequestGetPayload<object>;
 
+/** The table's columns under the model's field names (for raw reads into a `Row`). */
+const ROW_COLUMNS = Prisma.raw(
+  [
+    'id',
+    'owner_id AS "ownerId"',
+    'run_id AS "runId"',
+    'step_id AS "stepId"',
+    'session_id AS "sessionId"',
+    'call_id AS "callId"',
+    'label',
+    'invocation_id AS "invocationId"',
+    'tool',
+    'server',
+    'mode',
+    'message',
+    'requested_schema AS "requestedSchema"',
+    'url',
+    'status',
+    'content',
+    'reason',
+    'answered_by AS "answeredBy"',
+    'answered_by_owner AS "answeredByOwner"',
+    'created_at AS "createdAt"',
+    'expires_at AS "expiresAt"',
+    'answered_at AS "answeredAt"',
+  ].join(', '),
+);
+
 function toView(r: Row): InputRequest {
   const schema = r.requestedSchema === null ? null : RequestedSchema.safeParse(r.requestedSchema);
   const content = r.content === null ? null : ElicitationContent.safeParse(r.content);
@@ -145,12 +173,16 @@ export class InputRequestsRepository {
   }
 
   /** A run's requests still waiting (whoever reads the run may see them: checked by the caller). */
+  /**
+   * A run's pending requests, read with every read of the run: raw SQL, as Prisma's query builder
+   * compiled this query anew on each call (about a millisecond of CPU, more than the read itself).
+   */
   async pendingOfRun(runId: string): Promise<InputRequest[]> {
-    const rows = await this.prisma.inputRequest.findMany({
-      where: { runId, status: 'pending', expiresAt: { gt: new Date() } },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      take: INPUT_LIST_LIMIT,
-    });
+    const rows = await this.prisma.$queryRaw<Row[]>`
+      SELECT ${ROW_COLUMNS} FROM input_request
+      WHERE run_id = ${runId}::uuid AND status = 'pending' AND expires_at > ${new Date()}
+      ORDER BY created_at, id
+      LIMIT ${INPUT_LIST_LIMIT}`;
     return rows.map(toView);
   }
 }
