@@ -15,6 +15,7 @@ describe('InputRequestsRepository (real Postgres)', () => {
   let prisma: PrismaClient;
   let repo: InputRequestsRepository;
   let ownerId: string;
+  let otherOwner: string;
 
   const ask = (runId: string, over: Partial<NewInputRequest> = {}): NewInputRequest => ({
     id: randomUUID(),
@@ -42,7 +43,9 @@ describe('InputRequestsRepository (real Postgres)', () => {
     db = await createScratchDatabase(SERVER, { label: 'inputs' });
     prisma = createPrisma({ url: db.url, poolSize: 3, applicationName: 'test-inputs' });
     repo = new InputRequestsRepository(prisma);
-    ownerId = (await new IdentityRepository(prisma).ensureOwner('inputs-owner', 'user')).owner.id;
+    const identity = new IdentityRepository(prisma);
+    ownerId = (await identity.ensureOwner('inputs-owner', 'user')).owner.id;
+    otherOwner = (await identity.ensureOwner('inputs-other', 'user')).owner.id;
   });
 
   afterAll(async () => {
@@ -84,6 +87,25 @@ describe('InputRequestsRepository (real Postgres)', () => {
       url: 'https://example.com/a?b=c',
       requestedSchema: null,
     });
+  });
+
+  it("lists an owner's pending requests, of a run or a chat, never another owner's", async () => {
+    const runId = randomUUID();
+    const sessionId = randomUUID();
+    const ofRun = await repo.create(ask(runId));
+    const ofChat = await repo.create(ask(runId, { target: { sessionId, callId: 'c1' } }));
+    const theirs = await repo.create(ask(runId, { ownerId: otherOwner }));
+    const ids = (rs: ReadonlyArray<{ id: string }>) => rs.map((r) => r.id);
+    expect(ids(await repo.pendingOf(ownerId, { runId }))).toEqual([ofRun.id]);
+    expect(ids(await repo.pendingOf(ownerId, { sessionId }))).toEqual([ofChat.id]);
+    const all = ids(await repo.pendingOf(ownerId));
+    expect(all).toEqual(expect.arrayContaining([ofRun.id, ofChat.id]));
+    expect(all).not.toContain(theirs.id);
+    expect(ids(await repo.pendingOf(otherOwner))).toEqual([theirs.id]);
+    expect(ids(await repo.pendingOf(ownerId, {}, 1))).toHaveLength(1);
+    expect((await repo.pendingOf(ownerId, { sessionId }))[0]).toEqual(
+      await repo.findForCaller(ofChat.id, ownerId, false),
+    );
   });
 
   it('answers nothing for a run without pending requests', async () => {

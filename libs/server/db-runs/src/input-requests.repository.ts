@@ -158,31 +158,28 @@ export class InputRequestsRepository {
     filter: { readonly runId?: string | undefined; readonly sessionId?: string | undefined } = {},
     limit = INPUT_LIST_LIMIT,
   ): Promise<InputRequest[]> {
-    const rows = await this.prisma.inputRequest.findMany({
-      where: {
-        ownerId,
-        status: 'pending',
-        expiresAt: { gt: new Date() },
-        ...(filter.runId ? { runId: filter.runId } : {}),
-        ...(filter.sessionId ? { sessionId: filter.sessionId } : {}),
-      },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      take: limit,
-    });
-    return rows.map(toView);
+    const where = [Prisma.sql`owner_id = ${ownerId}::uuid`];
+    if (filter.runId) where.push(Prisma.sql`run_id = ${filter.runId}::uuid`);
+    if (filter.sessionId) where.push(Prisma.sql`session_id = ${filter.sessionId}::uuid`);
+    return this.pending(Prisma.join(where, ' AND '), limit);
   }
 
   /** A run's requests still waiting (whoever reads the run may see them: checked by the caller). */
-  /**
-   * A run's pending requests, read with every read of the run: raw SQL, as Prisma's query builder
-   * compiled this query anew on each call (about a millisecond of CPU, more than the read itself).
-   */
   async pendingOfRun(runId: string): Promise<InputRequest[]> {
+    return this.pending(Prisma.sql`run_id = ${runId}::uuid`, INPUT_LIST_LIMIT);
+  }
+
+  /**
+   * Pending requests, oldest first. Raw SQL: these are read with every read of a run and of the
+   * inbox, and Prisma's query builder compiled its query anew on each call (about a millisecond of
+   * CPU, more than the read itself).
+   */
+  private async pending(where: Prisma.Sql, limit: number): Promise<InputRequest[]> {
     const rows = await this.prisma.$queryRaw<Row[]>`
       SELECT ${ROW_COLUMNS} FROM input_request
-      WHERE run_id = ${runId}::uuid AND status = 'pending' AND expires_at > ${new Date()}
+      WHERE ${where} AND status = 'pending' AND expires_at > ${new Date()}
       ORDER BY created_at, id
-      LIMIT ${INPUT_LIST_LIMIT}`;
+      LIMIT ${limit}`;
     return rows.map(toView);
   }
 }
