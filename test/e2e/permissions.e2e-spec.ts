@@ -31,6 +31,8 @@ describe('permission rules and hooks end to end', () => {
   let hookServer: Server;
   let hookBase: string;
   const hookCalls: Array<{ path: string; body: Record<string, unknown> }> = [];
+  /** The `/slow` hook's requests in flight now, and the most at once. */
+  const slowHook = { now: 0, most: 0 };
   const admin = `e2e_${randomBytes(24).toString('base64url')}`;
   let alice: string;
   let bob: string;
@@ -77,7 +79,14 @@ describe('permission rules and hooks end to end', () => {
       req.on('data', (d: Buffer) => (body += d.toString()));
       req.on('end', () => {
         hookCalls.push({ path: req.url ?? '', body: JSON.parse(body) as Record<string, unknown> });
-        if (req.url === '/deny')
+        if (req.url === '/slow') {
+          slowHook.now++;
+          slowHook.most = Math.max(slowHook.most, slowHook.now);
+          setTimeout(() => {
+            slowHook.now--;
+            res.writeHead(204).end();
+          }, 30);
+        } else if (req.url === '/deny')
           res.writeHead(200).end(JSON.stringify({ decision: 'deny', reason: 'the http hook says no' }));
         else if (req.url === '/broken') res.writeHead(500).end();
         else res.writeHead(204).end();
@@ -420,6 +429,32 @@ describe('permission rules and hooks end to end', () => {
       const closed = await run([wait('c')], { permissionMode: 'full-access' });
       await closed.s.next('error');
       expect(String(failure(closed.s.frames, 'c')?.error)).toContain('fail-closed');
+    });
+
+    it("a batch evaluate runs the calls' hooks a few at a time, each told it is a dry run", async () => {
+      const slow = await call('POST', '/api/settings/hooks', alice, {
+        name: 'slow',
+        event: 'pre_tool_use',
+        type: 'http',
+        url: `${hookBase}/slow`,
+      });
+      expect(slow.status).toBe(201);
+      const before = hookCalls.length;
+      const calls = Array.from({ length: 20 }, (_, i) => ({ tool: 'wait', arguments: { ms: 0, value: i } }));
+      const batch = await call('POST', '/api/agent/permissions/evaluate/batch', alice, {
+        calls,
+        permissionMode: 'full-access',
+      });
+      await call('DELETE', `/api/settings/hooks/${String(slow.json['id'])}`, alice);
+      expect(batch.status).toBe(200);
+      expect((batch.json['items'] as Array<Record<string, unknown>>).map((d) => d['decision'])).toEqual(
+        calls.map(() => 'allow'),
+      );
+      const heard = hookCalls.slice(before).filter((c) => c.path === '/slow');
+      expect(heard).toHaveLength(20);
+      expect(heard.every((c) => c.body['dryRun'] === true)).toBe(true);
+      expect(slowHook.most).toBeGreaterThanOrEqual(1);
+      expect(slowHook.most).toBeLessThanOrEqual(6);
     });
 
     it('post_tool_use and run_complete hooks observe finished calls and runs', async () => {

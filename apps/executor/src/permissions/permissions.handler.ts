@@ -20,6 +20,9 @@ import { PermissionSettingsService } from './permission-settings.service';
 import { PermissionsService } from './permissions.service';
 import { toolCallOf } from '@switchyard/permissions';
 
+/** How many calls of one batch the gate asks about at a time (see `dryRun`). */
+const DRY_RUNS_AT_ONCE = 6;
+
 /** `executor.permissions.*` and `executor.hooks.*`: the caller's rules and hooks, and the dry run. */
 @Controller()
 export class PermissionsHandler {
@@ -73,7 +76,12 @@ export class PermissionsHandler {
     };
   }
 
-  /** The gate's dry run for each call, in order, against one read of the caller's catalog. */
+  /**
+   * The gate's dry run for each call, in order, against one read of the caller's catalog. At most
+   * DRY_RUNS_AT_ONCE at a time: each may run the pre-tool-use hooks (processes, HTTP requests). A
+   * call refused with an AppError (no such tool, a hook that failed closed) answers that error in
+   * its place; anything else fails the whole ask.
+   */
   private async dryRun(
     calls: ReadonlyArray<Pick<EvaluateBody, 'tool' | 'arguments'>>,
     how: Pick<EvaluateBody, 'permissionMode' | 'unattended'>,
@@ -83,11 +91,11 @@ export class PermissionsHandler {
     const { tools } = await this.bus.call(Rpc.registry.catalog, {}, { ctx });
     const byName = new Map(tools.map((t) => [t.name, t]));
     await this.permissions.warm(ownerId);
-    return Promise.all(
-      calls.map((c) => {
-        const tool = byName.get(c.tool);
-        if (!tool) return new AppError('not_found', `no tool named ${c.tool} in your catalog`);
-        return this.permissions.decide({
+    const decide = async (c: Pick<EvaluateBody, 'tool' | 'arguments'>) => {
+      const tool = byName.get(c.tool);
+      if (!tool) return new AppError('not_found', `no tool named ${c.tool} in your catalog`);
+      try {
+        return await this.permissions.decide({
           ownerId,
           call: toolCallOf(tool, c.arguments),
           step: { id: 'evaluate' },
@@ -99,8 +107,21 @@ export class PermissionsHandler {
           },
           dryRun: true,
         });
-      }),
-    );
+      } catch (err) {
+        if (err instanceof AppError) return err;
+        throw err;
+      }
+    };
+    const answers: Array<PermissionDecision | AppError> = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < calls.length) {
+        const i = next++;
+        answers[i] = await decide(calls[i] as Pick<EvaluateBody, 'tool' | 'arguments'>);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DRY_RUNS_AT_ONCE, calls.length) }, lane));
+    return answers;
   }
 
   @RpcHandler(Rpc.executor.hookList)

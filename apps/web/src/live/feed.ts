@@ -48,6 +48,12 @@ export function useOwnerFeed(): FeedState {
           // Marked stale for the next page that opens the run, not fetched again: a page showing it
           // follows the run's own stream (a refetch of its whole history mid-stream was wasted work).
           void queries.invalidateQueries({ queryKey: ['run', e.runId], refetchType: 'none' });
+          // …except a page whose first read of it failed: it tries again.
+          void queries.refetchQueries({
+            queryKey: ['run', e.runId],
+            type: 'active',
+            predicate: (q) => q.state.status === 'error',
+          });
           void queries.invalidateQueries({ queryKey: inboxKey });
         } else if (e.kind === 'input') {
           void queries.invalidateQueries({ queryKey: inboxKey });

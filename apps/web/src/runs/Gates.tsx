@@ -83,6 +83,10 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
                       </Badge>
                       <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div>
                     </>
+                  ) : decisions.isFetching ? (
+                    <span className="sub" aria-busy="true">
+                      {t('common.loading')}
+                    </span>
                   ) : null}
                 </td>
               </tr>
