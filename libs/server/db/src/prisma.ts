@@ -46,7 +46,10 @@ export function createPrisma(opts: DbOptions): PrismaClient {
     connectionTimeoutMillis: 5_000,
     ssl: pgSslOptions(opts.ssl),
   });
-  return new PrismaClient({ adapter });
+  // Prisma's defaults (2 s to start an interactive transaction, 5 s to finish it) fail work that a
+  // busy machine only delays: transactions that wait on a lock by design (admissions, a schedule's
+  // claim) refused concurrent callers with P2028 in CI. A hung transaction still ends.
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 30_000 } });
 }
 
 /** One round trip to Postgres (readiness); the caller bounds and times it. */
