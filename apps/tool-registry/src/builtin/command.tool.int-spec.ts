@@ -104,6 +104,14 @@ describe('execute_command', () => {
     expect(out).toMatch(/CI,HOME,LANG,PATH,PWD,TERM,TMPDIR\n/);
   });
 
+  it("runs under a backstop timeout that ends it even if the registry dies (the sandbox's PID 2)", async () => {
+    const r = await run('cat /proc/2/cmdline');
+    expect(r.isError).toBe(false);
+    expect(textOf(r)).toMatch(
+      /stdout:\n\/usr\/bin\/timeout.--signal=KILL.37s.\/usr\/bin\/cat.\/proc\/2\/cmdline/,
+    );
+  });
+
   it('passes arguments split on whitespace, unquoted', async () => {
     const r = await run('echo  "a  b"   c');
     expect((r.content[0] as { text: string }).text).toContain('stdout:\n"a b" c\n');

@@ -11,6 +11,13 @@ import { WorkspaceGuard } from './workspace.guard';
 const TIMEOUT_MS = 30_000;
 const TAIL_BYTES = 8 * 1024;
 const KILL_GRACE_MS = 2_000;
+/**
+ * A sandboxed command runs under coreutils' `timeout`, which kills it this long after it started
+ * whatever happens to the registry. The registry's own timer (TIMEOUT_MS, then KILL_GRACE_MS) ends it
+ * first; this is the backstop for a registry killed mid-call, whose sandboxes bwrap's
+ * --die-with-parent takes down, except once in CI, where the sandbox's init outlived it.
+ */
+const BACKSTOP_S = Math.ceil((TIMEOUT_MS + KILL_GRACE_MS) / 1000) + 5;
 /** Shell syntax is refused outright: there is no shell, and these would only mislead. */
 const FORBIDDEN = /[&|;`$<>\r\n\0]/;
 
@@ -101,6 +108,12 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
     return { program, args };
   }
 
+  /** `timeout --signal=KILL <BACKSTOP_S>s`, when the sandbox has coreutils' timeout (see BACKSTOP_S). */
+  private async backstop(): Promise<string[]> {
+    const timeout = await findProgram('timeout', this.sandbox.path);
+    return timeout ? [timeout, '--signal=KILL', `${BACKSTOP_S}s`] : [];
+  }
+
   private async locate(program: string, path: string): Promise<string> {
     const found = await findProgram(program, path);
     if (found) return found;
@@ -123,7 +136,11 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
     const child = sandbox.available
       ? spawn(
           sandbox.bin,
-          await this.sandbox.argsFor(view, [await this.locate(program, this.sandbox.path), ...argv]),
+          await this.sandbox.argsFor(view, [
+            ...(await this.backstop()),
+            await this.locate(program, this.sandbox.path),
+            ...argv,
+          ]),
           {
             cwd: view.area,
             detached: true, // own process group; bwrap's --die-with-parent takes the sandbox down with it
