@@ -108,9 +108,13 @@ export class ExecuteCommandTool implements BuiltinToolHandler<typeof ExecuteComm
     return { program, args };
   }
 
+  /** Where the sandbox's `timeout` is, looked up once (see backstop). */
+  private timeoutProgram: Promise<string | undefined> | undefined;
+
   /** `timeout --signal=KILL <BACKSTOP_S>s`, when the sandbox has coreutils' timeout (see BACKSTOP_S). */
   private async backstop(): Promise<string[]> {
-    const timeout = await findProgram('timeout', this.sandbox.path);
+    this.timeoutProgram ??= findProgram('timeout', this.sandbox.path);
+    const timeout = await this.timeoutProgram;
     return timeout ? [timeout, '--signal=KILL', `${BACKSTOP_S}s`] : [];
   }
 

@@ -5,7 +5,7 @@ import { Routes } from '../api/routes';
 import { call } from '../api/client';
 import { useAuth } from '../api/auth';
 import { useI18n } from '../i18n/i18n';
-import { Badge, ErrorNote, JsonView, Loading } from '../ui/bits';
+import { Badge, codeKey, ErrorNote, JsonView, Loading } from '../ui/bits';
 import type { RunView } from './model';
 
 // The editor brings the plan validator (Ajv): loaded when a person starts editing.
@@ -73,7 +73,9 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
                 <td>
                   {d && 'error' in d ? (
                     <>
-                      <Badge tone="bad">{d.error.code}</Badge>
+                      <Badge tone="bad" title={t(codeKey(d.error.code) ?? 'error.code.internal')}>
+                        {d.error.code}
+                      </Badge>
                       <div className="sub">{d.error.message}</div>
                     </>
                   ) : d ? (

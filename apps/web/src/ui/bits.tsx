@@ -24,7 +24,8 @@ export function EmptyState({ children, action }: { children: ReactNode; action?:
   );
 }
 
-function codeKey(code: string): MessageKey | undefined {
+/** The localised name of an error code. */
+export function codeKey(code: string): MessageKey | undefined {
   const key = `error.code.${code}` as MessageKey;
   return key;
 }

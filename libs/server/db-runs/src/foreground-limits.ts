@@ -23,9 +23,6 @@ const ACTIVE_TURN = `status IN ('running','awaiting_approval')`;
 const OWNER_LOCK = 0x5359_0f01;
 const DEPLOYMENT_LOCK = 0x5359_0f02;
 
-/** How long an admission on the Prisma path may wait for a connection, and run (see its use). */
-const ADMISSION_WAIT_MS = 60_000;
-
 /** One statement inside an admission's transaction. */
 export type TxQuery = <T>(text: string, values: unknown[]) => Promise<T[]>;
 
@@ -57,23 +54,17 @@ export async function admitForeground<T>(
     admitIn(tx, [{ ownerId, limits }], async () => [await write(tx.query)]);
   const [result] = db.pool
     ? await inTransaction(db.pool, admitted)
-    : await db.prisma.$transaction(
-        (tx) => {
-          const query = <R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values);
-          return admitted({
-            query,
-            script: async <R>(statements: readonly string[]) => {
-              let rows: R[] = [];
-              for (const text of statements) rows = await query<R>(text, []);
-              return rows;
-            },
-          });
-        },
-        // Admissions of one owner wait for each other on its lock by design: a burst of starts on
-        // a busy machine queues, it does not fail (Prisma's defaults, 2 s for a connection and 5 s
-        // for the transaction, refused some of 20 concurrent starts with P2028 under load).
-        { maxWait: ADMISSION_WAIT_MS, timeout: ADMISSION_WAIT_MS },
-      );
+    : await db.prisma.$transaction((tx) => {
+        const query = <R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values);
+        return admitted({
+          query,
+          script: async <R>(statements: readonly string[]) => {
+            let rows: R[] = [];
+            for (const text of statements) rows = await query<R>(text, []);
+            return rows;
+          },
+        });
+      });
   if (result instanceof AppError) throw result;
   return result as T;
 }

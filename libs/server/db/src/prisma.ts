@@ -47,8 +47,8 @@ export function createPrisma(opts: DbOptions): PrismaClient {
     ssl: pgSslOptions(opts.ssl),
   });
   // Prisma's defaults (2 s to start an interactive transaction, 5 s to finish it) fail work that a
-  // busy machine only delays: transactions that wait on a lock by design (admissions, a schedule's
-  // claim) refused concurrent callers with P2028 in CI. A hung transaction still ends.
+  // busy machine only delays: transactions that wait on a lock by design (foreground admissions, a
+  // schedule's claim) refused some of 20 concurrent starts with P2028 in CI. A hung one still ends.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 30_000 } });
 }
 
