@@ -11,7 +11,7 @@ import {
 } from './mcp-server';
 import { PluginChangedEvent, PLUGIN_CHANGED_SUBJECT } from './plugins';
 import { PermissionsChanged, PERMISSIONS_CHANGED_SUBJECT } from './permissions';
-import { RunEventBatch, runEventsSubject } from './run-events';
+import { HeardRunEventBatch, RunEventBatch, runEventsSubject } from './run-events';
 import { PlanTokens, planTokensSubject } from './runs';
 import { TASK_KILL_SUBJECT, TaskKill } from './tasks';
 import { CancelInvocation, TOOL_CANCEL_SUBJECT } from './tools';
@@ -19,17 +19,23 @@ import { CancelInvocation, TOOL_CANCEL_SUBJECT } from './tools';
 /**
  * A NATS event: its subject and the schema of its payload. Every subscriber hears every message
  * (no queue group), at most once (plain NATS). The bus parses the payload when it is sent, and a
- * subscriber drops a message that does not fit (it may come from another version).
+ * subscriber drops a message that does not fit (it may come from another version): it checks
+ * `heard` when the contract has one (a lighter check of a payload its sender parsed), else `schema`.
  */
 export interface EventContract<S extends z.ZodType = z.ZodType> {
   readonly subject: string;
   readonly schema: S;
+  readonly heard?: z.ZodType<z.output<S>>;
 }
 
 export type EventPayload<E extends EventContract> = z.output<E['schema']>;
 
-export function event<S extends z.ZodType>(subject: string, schema: S): EventContract<S> {
-  return { subject, schema };
+export function event<S extends z.ZodType>(
+  subject: string,
+  schema: S,
+  heard?: z.ZodType<z.output<S>>,
+): EventContract<S> {
+  return heard ? { subject, schema, heard } : { subject, schema };
 }
 
 /** Every event sent over NATS. Wire-stable like `Rpc`. */
@@ -51,7 +57,7 @@ export const Events = {
   /** A task was killed: the executor running its body cancels the run. */
   taskKill: event(TASK_KILL_SUBJECT, TaskKill),
   /** A run's events, published live once stored, in batches (the SSE relay follows them). */
-  run: (runId: string) => event(runEventsSubject(runId), RunEventBatch),
+  run: (runId: string) => event(runEventsSubject(runId), RunEventBatch, HeardRunEventBatch),
   /** A chat session's events, published live once stored (the chat SSE relay follows them). */
   chat: (sessionId: string) => event(chatEventsSubject(sessionId), ChatEvent),
   /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */

@@ -1,4 +1,6 @@
+import { Events } from './events';
 import {
+  HeardRunEventBatch,
   isTerminalRunEvent,
   RunEvent,
   RunEventBody,
@@ -141,5 +143,33 @@ describe('run event catalog', () => {
     ]);
     expect(isTerminalRunEvent({ type: 'error' })).toBe(true);
     expect(isTerminalRunEvent({ type: 'cancel_requested' })).toBe(false);
+  });
+
+  it('checks the stamp and type of a batch a subscriber hears, not the data its sender parsed', () => {
+    const stored = Object.entries(SAMPLES).map(([type, data], i) => ({
+      ...envelope,
+      seq: i + 1,
+      type,
+      data,
+    }));
+    // Every stored event of the catalog is heard as it was sent.
+    expect(HeardRunEventBatch.parse({ events: stored })).toEqual({ events: stored });
+    expect(Events.run(envelope.runId).heard).toBe(HeardRunEventBatch);
+    const heard = (...events: unknown[]) => HeardRunEventBatch.safeParse({ events }).success;
+    const one = { ...envelope, type: 'planning_started', data: {} };
+    expect(heard(one)).toBe(true);
+    // What another version may send, or nothing of the kind: the whole message is dropped.
+    expect(heard()).toBe(false);
+    expect(heard(one, { ...one, type: 'plan_token_v2' })).toBe(false);
+    expect(heard({ ...one, seq: 0 })).toBe(false);
+    expect(heard({ ...one, seq: 1.5 })).toBe(false);
+    expect(heard({ ...one, seq: '1' })).toBe(false);
+    expect(heard({ ...one, runId: 1 })).toBe(false);
+    expect(heard({ ...one, at: undefined })).toBe(false);
+    expect(heard({ ...one, data: [] })).toBe(false);
+    expect(heard({ ...one, data: null })).toBe(false);
+    expect(heard(null)).toBe(false);
+    expect(HeardRunEventBatch.safeParse({ events: one }).success).toBe(false);
+    expect(HeardRunEventBatch.safeParse('{"events":[]}').success).toBe(false);
   });
 });

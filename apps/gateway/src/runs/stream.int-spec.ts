@@ -101,9 +101,10 @@ describe('GET /api/agent/stream (in-process gateway, real Postgres and NATS)', (
     await waitFor(() => s.frames.length === 2, 60_000, 20);
     // Stored but never published (a lost NATS message), then a later one that is published.
     await events.append(run, [tokenEvent('5')]);
-    // A live message that is not a run event (sent around the catalog) is dropped at the edge.
+    // A live message of an event type the catalog does not have (another version, sent around
+    // the catalog) is dropped at the edge.
     bus.publish(runEventsSubject(run), {
-      events: [{ runId: run, seq: 7, type: 'plan_token', data: { text: 7 }, at: '' }],
+      events: [{ runId: run, seq: 7, type: 'plan_token_v2', data: { text: '7' }, at: '' }],
     });
     await emit(run, tokenEvent('6'));
     await waitFor(() => s.frames.length === 4, 60_000, 20);

@@ -24,7 +24,7 @@ export function heardPayload<S extends z.ZodType>(
   contract: EventContract<S>,
   payload: unknown,
 ): z.output<S> | undefined {
-  const parsed = contract.schema.safeParse(payload);
+  const parsed = (contract.heard ?? contract.schema).safeParse(payload);
   return parsed.success ? parsed.data : undefined;
 }
 
