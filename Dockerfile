@@ -66,4 +66,5 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `exec` replaces the shell, so node runs as PID 1 and SIGTERM reaches the service's graceful shutdown.
-CMD ["sh", "-c", "exec node \"dist/apps/${SERVICE}/src/main.js\""]
+# Node's flags are tools/service-node-flags.json's (docs/deployment.md, "Node flags").
+CMD ["sh", "-c", "exec node --max-semi-space-size=64 \"dist/apps/${SERVICE}/src/main.js\""]

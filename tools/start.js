@@ -7,6 +7,8 @@ const { execFileSync, execSync, spawn } = require('node:child_process');
 const { existsSync, readFileSync } = require('node:fs');
 const net = require('node:net');
 const { join } = require('node:path');
+// Node's flags for a service process, as the image and the manifests give them (docs/deployment.md).
+const SERVICE_NODE_FLAGS = require('./service-node-flags.json');
 
 const root = join(__dirname, '..');
 const SERVICES = [['gateway'], ['planner'], ['executor'], ['tool-registry'], ['scheduler']];
@@ -198,11 +200,15 @@ async function main() {
   const gatewayPort = Number(env.PORT || 3000);
   SERVICES.forEach(([name], i) => {
     const port = String(gatewayPort + i);
-    const child = spawn(process.execPath, [join(root, `dist/apps/${name}/src/main.js`)], {
-      cwd: root,
-      env: { ...env, PORT: port },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...SERVICE_NODE_FLAGS, join(root, `dist/apps/${name}/src/main.js`)],
+      {
+        cwd: root,
+        env: { ...env, PORT: port },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const label = name.padEnd(width);
     prefixLines(child.stdout, label, COLORS[i], process.stdout);
     prefixLines(child.stderr, label, COLORS[i], process.stderr);

@@ -30,6 +30,10 @@ import { Service, type IService } from 'kubernetes-models/v1/Service';
 import { DEFAULT_SERVICE_PORTS, EnvSchema, loadConfig } from '@switchyard/server-config';
 
 const ROOT = join(__dirname, '..', '..');
+/** Node's flags for a service process (npm start and the test stack read the same file). */
+const SERVICE_NODE_FLAGS = JSON.parse(
+  readFileSync(join(ROOT, 'tools', 'service-node-flags.json'), 'utf8'),
+) as string[];
 const K8S = join(ROOT, 'k8s');
 const BASE = join(K8S, 'base');
 const OVERLAYS = join(K8S, 'overlays');
@@ -225,6 +229,14 @@ function mainContainer(d: IDeployment | IJob): IContainer {
   const containers = podSpec(d).containers;
   expect(containers).toHaveLength(1);
   return containers[0];
+}
+
+/** The flags a `node … dist/apps/<svc>/src/main.js` command gives node before the script. */
+function nodeFlagsOf(command: string): string[] {
+  const words = command.replace(/"/g, '').split(/\s+/);
+  const script = words.findIndex((w) => /^dist\/apps\/.*\/src\/main\.js$/.test(w));
+  const node = words.lastIndexOf('node', script);
+  return node < 0 || script < 0 ? [] : words.slice(node + 1, script);
 }
 
 function commandLine(c: IContainer): string {
@@ -538,7 +550,11 @@ describe('Dockerfile', () => {
     expect(env).toMatch(/(^|\s)NODE_ENV=production(\s|$)/);
     const cmds = inFinal('CMD');
     expect(cmds).toHaveLength(1);
-    expect(commandOf(cmds[0].args)).toMatch(/\bnode "?dist\/apps\/\$\{?SERVICE\}?\/src\/main\.js/);
+    expect(commandOf(cmds[0].args)).toMatch(
+      /\bnode (--[\w-]+(=\S+)? )*"?dist\/apps\/\$\{?SERVICE\}?\/src\/main\.js/,
+    );
+    // Node's flags for a service, as npm start and the test stack give them.
+    expect(nodeFlagsOf(commandOf(cmds[0].args))).toEqual(SERVICE_NODE_FLAGS);
     for (const s of SERVICES) expect(existsSync(join(ROOT, `apps/${s}/src/main.ts`))).toBe(true);
     // No ENTRYPOINT of our own: `docker run IMAGE node dist/tools/cli/switchyard.js migrate` works.
     expect(inFinal('ENTRYPOINT')).toHaveLength(0);
@@ -837,6 +853,8 @@ describe('k8s/base', () => {
       const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
       const viaCommand = cmd.includes(`dist/apps/${name}/src/main.js`);
       expect(viaCommand || env['SERVICE'] === name).toBe(true);
+      // Node's flags for a service, as the image, npm start and the test stack give them.
+      if (viaCommand) expect(nodeFlagsOf(cmd)).toEqual(SERVICE_NODE_FLAGS);
       if (env['SERVICE'] !== undefined) expect(env['SERVICE']).toBe(name);
       for (const other of SERVICES.filter((s) => s !== name))
         expect(cmd).not.toContain(`dist/apps/${other}/`);

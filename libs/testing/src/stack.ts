@@ -11,6 +11,14 @@ const ROOT = __dirname.includes(`${sep}dist${sep}`)
   ? (__dirname.split(`${sep}dist${sep}`)[0] as string)
   : join(__dirname, '..', '..', '..');
 
+/**
+ * Node's flags for a service process, the same as `npm start`, the image and the manifests give it
+ * (tools/service-node-flags.json; why in docs/deployment.md, "Node flags").
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = JSON.parse(
+  readFileSync(join(ROOT, 'tools', 'service-node-flags.json'), 'utf8'),
+) as string[];
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -230,7 +238,7 @@ export class Stack {
     // docs/development.md, "Profiling a benchmark"; `node tools/cpu-profile.js <dir>` sums it up).
     const profDir = process.env['SWITCHYARD_CPU_PROF'];
     const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, id.replace('#', '-'))}`] : [];
-    const child = spawn(process.execPath, [...nodeArgs, main], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, main], {
       cwd: ROOT,
       env: {
         PATH: process.env['PATH'] ?? '',
