@@ -3,8 +3,12 @@
 // for each profile, the busy time by package (node_modules/<pkg>, the project's own code, node
 // internals, GC) and the functions with the most self time.
 //   node tools/cpu-profile.js <dir or .cpuprofile>... [--top N] [--from-s S --to-s S] [--callers FN [--depth N]]
+//                             [--inclusive] [--timeline]
 // --from-s/--to-s keep only the samples of that window (seconds from the profile's start), so the
-// load phase of a benchmark is read without its start-up.
+// load phase of a benchmark is read without its start-up; --timeline prints the busy milliseconds of
+// each second, to find that window. --inclusive ranks functions by the time spent in them and in
+// what they called (each sample counted once per function on its stack; node's internals left
+// out): which parts of the code the self times add up to.
 'use strict';
 const { readdirSync, readFileSync, statSync } = require('node:fs');
 const { join, relative } = require('node:path');
@@ -26,6 +30,13 @@ const depth = opt('--depth', 3);
 // outside node's internals that led to it), e.g. `--callers writev` for who writes to sockets.
 const callersAt = args.indexOf('--callers');
 const callersOf = callersAt >= 0 ? args.splice(callersAt, 2)[1] : undefined;
+const flag = (name) => {
+  const i = args.indexOf(name);
+  if (i >= 0) args.splice(i, 1);
+  return i >= 0;
+};
+const inclusive = flag('--inclusive');
+const timeline = flag('--timeline');
 if (!args.length) {
   console.error('usage: node tools/cpu-profile.js <dir or .cpuprofile>... [--top N] [--from-s S --to-s S]');
   process.exit(2);
@@ -54,22 +65,31 @@ function summarise(file) {
   const p = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map();
+  /** Busy milliseconds in each second of the profile (--timeline). */
+  const perSecond = [];
   let t = p.startTime;
   let total = 0;
   let idle = 0;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i];
     const s = (t - p.startTime) / 1e6;
-    if (s < fromS || s > toS) continue;
     const dt = p.timeDeltas[i] / 1000;
     const node = byId.get(p.samples[i]);
     const name = node.callFrame.functionName;
-    if (name === '(idle)' || name === '(program)') {
+    const busy = name !== '(idle)' && name !== '(program)';
+    if (busy) perSecond[Math.floor(s)] = (perSecond[Math.floor(s)] ?? 0) + dt;
+    if (s < fromS || s > toS) continue;
+    if (!busy) {
       idle += dt;
       continue;
     }
     total += dt;
     self.set(node.id, (self.get(node.id) ?? 0) + dt);
+  }
+  if (timeline) {
+    console.log(`\n${relative(root, file)}: busy ms in each second`);
+    console.log(Array.from(perSecond, (ms, sec) => `${sec}s ${Math.round(ms ?? 0)}`).join('  '));
+    return;
   }
   if (callersOf) {
     const parent = new Map();
@@ -96,6 +116,29 @@ function summarise(file) {
     );
     for (const [k, ms] of [...via].sort((a, b) => b[1] - a[1]).slice(0, top))
       console.log(`  ${ms.toFixed(0).padStart(7)} ms  ${k}`);
+    return;
+  }
+  if (inclusive) {
+    const parent = new Map();
+    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const within = new Map();
+    for (const [id, ms] of self) {
+      const seen = new Set();
+      for (let up = id; up !== undefined; up = parent.get(up)) {
+        const { functionName, url, lineNumber } = byId.get(up).callFrame;
+        // Node's own plumbing (timers, streams, the microtask loop) would head every list.
+        if (functionName === '(root)' || functionName === 'runMicrotasks' || url.startsWith('node:'))
+          continue;
+        const where = url ? `${relative(root, url.replace(/^file:\/\//, ''))}:${lineNumber + 1}` : '';
+        const key = `${functionName || '(anonymous)'} ${where}`;
+        if (seen.has(key)) continue; // a recursive frame counts once
+        seen.add(key);
+        within.set(key, (within.get(key) ?? 0) + ms);
+      }
+    }
+    console.log(`\n${relative(root, file)}: busy ${total.toFixed(0)} ms; by function, with what it called:`);
+    for (const [k, ms] of [...within].sort((a, b) => b[1] - a[1]).slice(0, top))
+      console.log(`  ${ms.toFixed(0).padStart(7)} ms ${((100 * ms) / total).toFixed(1).padStart(5)}%  ${k}`);
     return;
   }
   const pkgs = new Map();
