@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './records';
 export * from './input-text';
 export * from './services';
 export * from './subjects';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldIssue } from './errors';
 import { HookEvent, HookType } from './permissions';
 import { PluginId, type PluginSandboxStatus } from './plugins';
+import { isRecord } from './records';
 
 /**
  * Trusted plugin hooks and the sandbox posture runs are created under (issue 17, items 2 and 3).
@@ -97,10 +98,6 @@ export interface ParsedPluginHooks {
   readonly hooks: PluginHook[];
   readonly issues: FieldIssue[];
   readonly ignored: FieldIssue[];
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function eventOf(name: string): HookEvent | undefined {
@@ -218,7 +215,7 @@ function grouped(events: Record<string, unknown>, out: ParsedPluginHooks): void 
     }
     groups.forEach((group: unknown, g) => {
       const gp = `${path}[${g}]`;
-      if (!isObject(group) || !Array.isArray(group['hooks'])) {
+      if (!isRecord(group) || !Array.isArray(group['hooks'])) {
         out.issues.push({ path: gp, message: 'must be {"matcher": "…", "hooks": [...]}' });
         return;
       }
@@ -233,7 +230,7 @@ function grouped(events: Record<string, unknown>, out: ParsedPluginHooks): void 
       }
       (group['hooks'] as unknown[]).forEach((h, i) => {
         const hp = `${gp}.hooks[${i}]`;
-        if (!isObject(h)) {
+        if (!isRecord(h)) {
           out.issues.push({ path: hp, message: 'must be a hook object' });
           return;
         }
@@ -250,7 +247,7 @@ function grouped(events: Record<string, unknown>, out: ParsedPluginHooks): void 
 function flat(list: unknown[], base: string, out: ParsedPluginHooks): void {
   list.forEach((h, i) => {
     const hp = `${base}[${i}]`;
-    if (!isObject(h)) {
+    if (!isRecord(h)) {
       out.issues.push({ path: hp, message: 'must be a hook object' });
       return;
     }
@@ -303,14 +300,14 @@ export function parsePluginHooks(text: string): ParsedPluginHooks {
     return out;
   }
   if (Array.isArray(json)) flat(json, '', out);
-  else if (isObject(json) && Array.isArray(json['hooks'])) flat(json['hooks'], 'hooks', out);
-  else if (isObject(json) && isObject(json['hooks'])) grouped(json['hooks'], out);
+  else if (isRecord(json) && Array.isArray(json['hooks'])) flat(json['hooks'], 'hooks', out);
+  else if (isRecord(json) && isRecord(json['hooks'])) grouped(json['hooks'], out);
   else
     out.issues.push({
       path: '',
       message: 'expected {"hooks": {"PreToolUse": [...]}} (grouped) or a list of hook objects (flat)',
     });
-  if (isObject(json))
+  if (isRecord(json))
     for (const k of Object.keys(json))
       if (k !== 'hooks' && k !== 'description') out.issues.push({ path: k, message: 'unknown field' });
   const seen = new Set<string>();

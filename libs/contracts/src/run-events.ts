@@ -10,6 +10,7 @@ import {
 } from './elicitation';
 import { ErrorCode } from './errors';
 import { InjectedMemory } from './memory';
+import { isRecord } from './records';
 import { PermissionDecision } from './permissions';
 import { AgentPlan, PlanIssue } from './plan';
 import { Budget, BudgetLimit, BudgetUsage, RunConfig, RunStatus, RunSummary, StepExecution } from './runs';
@@ -331,19 +332,16 @@ export const RUN_EVENT_TYPE_LIST: readonly RunEventType[] = RunEventBody.options
 const catalogTypes: ReadonlySet<string> = new Set(RUN_EVENT_TYPE_LIST);
 
 /** A stored event's stamp and type as the catalog has them; its data an object, not looked into. */
-function isStoredEventShape(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const e = value as Record<string, unknown>;
+function isStoredEventShape(e: unknown): boolean {
   return (
+    isRecord(e) &&
     typeof e['runId'] === 'string' &&
     Number.isInteger(e['seq']) &&
     (e['seq'] as number) > 0 &&
     typeof e['at'] === 'string' &&
     typeof e['type'] === 'string' &&
     catalogTypes.has(e['type']) &&
-    typeof e['data'] === 'object' &&
-    e['data'] !== null &&
-    !Array.isArray(e['data'])
+    isRecord(e['data'])
   );
 }
 
@@ -357,11 +355,10 @@ function isStoredEventShape(value: unknown): boolean {
  */
 export const HeardRunEventBatch = z.custom<RunEventBatch>(
   (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    Array.isArray((value as { events?: unknown }).events) &&
-    (value as { events: unknown[] }).events.length > 0 &&
-    (value as { events: unknown[] }).events.every(isStoredEventShape),
+    isRecord(value) &&
+    Array.isArray(value['events']) &&
+    value['events'].length > 0 &&
+    value['events'].every(isStoredEventShape),
   { message: 'not a batch of stored run events' },
 );
 

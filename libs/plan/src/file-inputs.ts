@@ -1,4 +1,4 @@
-import { InputEnumSource, PICKER_FILE_FORMAT, type FileGrantRequest } from '@switchyard/contracts';
+import { InputEnumSource, isRecord, PICKER_FILE_FORMAT, type FileGrantRequest } from '@switchyard/contracts';
 
 /** `@file:<name>`: a grant name ends where identifier characters end. */
 const PLACEHOLDER = /@file:([A-Za-z_][A-Za-z0-9_-]{0,63})/g;
@@ -9,10 +9,6 @@ const AUTO_KEYWORD = 'x-switchyard-auto';
 const SHARED_DIRECTORY = 'shared-directory';
 /** `"x-switchyard-enum": {tool, valueField?, labelField?}` feeds an input's dropdown from a list tool. */
 const ENUM_KEYWORD = 'x-switchyard-enum';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export interface FileInputs {
   /** `format: "switchyard-file"`: a file picked (uploaded) when the run starts. */

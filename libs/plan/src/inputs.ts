@@ -1,14 +1,10 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FieldIssue, PlanIssue } from '@switchyard/contracts';
+import { isRecord, type FieldIssue, type PlanIssue } from '@switchyard/contracts';
 import { forbidsCodegen } from './codegen';
 
 type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null';
 const JSON_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The names an input schema declares: what `{{inputs.x}}` may refer to. */
 export function inputNamesOf(schema: Record<string, unknown>): string[] {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AppError,
+  isRecord,
   Rpc,
   type InputEnumSource,
   type InputOptions,
@@ -16,10 +17,6 @@ import { toolCallOf } from '@switchyard/permissions';
 
 /** Most choices a dropdown gets; a list tool answering more is cut. */
 const MAX_INPUT_OPTIONS = 500;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The items of a list tool's answer: the value itself when it is a list, else its first list field. */
 function itemsOf(value: unknown): unknown[] {

@@ -2,6 +2,7 @@ import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import {
   AppError,
+  isRecord,
   MARKET_SOURCE_MAX_BYTES,
   ServerJson,
   type FieldIssue,
@@ -80,16 +81,12 @@ export async function fetchSource(url: string, policy: AddressPolicy, timeoutMs:
 
 export { readFileCapped };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The official registry marks superseded versions `isLatest: false` in its `_meta`. */
 function superseded(item: Record<string, unknown>): boolean {
   const meta = item['_meta'];
-  if (!isObject(meta)) return false;
+  if (!isRecord(meta)) return false;
   const official = meta['io.modelcontextprotocol.registry/official'];
-  return isObject(official) && official['isLatest'] === false;
+  return isRecord(official) && official['isLatest'] === false;
 }
 
 /**
@@ -106,16 +103,16 @@ export function entriesOf(text: string): ReadSource {
     return { entries: [], problems: [{ path: '', message: 'the source is not valid JSON' }] };
   }
   const items: Array<{ path: string; value: unknown }> = [];
-  if (isObject(doc) && Array.isArray(doc['servers'])) {
+  if (isRecord(doc) && Array.isArray(doc['servers'])) {
     (doc['servers'] as unknown[]).forEach((item, i) => {
-      if (isObject(item) && superseded(item)) return;
-      const server = isObject(item) && isObject(item['server']) ? item['server'] : item;
+      if (isRecord(item) && superseded(item)) return;
+      const server = isRecord(item) && isRecord(item['server']) ? item['server'] : item;
       items.push({
-        path: isObject(item) && isObject(item['server']) ? `servers[${i}].server` : `servers[${i}]`,
+        path: isRecord(item) && isRecord(item['server']) ? `servers[${i}].server` : `servers[${i}]`,
         value: server,
       });
     });
-  } else if (isObject(doc) && typeof doc['name'] === 'string') items.push({ path: '', value: doc });
+  } else if (isRecord(doc) && typeof doc['name'] === 'string') items.push({ path: '', value: doc });
   else
     return {
       entries: [],

@@ -1,4 +1,9 @@
-import { type FieldIssue, type FileGrantRequest, type InputEnumSource } from '@switchyard/contracts';
+import {
+  isRecord,
+  type FieldIssue,
+  type FileGrantRequest,
+  type InputEnumSource,
+} from '@switchyard/contracts';
 import { checkInputs, fileInputsOf, filePlaceholder } from '@switchyard/plan';
 import { portTypeOf } from './types';
 
@@ -30,10 +35,6 @@ export interface InputField {
 
 /** What the person typed: text for every field, a boolean for a checkbox. */
 export type RawValues = Record<string, string | boolean>;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function asText(value: unknown): string {
   if (value === undefined || value === null) return '';

@@ -1,4 +1,4 @@
-import type { ToolDescriptor } from '@switchyard/contracts';
+import { isRecord, type ToolDescriptor } from '@switchyard/contracts';
 import type { PathPart } from '@switchyard/plan';
 import { portTypeOf, type FieldNode, type PortType, type RefSource, type ToolNodeData } from '../types';
 
@@ -12,10 +12,6 @@ import { portTypeOf, type FieldNode, type PortType, type RefSource, type ToolNod
 export const MAX_FIELD_DEPTH = 6;
 
 type Schema = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** `anyOf`/`oneOf` with one non-null branch (how optional fields are often written) is that branch. */
 function unwrap(schema: unknown): Schema | undefined {

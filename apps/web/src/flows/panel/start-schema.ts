@@ -1,4 +1,4 @@
-import { PICKER_FILE_FORMAT } from '@switchyard/contracts';
+import { isRecord, PICKER_FILE_FORMAT } from '@switchyard/contracts';
 import { portTypeOf, type PortType } from '../types';
 
 /**
@@ -33,10 +33,6 @@ export type RowProblem =
   'name_empty' | 'name_invalid' | 'name_duplicate' | 'options_invalid' | 'example_invalid';
 
 export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 let counter = 0;
 export function rowKey(): string {
