@@ -206,37 +206,63 @@ describe('foreground admission on the pg pool (real Postgres)', () => {
     ).toEqual([{ present: true }]);
   });
 
-  it('admits starts made together in three round trips however many they are, and refuses the overflow', async () => {
+  it('admits starts made together in one statement however many they are, and refuses the overflow', async () => {
     const limits = { owner: 6, deployment: 50 };
-    const sent: string[] = [];
-    const connect = pool.connect.bind(pool) as () => Promise<{ query: (...a: unknown[]) => unknown }>;
-    const spy = jest.spyOn(pool, 'query'); // the pool's own queries: none may be part of an admission
-    const connectSpy = jest.spyOn(pool, 'connect').mockImplementation((async () => {
-      const client = await connect();
-      const query = client.query.bind(client);
-      client.query = (...args: unknown[]) => {
-        const q = args[0];
-        sent.push(
-          typeof q === 'string' ? (q.split(/[\s;]+/)[0] ?? '') : String((q as { text?: string }).text),
-        );
-        return query(...args);
-      };
-      return client;
-    }) as never);
+    const query = jest.spyOn(pool, 'query');
     try {
-      // Asked in one turn: admitted together, in one transaction.
+      // Asked in one turn: admitted together.
       const outcomes = await Promise.allSettled(
         Array.from({ length: 10 }, () => runs.create(newRun(alice), [created], limits)),
       );
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(6);
+      for (const o of outcomes)
+        if (o.status === 'rejected')
+          expect(o.reason).toMatchObject({
+            code: 'capacity_exceeded',
+            details: { capacityScope: 'owner', active: 6, limit: 6 },
+          });
       expect(await prisma.run.count({ where: { ownerId: alice } })).toBe(6);
-      // BEGIN with the locks and the count in one message, one CREATE_RUNS of the six admitted,
-      // COMMIT.
-      expect(sent).toEqual(['BEGIN', 'WITH', 'COMMIT']);
-      expect(spy).not.toHaveBeenCalled();
+      expect(query).toHaveBeenCalledTimes(1);
+      // One prepared statement takes the locks, counts, decides and writes: no BEGIN, no COMMIT.
+      const sent = query.mock.calls[0]?.[0] as unknown as { name: string; text: string };
+      expect(sent.name).toBe('run_create_admitted');
+      expect(sent.text).toMatch(/^WITH counted AS \(\s+SELECT \* FROM foreground_active\(/);
+      expect(sent.text).not.toMatch(/\b(BEGIN|COMMIT)\b/);
     } finally {
-      spy.mockRestore();
-      connectSpy.mockRestore();
+      query.mockRestore();
     }
+  });
+
+  it('admits in order as the one-by-one rule does: the owner limit, then the deployment limit, with what is active', async () => {
+    const bob = (await new IdentityRepository(prisma).ensureOwner('bob', 'user')).owner.id;
+    await prisma.run.deleteMany({});
+    const limits = { owner: 3, deployment: 4 };
+    await runs.create(newRun(alice), [created], limits);
+    // Alice has one: two more of hers fit, then one of Bob's fills the deployment (4); her third is
+    // refused by her own limit, Bob's next ones by the deployment's.
+    const outcomes = await Promise.allSettled(
+      [alice, alice, bob, alice, bob, bob].map((o) => runs.create(newRun(o), [created], limits)),
+    );
+    expect(
+      outcomes.map((o) =>
+        o.status === 'fulfilled' ? 'ok' : (o.reason as AppError).details?.['capacityScope'],
+      ),
+    ).toEqual(['ok', 'ok', 'ok', 'owner', 'deployment', 'deployment']);
+    expect(await prisma.run.count()).toBe(4);
+  });
+
+  it('writes values holding SQL and escapes as they are', async () => {
+    const goal = "x'); DROP TABLE run; -- \\' \\\\ $$ E'\\x' \u2028 ✓";
+    const run = newRun(alice, { goal, inputs: { "k'": "v\\'); --" } });
+    await prisma.run.deleteMany({});
+    await runs.create(run, [{ ...created, data: { ...created.data, goal } } as RunEventBody], {
+      owner: 5,
+      deployment: 50,
+    });
+    const stored = await prisma.run.findUniqueOrThrow({ where: { id: run.id } });
+    expect(stored.goal).toBe(goal);
+    expect(stored.inputs).toEqual({ "k'": "v\\'); --" });
+    const [event] = await prisma.runEvent.findMany({ where: { runId: run.id } });
+    expect((event?.data as { goal?: string }).goal).toBe(goal);
   });
 });

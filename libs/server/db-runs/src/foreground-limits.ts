@@ -14,14 +14,16 @@ export interface ForegroundLimits {
 
 export type ForegroundScope = 'owner' | 'deployment';
 
-/** Runs and turns that count: a replica drives them, or is about to. */
-const ACTIVE_RUN = `NOT background AND status IN ('planning','awaiting_plan_approval','running','awaiting_step_approval')`;
-const ACTIVE_TURN = `status IN ('running','awaiting_approval')`;
-
-// Advisory lock keys (two-int form): one per owner, one for the deployment. Always taken in that
-// order, by runs and turns alike, so two admissions never wait on each other in a circle.
-const OWNER_LOCK = 0x5359_0f01;
-const DEPLOYMENT_LOCK = 0x5359_0f02;
+/**
+ * What admission asks Postgres (the `foreground_active` function, see its migration): takes the
+ * admission locks of the owners of `owners` (an SQL text[]) and of the deployment, as `limits` asks,
+ * then counts what is active, each owner's and the deployment's (0 when it has no limit), with a
+ * snapshot taken once the locks are held. Rows: one per distinct owner (`CountRow`).
+ */
+function activeQuery(owners: string, limits: ForegroundLimits): string {
+  return `SELECT active_owner AS owner_id, owner_active AS owner, deployment_active AS deployment
+     FROM foreground_active(${owners}, ${limits.owner > 0}, ${limits.deployment > 0})`;
+}
 
 /** One statement inside an admission's transaction. */
 export type TxQuery = <T>(text: string, values: unknown[]) => Promise<T[]>;
@@ -70,9 +72,9 @@ export async function admitForeground<T>(
 }
 
 /**
- * The refusal `wanted` more active runs would meet now, or undefined when they fit. Under the
- * admission locks this decides; without them (a batch's check before its runs start) it is advice
- * that a concurrent start may overtake.
+ * The refusal `wanted` more active runs would meet now, or undefined when they fit. Outside an
+ * admission's transaction (a batch's check before its runs start) it is advice that a concurrent
+ * start may overtake: the locks it takes go with its own statement.
  */
 export async function checkRoom(
   q: TxQuery,
@@ -81,7 +83,7 @@ export async function checkRoom(
   wanted: number,
 ): Promise<AppError | undefined> {
   if (limits.owner <= 0 && limits.deployment <= 0) return undefined;
-  const rows = await q<CountRow>(countActive([ownerId], limits.deployment > 0), []);
+  const rows = await q<CountRow>(activeQuery('ARRAY[$1]::text[]', limits), [ownerId]);
   const { owners, deployment } = counts(rows);
   return roomFor(owners.get(ownerId) ?? 0, deployment, limits, wanted);
 }
@@ -110,22 +112,6 @@ function ownersArray(owners: readonly string[]): string {
   return `ARRAY[${owners.map((o) => escapeLiteral(o)).join(',')}]::text[]`;
 }
 
-/**
- * The statement counting the active foreground runs and turns of each of `owners` (a row each), and
- * of the deployment when asked (else 0).
- */
-function countActive(owners: readonly string[], withDeployment: boolean): string {
-  return `SELECT o AS owner_id,
-            (SELECT count(*) FROM run WHERE owner_id = o::uuid AND ${ACTIVE_RUN})
-          + (SELECT count(*) FROM chat_session WHERE owner_id = o::uuid AND ${ACTIVE_TURN}) AS owner,
-            ${
-              withDeployment
-                ? `(SELECT count(*) FROM run WHERE ${ACTIVE_RUN}) + (SELECT count(*) FROM chat_session WHERE ${ACTIVE_TURN})`
-                : '0'
-            } AS deployment
-     FROM unnest(${ownersArray(owners)}) AS o`;
-}
-
 function counts(rows: readonly CountRow[]): { owners: Map<string, number>; deployment: number } {
   return {
     owners: new Map(rows.map((r) => [r.owner_id, Number(r.owner)])),
@@ -140,24 +126,92 @@ export interface ForegroundStart {
 }
 
 /**
- * Admits several starts in one transaction (group commit): see `admitIn`. Whatever the batch's
- * size, that is three round trips: the locks and the count, one `write` of the starts admitted (by
- * their indices; it answers one result each, in that order), the commit. Answers, in order, what
- * `write` returned for each start or its refusal. A failing write fails the whole transaction (the
- * caller may try the starts one by one).
+ * The statement that writes the starts a batch admits, put after the admission's CTEs: `ctes` (CTE
+ * definitions, comma-separated, that read the admitted starts' indices from `admitted (k)`) and the
+ * `select` answering its rows. Its parameters are `values`, numbered from $4 (the admission's come
+ * first); `name` names the prepared statement (one per kind of write).
  */
-export function admitForegroundMany<T>(
-  pool: Pool,
-  starts: readonly ForegroundStart[],
-  write: (q: TxQuery, admitted: readonly number[]) => Promise<readonly T[]>,
-): Promise<Array<T | AppError>> {
-  return inTransaction(pool, (tx) => admitIn(tx, starts, (admitted) => write(tx.query, admitted)));
+export interface AdmittedWrite {
+  readonly name: string;
+  readonly ctes: string;
+  readonly select: string;
+  readonly values: readonly unknown[];
 }
 
 /**
- * Inside a transaction: the owners' locks (taken in one order, so two transactions never wait on
- * each other in a circle), then the deployment's, one count for all; then each start in its order
- * is admitted while it fits (the counts growing with each one admitted) or refused with the scope
+ * Admits several starts and writes those admitted in one prepared statement, so one round trip to
+ * Postgres whatever the batch's size: `foreground_active` takes the locks and counts what is active
+ * (after the locks are held), the statement decides which starts fit and writes them; it commits on
+ * its own, which releases the locks. Starts fit as `admitIn` decides (in order, each counted against
+ * its owner and the deployment with the ones admitted before it); the counts come back with the rows,
+ * and the refusals are told from them here by that rule. A failing write leaves nothing written (the
+ * caller may try the starts one by one). Every start of a batch has the same limits (the service's
+ * configuration).
+ */
+export async function admitAndWrite<R>(
+  pool: Pool,
+  starts: readonly ForegroundStart[],
+  write: AdmittedWrite,
+): Promise<{ rows: R[]; admitted: number[]; refused: Map<number, AppError> }> {
+  const limits = starts[0]?.limits ?? { owner: 0, deployment: 0 };
+  if (starts.some((s) => s.limits.owner !== limits.owner || s.limits.deployment !== limits.deployment))
+    throw new Error('the starts admitted together have one set of limits');
+  const text = `WITH counted AS (
+      SELECT * FROM foreground_active($1::text[], $2::int > 0, $3::int > 0)
+    ), ranked AS (
+      SELECT (s.k - 1)::int AS k, c.deployment_active AS deployment,
+             ($2::int <= 0 OR c.owner_active + row_number() OVER (PARTITION BY s.o ORDER BY s.k) <= $2::int)
+               AS owner_fits
+      FROM unnest($1::text[]) WITH ORDINALITY AS s(o, k) JOIN counted c ON c.active_owner = s.o
+    ), admitted AS (
+      SELECT k FROM (
+        SELECT k, owner_fits, deployment, count(*) FILTER (WHERE owner_fits) OVER (ORDER BY k) AS so_far
+        FROM ranked
+      ) x
+      WHERE owner_fits AND ($3::int <= 0 OR deployment + so_far <= $3::int)
+    ), ${write.ctes}
+    SELECT (SELECT jsonb_agg(jsonb_build_object(
+              'owner_id', active_owner, 'owner', owner_active, 'deployment', deployment_active))
+            FROM counted) AS counts,
+           (SELECT jsonb_agg(to_jsonb(w)) FROM (${write.select}) AS w) AS written`;
+  const result = await pool.query<{ counts: CountRow[] | null; written: R[] | null }>({
+    name: write.name,
+    text,
+    values: [starts.map((s) => s.ownerId), limits.owner, limits.deployment, ...write.values],
+  });
+  const row = result.rows[0];
+  const { owners, deployment } = counts(row?.counts ?? []);
+  return { rows: row?.written ?? [], ...decide(starts, owners, deployment) };
+}
+
+/**
+ * Which starts fit, in their order, given what is active: each counted against its owner's and the
+ * deployment's limit with the ones admitted before it; the others refused by the scope that is full.
+ */
+function decide(
+  starts: readonly ForegroundStart[],
+  owners: Map<string, number>,
+  deployment: number,
+): { admitted: number[]; refused: Map<number, AppError> } {
+  const admitted: number[] = [];
+  const refused = new Map<number, AppError>();
+  for (const [i, s] of starts.entries()) {
+    const owner = owners.get(s.ownerId) ?? 0;
+    const refusal = roomFor(owner, deployment, s.limits, 1);
+    if (refusal) {
+      refused.set(i, refusal);
+      continue;
+    }
+    admitted.push(i);
+    owners.set(s.ownerId, owner + 1);
+    deployment++;
+  }
+  return { admitted, refused };
+}
+
+/**
+ * Inside a transaction: the admission locks and the count (`foreground_active`, with the BEGIN in
+ * one message); then each start in its order is admitted while it fits or refused with the scope
  * that is full, and the admitted ones are written together.
  */
 async function admitIn<T>(
@@ -165,35 +219,17 @@ async function admitIn<T>(
   starts: readonly ForegroundStart[],
   write: (admitted: readonly number[]) => Promise<readonly T[]>,
 ): Promise<Array<T | AppError>> {
-  const locked = [...new Set(starts.filter((s) => s.limits.owner > 0).map((s) => s.ownerId))].sort();
-  const anyDeployment = starts.some((s) => s.limits.deployment > 0);
-  const limited = starts.some((s) => s.limits.owner > 0 || s.limits.deployment > 0);
-  const statements = [
-    ...(locked.length
-      ? [
-          `SELECT pg_advisory_xact_lock(${OWNER_LOCK}, hashtext(o))::text AS locked FROM unnest(${ownersArray(locked)}) AS o`,
-        ]
-      : []),
-    ...(anyDeployment ? [`SELECT pg_advisory_xact_lock(${DEPLOYMENT_LOCK}, 0)::text AS locked`] : []),
-    ...(limited ? [countActive([...new Set(starts.map((s) => s.ownerId))], anyDeployment)] : []),
-  ];
+  const limits = {
+    owner: Math.max(0, ...starts.map((s) => s.limits.owner)),
+    deployment: Math.max(0, ...starts.map((s) => s.limits.deployment)),
+  };
+  const limited = limits.owner > 0 || limits.deployment > 0;
   const counted = limited
-    ? counts(await tx.script<CountRow>(statements))
+    ? counts(await tx.script<CountRow>([activeQuery(ownersArray(starts.map((s) => s.ownerId)), limits)]))
     : { owners: new Map<string, number>(), deployment: 0 };
-  let deployment = counted.deployment;
+  const { admitted, refused } = decide(starts, counted.owners, counted.deployment);
   const out: Array<T | AppError> = [];
-  const admitted: number[] = [];
-  for (const [i, s] of starts.entries()) {
-    const owner = counted.owners.get(s.ownerId) ?? 0;
-    const refused = roomFor(owner, deployment, s.limits, 1);
-    if (refused) {
-      out[i] = refused;
-      continue;
-    }
-    admitted.push(i);
-    counted.owners.set(s.ownerId, owner + 1);
-    deployment++;
-  }
+  for (const [i, refusal] of refused) out[i] = refusal;
   if (admitted.length) {
     const written = await write(admitted);
     admitted.forEach((i, j) => (out[i] = written[j] as T));

@@ -16,7 +16,13 @@ import { databaseUnavailable, likePattern, PRISMA, storableText } from '@switchy
 import { epochMs, EVENT_AT_MS, storedEvent, toEvent, type EventRow } from '@switchyard/server-db-run-events';
 import { Coalescer } from '@switchyard/server-runtime';
 import { RUNS_POOL } from './runs-pool';
-import { admitForeground, admitForegroundMany, checkRoom, type ForegroundLimits } from './foreground-limits';
+import {
+  admitAndWrite,
+  admitForeground,
+  checkRoom,
+  type AdmittedWrite,
+  type ForegroundLimits,
+} from './foreground-limits';
 
 /** Statuses of a run that some replica is (or should be) driving. */
 const ACTIVE_SQL = `ARRAY['planning','awaiting_plan_approval','running','awaiting_step_approval']::"RunStatus"[]`;
@@ -33,12 +39,11 @@ const STORED_AT_MS = epochMs('now()::timestamptz(3)');
  * a replica creates in one turn, a batch of task bodies starting at once). Rows: one per run written,
  * with when its first events were stored; those are the bodies sent, numbered 1, 2, … in order.
  */
-const CREATE_RUNS = `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-           id uuid, owner_id uuid, status text, goal text, config jsonb, inputs jsonb, files jsonb, plan jsonb,
-           source_run_id uuid, batch_id uuid, replica text, lease_ms double precision, events jsonb,
-           workflow_id uuid, agent_id int, sandbox_posture text, file_grants jsonb, background boolean)
-       ), r AS (
+const CREATE_COLUMNS = `id uuid, owner_id uuid, status text, goal text, config jsonb, inputs jsonb, files jsonb,
+  plan jsonb, source_run_id uuid, batch_id uuid, replica text, lease_ms double precision, events jsonb,
+  workflow_id uuid, agent_id int, sandbox_posture text, file_grants jsonb, background boolean`;
+/** CREATE_RUNS after its `input` (the runs to write, with their first events), but for its rows. */
+const CREATE_FROM_INPUT = `r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
                           owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background)
          SELECT id, owner_id, status::"RunStatus", goal, config, inputs, files, plan, source_run_id, batch_id,
@@ -51,8 +56,23 @@ const CREATE_RUNS = `WITH input AS (
          SELECT r.id, e.ord, e.type, COALESCE(e.data, '{}'::jsonb)
          FROM r JOIN input i ON i.id = r.id,
               ROWS FROM (jsonb_to_recordset(i.events) AS (type text, data jsonb)) WITH ORDINALITY AS e(type, data, ord)
-       )
-       SELECT r.id AS run_id, ${STORED_AT_MS} AS at_ms FROM r`;
+       )`;
+const CREATED_ROWS = `SELECT r.id AS run_id, ${STORED_AT_MS} AS at_ms FROM r`;
+const CREATE_RUNS = `WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${CREATE_COLUMNS})),
+       ${CREATE_FROM_INPUT}
+       ${CREATED_ROWS}`;
+
+/** CREATE_RUNS as the write of an admission (`admitAndWrite`): the runs of `creates` it let in. */
+function createAdmittedWrite(creates: readonly NewRunWithEvents[]): AdmittedWrite {
+  return {
+    name: 'run_create_admitted',
+    ctes: `input AS (
+         SELECT x.* FROM jsonb_to_recordset($4::jsonb) AS x(${CREATE_COLUMNS}, k int) JOIN admitted a ON a.k = x.k
+       ), ${CREATE_FROM_INPUT}`,
+    select: CREATED_ROWS,
+    values: [JSON.stringify(creates.map((c, k) => ({ ...createRecord(c.run, c.events), k })))],
+  };
+}
 
 /** A row of CREATE_RUNS: a run written, and when its first events were stored. */
 interface CreatedRow {
@@ -425,25 +445,29 @@ export class RunsRepository {
   }
 
   /**
-   * Creates that arrived together, admitted in one transaction (starts of many runs at once all
-   * waited on the deployment's admission lock): three round trips however many arrived (the locks
-   * and the count, one CREATE_RUNS of those admitted, the commit). When the batch's transaction
-   * fails for its data rather than a database that is away, each create is tried alone, so one bad
-   * run refuses only itself.
+   * Creates that arrived together, admitted and written in one message (`admitAndWrite`: starts of
+   * many runs at once all wait on the deployment's admission lock), one round trip however many
+   * arrived. When the batch fails for its data rather than a database that is away, each create is
+   * tried alone, so one bad run refuses only itself.
    */
   private async createAdmitted(
     pool: Pool,
     batch: readonly AdmittedCreate[],
   ): Promise<Array<RunEvent[] | Error>> {
     try {
-      return await admitForegroundMany(
+      const { rows, admitted, refused } = await admitAndWrite<CreatedRow>(
         pool,
         batch.map((c) => ({ ownerId: c.run.ownerId, limits: c.admit })),
-        async (q, admitted) => {
-          const creates = admitted.map((i) => batch[i] as AdmittedCreate);
-          return createdEvents(creates, await q<CreatedRow>(CREATE_RUNS, createValues(creates)));
-        },
+        createAdmittedWrite(batch),
       );
+      const written = createdEvents(
+        admitted.map((i) => batch[i] as AdmittedCreate),
+        rows,
+      );
+      const out: Array<RunEvent[] | Error> = [];
+      for (const [i, refusal] of refused) out[i] = refusal;
+      admitted.forEach((i, j) => (out[i] = written[j] as RunEvent[]));
+      return out;
     } catch (err) {
       if (batch.length === 1 || databaseUnavailable(err)) throw err;
       return eachAlone(batch, (c) =>
