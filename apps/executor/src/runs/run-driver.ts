@@ -204,10 +204,13 @@ export class RunDriver {
     }
   }
 
-  /** The plan is final: announce it, then wait for approval or run it. */
+  /**
+   * The plan is final: announce it, then wait for approval or run it. `stored`: the run's row holds
+   * this plan already (written with the row): the announcement does not write it there again.
+   */
   async planReady(
     plan: AgentPlan,
-    opts: { review: boolean; attempts?: number; tokens?: number; resumed?: boolean },
+    opts: { review: boolean; attempts?: number; tokens?: number; resumed?: boolean; stored?: boolean },
   ): Promise<void> {
     // Cancelled before its plan was announced (a task killed while its run was being attached).
     if (this.closed || this.stopping !== undefined) return this.settle();
@@ -219,7 +222,7 @@ export class RunDriver {
         ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
         ...(opts.tokens ? { tokens: opts.tokens } : {}),
       },
-      { plan, usage: this.meter.usage() },
+      { ...(opts.stored ? {} : { plan }), usage: this.meter.usage() },
     );
     // Without a plan gate the run goes on in this turn: the plan, run_started and the first steps'
     // starts are one write. Nothing waits on it but the tools (each is called once its start, and so

@@ -99,7 +99,8 @@ export async function firstWork(
     await driver.cancel(stop);
     return;
   }
-  await (l.plan ? driver.planReady(l.plan, { review }) : driver.draft());
+  // A plan given with the start was written with the run's row (RunLauncher.launch).
+  await (l.plan ? driver.planReady(l.plan, { review, stored: true }) : driver.draft());
 }
 
 /**
