@@ -8,7 +8,7 @@ import { Client } from 'pg';
 import { Events } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import { createScratchDatabase, type ScratchDatabase } from '@switchyard/server-db';
-import { api, openStream, Stack, type SseStream } from '@switchyard/testing';
+import { api, KeepAliveApi, openStream, Stack, type SseStream } from '@switchyard/testing';
 import { CpuTally } from './cpu';
 import { PeerProcess, type PassSize } from './peers/peer-process';
 
@@ -159,6 +159,9 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     ['gateway', 'executor', 'tool-registry'],
   );
   const streams: SseStream[] = [];
+  // The client shares the two cores with the stack: node:http, not fetch (a fraction of its CPU per
+  // call and per frame), for the starts and the streams.
+  const http = new KeepAliveApi(stack.gatewayUrl);
   const peers: Array<{ peer: Peer; db: ScratchDatabase; proc?: PeerProcess }> = [];
   const pgc = new Client({ connectionString: db.url });
   const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
@@ -171,7 +174,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
   try {
     const base = stack.gatewayUrl;
     const startRun = async (workflow: unknown, parallel = 8): Promise<string> => {
-      const res = await api(base, 'POST', '/api/agent/run', {
+      const res = await http.call('POST', '/api/agent/run', {
         token: admin,
         body: {
           config: {
@@ -191,7 +194,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       const s = await openStream(
         `${base}/api/agent/stream?runId=${runId}`,
         { 'x-switchyard-token': admin },
-        { checked: false },
+        { checked: false, transport: 'http' },
       );
       streams.push(s);
       return s;
@@ -494,7 +497,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
           'registryHosted: the same steps with RUN_LOCAL_TOOLS=false, each a registry.tools.invoke over NATS',
         path: 'HTTP POST /api/agent/run → SSE complete; gateway, executor, tool-registry as processes (NODE_ENV=production, as deployed)',
         client:
-          'this process over fetch, one SSE stream per run: each frame JSON-parsed and its id/event lines checked against its data (not parsed against the catalog, as tests do)',
+          'this process over node:http (keep-alive starts, one SSE stream per run), not fetch: the client shares the two cores with the stack; each frame JSON-parsed and its id/event lines checked against its data (not parsed against the catalog, as tests do)',
         floor: 'per step: raw nats.js request/reply + one raw pg INSERT, sequential',
         insertFloor: 'per step: one raw pg INSERT (autocommit), sequential',
         peers:
@@ -560,6 +563,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     return result;
   } finally {
     streams.forEach((s) => s.close());
+    http.close();
     for (const p of peers) {
       await p.proc?.stop();
       await p.db.drop();

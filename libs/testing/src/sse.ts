@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import {
   describeIssues,
   RunEvent,
@@ -36,7 +37,7 @@ function isOf<T extends RunEventType>(type: T) {
 }
 
 /**
- * A minimal SSE client over fetch: frames as they arrive, and whether the server ended the stream.
+ * A minimal SSE client (over fetch, or node:http for a benchmark): frames as they arrive, and whether the server ended the stream.
  * Every frame must be a run event of the catalog with matching `id` and `event` lines: one that is
  * not makes `next` and `reading` reject, so every test that streams a run checks the whole stream.
  */
@@ -49,12 +50,17 @@ export interface SseBlock {
   readonly comments: readonly string[];
 }
 
-/** The frames of an SSE response body as they arrive (blocks end at a blank line). */
-export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<SseBlock> {
+/**
+ * The frames of an SSE response body as they arrive (blocks end at a blank line): a fetch body, or a
+ * node:http response (its chunks bytes, or text once it has an encoding).
+ */
+export async function* sseBlocks(
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<SseBlock> {
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
+  for await (const chunk of body as AsyncIterable<Uint8Array | string>) {
+    buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     let i;
     while ((i = buffer.indexOf('\n\n')) >= 0) {
       const block = buffer.slice(0, i);
@@ -81,6 +87,45 @@ export interface OpenStreamOptions {
    * event lines checked against the data), not a test's full check of every frame.
    */
   readonly checked?: boolean;
+  /**
+   * How the stream is read: `fetch` (the default, as a browser's code would), or `http` (node:http,
+   * a fraction of fetch's CPU per frame): a benchmark's client shares the cores with what it measures.
+   */
+  readonly transport?: 'fetch' | 'http';
+}
+
+/** A response being read, whichever way it came: its status and headers, its body, and how to stop it. */
+interface Opened {
+  readonly res: Response;
+  readonly body: AsyncIterable<Uint8Array | string> | null;
+  readonly abort: () => void;
+}
+
+async function openByFetch(url: string, headers: Record<string, string>): Promise<Opened> {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers, signal: controller.signal });
+  return {
+    res,
+    body: res.body as unknown as AsyncIterable<Uint8Array> | null,
+    abort: () => controller.abort(),
+  };
+}
+
+function openByHttp(url: string, headers: Record<string, string>): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { headers }, (res) => {
+      res.setEncoding('utf8');
+      const h = new Headers();
+      for (const [k, v] of Object.entries(res.headers))
+        for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) h.append(k, one);
+      resolve({
+        res: new Response(null, { status: res.statusCode ?? 0, headers: h }),
+        body: res,
+        abort: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+  });
 }
 
 export async function openStream(
@@ -89,11 +134,8 @@ export async function openStream(
   opts: OpenStreamOptions = {},
 ): Promise<SseStream> {
   const checked = opts.checked ?? true;
-  const controller = new AbortController();
-  const res = await fetch(url, {
-    headers: { accept: 'text/event-stream', ...headers },
-    signal: controller.signal,
-  });
+  const open = opts.transport === 'http' ? openByHttp : openByFetch;
+  const { res, body, abort } = await open(url, { accept: 'text/event-stream', ...headers });
   const frames: SseFrame[] = [];
   const comments: string[] = [];
   const listeners = new Set<() => void>();
@@ -121,9 +163,9 @@ export async function openStream(
     return parsed.data;
   };
   const reading = (async () => {
-    if (!res.body) return;
+    if (!body) return;
     try {
-      for await (const { block, id, event, data, comments: said } of sseBlocks(res.body)) {
+      for await (const { block, id, event, data, comments: said } of sseBlocks(body)) {
         const receivedAt = performance.now();
         comments.push(...said);
         if (event === undefined) continue;
@@ -132,7 +174,7 @@ export async function openStream(
           parsed = check(block, id, event, data);
         } catch (err) {
           invalid = err instanceof Error ? err : new Error(String(err));
-          controller.abort();
+          abort();
           throw invalid;
         }
         frames.push({ receivedAt, id: parsed.seq, event: parsed.type, data: parsed });
@@ -149,8 +191,14 @@ export async function openStream(
   reading.catch(() => undefined); // reported through `next` and to whoever awaits `reading`
   const next = <T extends RunEventType>(type: T, timeoutMs = 60_000, after = 0) =>
     new Promise<SseFrame<RunEventOf<T>>>((resolve, reject) => {
+      let seen = 0;
       const check = () => {
-        const found = frames.filter(isOf(type)).find((f) => f.id > after);
+        // Only the frames that came since the last look (a stream of many frames is read once).
+        let found: SseFrame<RunEventOf<T>> | undefined;
+        for (; seen < frames.length && !found; seen++) {
+          const f = frames[seen] as SseFrame;
+          if (f.id > after && isOf(type)(f)) found = f;
+        }
         if (invalid) {
           done();
           reject(invalid);
@@ -178,7 +226,7 @@ export async function openStream(
     frames,
     comments,
     ended: () => ended,
-    close: () => controller.abort(),
+    close: abort,
     reading,
     next,
     all: (type) => frames.filter(isOf(type)),
