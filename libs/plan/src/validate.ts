@@ -180,12 +180,15 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
       ? opts.tools
       : new Map((opts.tools as Array<ToolShape & Pick<ToolDescriptor, 'name'>>).map((t) => [t.name, t]));
   const ids = plan.steps.map((s) => s.id);
+  /** Each id's first step: a plan's checks look ids up once per dependency and reference. */
+  const firstOf = new Map<string, number>();
+  ids.forEach((id, i) => firstOf.has(id) || firstOf.set(id, i));
   const deps = new Map<string, string[]>();
   const tooDeep = new Set<number>();
 
   plan.steps.forEach((step, i) => {
     const at = `$.steps[${i}]`;
-    if (ids.indexOf(step.id) !== i)
+    if (firstOf.get(step.id) !== i)
       issues.push({
         path: `${at}.id`,
         code: 'duplicate_id',
@@ -199,7 +202,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
           code: 'self_dependency',
           message: `step ${step.id} depends on itself`,
         });
-      else if (!ids.includes(dep))
+      else if (!firstOf.has(dep))
         issues.push({
           path: `${at}.dependsOn[${j}]`,
           code: 'missing_dependency',
@@ -218,7 +221,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
 
   const cycle = findCycle(new Map([...deps].map(([k, v]) => [k, v.filter((d) => d !== k)])));
   if (cycle) {
-    const first = ids.indexOf(cycle[0] as string);
+    const first = firstOf.get(cycle[0] as string) ?? 0;
     issues.push({
       path: `$.steps[${first}].dependsOn`,
       code: 'cycle',
@@ -230,7 +233,8 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
     // Refused already; walking thousands of levels would overflow the stack.
     if (tooDeep.has(i)) return;
     const at = `$.steps[${i}]`;
-    const before = cycle ? new Set<string>() : ancestors(step.id, deps);
+    // What the step waits for, found only for a step that references another (most do not).
+    let before: Set<string> | undefined;
     const referencedPaths = new Set<string>();
     walkStrings(step.arguments, `${at}.arguments`, (text, path) => {
       const exact = exactPlaceholder(text);
@@ -252,7 +256,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
           continue;
         }
         const target = root.kind === 'node' ? root.id : root.kind === 'last' ? ids[i - 1] : ids[root.index];
-        if (target === undefined || !ids.includes(target)) {
+        if (target === undefined || !firstOf.has(target)) {
           const why =
             root.kind === 'last'
               ? 'the first step has no previous step'
@@ -264,7 +268,7 @@ export function validatePlan(input: unknown, opts: ValidationOptions): Validatio
             code: 'dangling_reference',
             message: `${p.ref.raw}: a step cannot use its own result`,
           });
-        } else if (!cycle && !before.has(target)) {
+        } else if (!cycle && !(before ??= ancestors(step.id, deps)).has(target)) {
           issues.push({
             path,
             code: 'reference_not_a_dependency',
