@@ -158,7 +158,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
     },
     ['gateway', 'executor', 'tool-registry'],
   );
-  const streams: SseStream[] = [];
+  /** Streams open, closed when the bench ends (a stream read to its end leaves: its frames are not kept). */
+  const streams = new Set<SseStream>();
   // The client shares the two cores with the stack: node:http, not fetch (a fraction of its CPU per
   // call and per frame), for the starts and the streams.
   const http = new KeepAliveApi(stack.gatewayUrl);
@@ -196,7 +197,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
         { 'x-switchyard-token': admin },
         { checked: false, transport: 'http' },
       );
-      streams.push(s);
+      streams.add(s);
       return s;
     };
     /** Milliseconds from the start request to the `complete` frame of every run. */
@@ -207,6 +208,7 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
           const s = await follow(await startRun(w, parallel));
           await s.next('complete', 120_000);
           s.close();
+          streams.delete(s);
         }),
       );
       return performance.now() - t0;
