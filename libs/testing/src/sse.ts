@@ -37,7 +37,8 @@ function isOf<T extends RunEventType>(type: T) {
 }
 
 /**
- * A minimal SSE client (over fetch, or node:http for a benchmark): frames as they arrive, and whether the server ended the stream.
+ * A minimal SSE client (over fetch, or node:http for a benchmark): frames as they arrive, and
+ * whether the server ended the stream.
  * Every frame must be a run event of the catalog with matching `id` and `event` lines: one that is
  * not makes `next` and `reading` reject, so every test that streams a run checks the whole stream.
  */
