@@ -47,6 +47,8 @@ describe.each(['fetch', 'http'] as const)('openStream over %s', (transport) => {
       ]);
       expect(stream.comments).toEqual(['connected']);
     } finally {
+      // fetch keeps its connection alive after the response: close it, or it outlives the test.
+      s.srv.closeAllConnections();
       s.srv.close();
     }
   });
