@@ -61,6 +61,13 @@ function place(url) {
   return 'switchyard';
 }
 
+/** Each node's parent in a profile's call tree, by id. */
+function parentsOf(p) {
+  const parent = new Map();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return parent;
+}
+
 function summarise(file) {
   const p = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -92,8 +99,7 @@ function summarise(file) {
     return;
   }
   if (callersOf) {
-    const parent = new Map();
-    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const parent = parentsOf(p);
     const frame = (n) => {
       const { functionName, url, lineNumber } = n.callFrame;
       return `${functionName || '(anonymous)'} ${url ? `${relative(root, url.replace(/^file:\/\//, ''))}:${lineNumber + 1}` : ''}`;
@@ -119,8 +125,7 @@ function summarise(file) {
     return;
   }
   if (inclusive) {
-    const parent = new Map();
-    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const parent = parentsOf(p);
     const within = new Map();
     for (const [id, ms] of self) {
       const seen = new Set();

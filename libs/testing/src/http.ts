@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 
 export interface ApiResponse {
   readonly status: number;
@@ -20,6 +20,14 @@ export interface ApiRequest {
 }
 
 /** The headers and body a request sends: the token, and JSON with its content type. */
+/** A node:http response's headers as fetch's `Headers` (a repeated header keeps every value). */
+export function headersOf(raw: IncomingHttpHeaders): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(raw))
+    for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) h.append(k, one);
+  return h;
+}
+
 function outgoing(req: ApiRequest): { headers: Record<string, string>; payload: string | undefined } {
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.token) headers['x-switchyard-token'] = req.token;
@@ -127,10 +135,7 @@ export class KeepAliveApi {
             json: parsed(text),
             text,
             get headers() {
-              const h = new Headers();
-              for (const [k, v] of Object.entries(raw))
-                for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) h.append(k, one);
-              return h;
+              return headersOf(raw);
             },
           });
         });

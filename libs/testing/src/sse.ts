@@ -6,6 +6,7 @@ import {
   type RunEventOf,
   type RunEventType,
 } from '@switchyard/contracts';
+import { headersOf } from './http';
 
 export interface SseFrame<E extends RunEvent = RunEvent> {
   /** performance.now() when the frame arrived (before it is checked). */
@@ -116,11 +117,8 @@ function openByHttp(url: string, headers: Record<string, string>): Promise<Opene
   return new Promise((resolve, reject) => {
     const req = httpGet(url, { headers }, (res) => {
       res.setEncoding('utf8');
-      const h = new Headers();
-      for (const [k, v] of Object.entries(res.headers))
-        for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) h.append(k, one);
       resolve({
-        res: new Response(null, { status: res.statusCode ?? 0, headers: h }),
+        res: new Response(null, { status: res.statusCode ?? 0, headers: headersOf(res.headers) }),
         body: res,
         abort: () => req.destroy(),
       });

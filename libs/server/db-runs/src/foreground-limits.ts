@@ -52,9 +52,8 @@ export async function admitForeground<T>(
   limits: ForegroundLimits,
   write: (q: TxQuery) => Promise<T>,
 ): Promise<T> {
-  const admitted = (tx: AdmissionTx) =>
-    admitIn(tx, [{ ownerId, limits }], async () => [await write(tx.query)]);
-  const [result] = db.pool
+  const admitted = (tx: AdmissionTx) => admitIn(tx, { ownerId, limits }, () => write(tx.query));
+  const result = db.pool
     ? await inTransaction(db.pool, admitted)
     : await db.prisma.$transaction((tx) => {
         const query = <R>(text: string, values: unknown[]) => tx.$queryRawUnsafe<R[]>(text, ...values);
@@ -211,30 +210,20 @@ function decide(
 
 /**
  * Inside a transaction: the admission locks and the count (`foreground_active`, with the BEGIN in
- * one message); then each start in its order is admitted while it fits or refused with the scope
- * that is full, and the admitted ones are written together.
+ * one message); then the start is written if it fits, or refused with the scope that is full.
  */
 async function admitIn<T>(
   tx: AdmissionTx,
-  starts: readonly ForegroundStart[],
-  write: (admitted: readonly number[]) => Promise<readonly T[]>,
-): Promise<Array<T | AppError>> {
-  const limits = {
-    owner: Math.max(0, ...starts.map((s) => s.limits.owner)),
-    deployment: Math.max(0, ...starts.map((s) => s.limits.deployment)),
-  };
-  const limited = limits.owner > 0 || limits.deployment > 0;
-  const counted = limited
-    ? counts(await tx.script<CountRow>([activeQuery(ownersArray(starts.map((s) => s.ownerId)), limits)]))
-    : { owners: new Map<string, number>(), deployment: 0 };
-  const { admitted, refused } = decide(starts, counted.owners, counted.deployment);
-  const out: Array<T | AppError> = [];
-  for (const [i, refusal] of refused) out[i] = refusal;
-  if (admitted.length) {
-    const written = await write(admitted);
-    admitted.forEach((i, j) => (out[i] = written[j] as T));
-  }
-  return out;
+  start: ForegroundStart,
+  write: () => Promise<T>,
+): Promise<T | AppError> {
+  const { limits } = start;
+  const counted =
+    limits.owner > 0 || limits.deployment > 0
+      ? counts(await tx.script<CountRow>([activeQuery(ownersArray([start.ownerId]), limits)]))
+      : { owners: new Map<string, number>(), deployment: 0 };
+  const [refusal] = decide([start], counted.owners, counted.deployment).refused.values();
+  return refusal ?? write();
 }
 
 /**
