@@ -44,58 +44,66 @@ export function PlanGate({ view, config }: { view: RunView; config: Record<strin
   const canApprove = can('agent:run:approve');
   return (
     <div className="card gate" data-testid="plan-gate">
-      <h2>{t('run.gate.plan')}</h2>
-      <table className="list compact">
-        <thead>
-          <tr>
-            <th scope="col">{t('run.steps')}</th>
-            <th scope="col">{t('run.tool')}</th>
-            <th scope="col">{t('run.effect')}</th>
-            <th scope="col">{t('run.decision')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {steps.map((s, i) => {
-            const d = decisions.data?.items[i];
-            const step = view.steps.get(s.id);
-            return (
-              <tr key={s.id} data-step-id={s.id}>
-                <td>
-                  <strong>{s.id}</strong>
-                  {s.description ? <div className="sub">{s.description}</div> : null}
-                </td>
-                <td>
-                  <code>{s.tool}</code>
-                </td>
-                <td>
-                  {step?.effect ? <span className={`badge effect-${step.effect}`}>{step.effect}</span> : null}
-                </td>
-                <td>
-                  {d && 'error' in d ? (
-                    <>
-                      <Badge tone="bad" title={t(codeKey(d.error.code) ?? 'error.code.internal')}>
-                        {d.error.code}
-                      </Badge>
-                      <div className="sub">{d.error.message}</div>
-                    </>
-                  ) : d ? (
-                    <>
-                      <Badge tone={DECISION_TONE[d.decision]} title={d.reason}>
-                        {d.decision}
-                      </Badge>
-                      <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div>
-                    </>
-                  ) : decisions.isFetching ? (
-                    <span className="sub" aria-busy="true">
-                      {t('common.loading')}
-                    </span>
-                  ) : null}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <h2>
+        {t('run.gate.plan')} <span className="sub">({steps.length})</span>
+      </h2>
+      {/* Bounded: a long plan scrolls inside the gate, its buttons stay in view under it, and the
+          page below does not move by the whole table's height when the gate closes. */}
+      <div className="gate-steps" tabIndex={0} role="region" aria-label={t('run.steps')}>
+        <table className="list compact">
+          <thead>
+            <tr>
+              <th scope="col">{t('run.steps')}</th>
+              <th scope="col">{t('run.tool')}</th>
+              <th scope="col">{t('run.effect')}</th>
+              <th scope="col">{t('run.decision')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {steps.map((s, i) => {
+              const d = decisions.data?.items[i];
+              const step = view.steps.get(s.id);
+              return (
+                <tr key={s.id} data-step-id={s.id}>
+                  <td>
+                    <strong>{s.id}</strong>
+                    {s.description ? <div className="sub">{s.description}</div> : null}
+                  </td>
+                  <td>
+                    <code>{s.tool}</code>
+                  </td>
+                  <td>
+                    {step?.effect ? (
+                      <span className={`badge effect-${step.effect}`}>{step.effect}</span>
+                    ) : null}
+                  </td>
+                  <td>
+                    {d && 'error' in d ? (
+                      <>
+                        <Badge tone="bad" title={t(codeKey(d.error.code) ?? 'error.code.internal')}>
+                          {d.error.code}
+                        </Badge>
+                        <div className="sub">{d.error.message}</div>
+                      </>
+                    ) : d ? (
+                      <>
+                        <Badge tone={DECISION_TONE[d.decision]} title={d.reason}>
+                          {d.decision}
+                        </Badge>
+                        <div className="sub">{d.rule ?? d.hook ?? d.floor ?? d.reason}</div>
+                      </>
+                    ) : decisions.isFetching ? (
+                      <span className="sub" aria-busy="true">
+                        {t('common.loading')}
+                      </span>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
       <ErrorNote error={approve.error ?? cancel.error ?? decisions.error} />
       {canApprove ? (
         <div className="actions">
