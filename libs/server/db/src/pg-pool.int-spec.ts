@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { APP_CONFIG } from '@switchyard/server-config';
 import { Client, type Pool } from 'pg';
 import { pgPoolProviders } from './pg-pool-providers';
-import { createPgPool } from './prisma';
+import { createPgPool, POOL_IDLE_MS } from './prisma';
 import { createScratchDatabase, type ScratchDatabase } from './scratch-database';
 
 const SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -50,6 +50,20 @@ describe('createPgPool (real Postgres)', () => {
       expect(dropped).toEqual(['57P01', '57P01', '57P01']);
       const r = await pool.query<{ one: number }>('SELECT 1 AS one');
       expect(r.rows[0]?.one).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('keeps an idle connection for minutes, not the driver’s 10 s (a new one is a cold backend)', async () => {
+    const pool = createPgPool({ url: db.url, poolSize: 2, applicationName: 'pgpool-idle' });
+    try {
+      await Promise.all([1, 2].map(() => pool.query('SELECT pg_sleep(0.02)')));
+      expect(pool.idleCount).toBe(2);
+      expect((pool as unknown as { options: { idleTimeoutMillis: number } }).options.idleTimeoutMillis).toBe(
+        POOL_IDLE_MS,
+      );
+      expect(POOL_IDLE_MS).toBeGreaterThanOrEqual(60_000);
     } finally {
       await pool.end();
     }

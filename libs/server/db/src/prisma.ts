@@ -37,6 +37,15 @@ export function pgSslOptions(ssl: DatabaseSettings['ssl']): ConnectionOptions | 
   };
 }
 
+/**
+ * How long a pool keeps a connection nobody uses (node-postgres's default is 10 s). A connection
+ * opened again costs a cold backend (its catalog caches empty, every prepared statement parsed and
+ * planned anew): after ten quiet seconds the next burst paid that on every connection it needed
+ * (1,000 parallel steps after a sequential phase: 300–550 ms against ~200 with warm ones). Each
+ * service holds at most `poolSize` of them.
+ */
+export const POOL_IDLE_MS = 5 * 60_000;
+
 /** Prisma over node-postgres (Rust-free client, driver adapter). */
 export function createPrisma(opts: DbOptions): PrismaClient {
   const adapter = new PrismaPg({
@@ -44,6 +53,7 @@ export function createPrisma(opts: DbOptions): PrismaClient {
     max: opts.poolSize,
     application_name: opts.applicationName,
     connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: POOL_IDLE_MS,
     ssl: pgSslOptions(opts.ssl),
   });
   // Prisma's defaults (2 s to start an interactive transaction, 5 s to finish it) fail work that a
@@ -74,6 +84,7 @@ export function createPgPool(opts: DbOptions & { onIdleError?: (err: Error) => v
     max: opts.poolSize,
     application_name: opts.applicationName,
     connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: POOL_IDLE_MS,
     ssl: pgSslOptions(opts.ssl),
   });
   pool.on(
