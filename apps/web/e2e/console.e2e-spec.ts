@@ -204,6 +204,16 @@ describe('web console (browser)', () => {
     await page.getByTestId('run-result').waitFor();
     // Nothing is wider than the window: no sideways scrolling.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    // The plan top to bottom, both cards whole inside the canvas (left to right, b was cut off).
+    await page.locator('[data-testid="dag"][data-direction="TB"]').waitFor();
+    const canvas = await page.getByTestId('dag').boundingBox();
+    for (const id of ['a', 'b']) {
+      const card = await page.locator(`.dag-node[data-step-id="${id}"]`).boundingBox();
+      if (!canvas || !card) throw new Error(`no box for the canvas or card ${id}`);
+      expect(card.x).toBeGreaterThanOrEqual(canvas.x);
+      expect(card.x + card.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+      expect(card.y + card.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+    }
     await screenshot(page, 'run-narrow');
   });
 

@@ -1,6 +1,6 @@
 import { act, fireEvent, render, screen } from '@testing-library/react';
 import type { RunEvent } from '@switchyard/contracts';
-import DagView, { fitTransform } from './DagView';
+import DagView, { directionFor, fitTransform, TOP_DOWN_BELOW_PX } from './DagView';
 import { layoutDag, NODE_H, NODE_W } from './layout';
 import { applyEvent, emptyRun, type RunView } from './model';
 
@@ -79,6 +79,66 @@ describe('the run DAG', () => {
     expect(x('c')).toBeGreaterThan(x('a'));
     expect(x('d')).toBeGreaterThan(x('c'));
     expect(pos.get('a')?.y).not.toBe(pos.get('b')?.y);
+  });
+
+  it('lays steps out top to bottom when asked: a step below what it depends on', () => {
+    const pos = layoutDag(
+      [
+        { id: 'a', dependsOn: [] },
+        { id: 'b', dependsOn: [] },
+        { id: 'c', dependsOn: ['a', 'b'] },
+      ],
+      'TB',
+    );
+    const y = (id: string) => pos.get(id)?.y ?? NaN;
+    expect(y('a')).toBe(y('b'));
+    expect(y('c')).toBeGreaterThan(y('a') + NODE_H);
+    expect(pos.get('a')?.x).not.toBe(pos.get('b')?.x);
+  });
+
+  it('draws the plan top to bottom in a viewport too narrow for two levels side by side, and back', () => {
+    expect(directionFor(TOP_DOWN_BELOW_PX - 1)).toBe('TB');
+    expect(directionFor(TOP_DOWN_BELOW_PX)).toBe('LR');
+    const view = planned();
+    resizeTo(360);
+    render(<DagView steps={[...view.steps.values()]} />);
+    const dag = screen.getByTestId('dag');
+    const top = (id: string) =>
+      parseFloat((document.querySelector(`.dag-node[data-step-id="${id}"]`) as HTMLElement).style.top);
+    const left = (id: string) =>
+      parseFloat((document.querySelector(`.dag-node[data-step-id="${id}"]`) as HTMLElement).style.left);
+    expect(dag.dataset['direction']).toBe('TB');
+    expect(top('c')).toBeGreaterThan(top('a'));
+    // An edge leaves the bottom of the card depended on and reaches the top of the step.
+    const edge = document.querySelector('.dag-edge')?.getAttribute('d') ?? '';
+    const [x1, y1] = /^M([\d.]+),([\d.]+)/.exec(edge)?.slice(1).map(Number) ?? [];
+    expect(y1).toBeCloseTo(top('a') + NODE_H);
+    expect(x1).toBeCloseTo(left('a') + NODE_W / 2);
+
+    resizeTo(900);
+    expect(dag.dataset['direction']).toBe('LR');
+    expect(left('c')).toBeGreaterThan(left('a'));
+  });
+
+  it('shows a chain whole at full scale in a phone-wide viewport (left to right it did not fit)', () => {
+    seq = 0;
+    const view = emptyRun(runId);
+    applyEvent(
+      view,
+      ev('plan_ready', {
+        plan: {
+          steps: [
+            { id: 'a', tool: 'wait', description: '', arguments: {}, dependsOn: [] },
+            { id: 'b', tool: 'wait', description: '', arguments: {}, dependsOn: ['a'] },
+          ],
+        },
+      }),
+    );
+    resizeTo(340);
+    render(<DagView steps={[...view.steps.values()]} />);
+    const layer = document.querySelector('.dag-layer') as HTMLElement;
+    expect(parseFloat(layer.style.width)).toBeLessThan(340 - 48);
+    expect(layer.style.transform).toMatch(/scale\(1\)$/);
   });
 
   it('draws a node per step with its live status, effect and retry badges', async () => {

@@ -1,9 +1,9 @@
-import { memo, useCallback, useLayoutEffect, useMemo, useRef } from 'react';
+import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { useI18n } from '../i18n/i18n';
 import { NODE_TONE } from './badges';
-import { layoutDag, NODE_H, NODE_W, type LaidOut } from './layout';
+import { layoutDag, NODE_H, NODE_W, RANK_SEP, type Direction, type LaidOut } from './layout';
 import type { StepView } from './model';
 
 /**
@@ -16,6 +16,18 @@ const MIN_FIT = 0.8;
 const FIT_PADDING = 24;
 /** How far a control button zooms, and how long its animation takes. */
 const ZOOM_STEP = 1.25;
+/**
+ * A viewport narrower than two levels side by side at the smallest readable scale shows the plan
+ * top to bottom: left to right, a phone showed one card and the edge of the next.
+ */
+export const TOP_DOWN_BELOW_PX = (2 * NODE_W + RANK_SEP) * MIN_FIT + 2 * FIT_PADDING;
+/** The card's box is the page's width less its margins and padding (about this much) when the run page is one column. */
+const PAGE_CHROME_PX = 60;
+
+/** Top to bottom in a narrow viewport, else left to right. */
+export function directionFor(viewportWidth: number): Direction {
+  return viewportWidth < TOP_DOWN_BELOW_PX ? 'TB' : 'LR';
+}
 
 /**
  * The last few plans laid out, by shape. A render React throws away (one that suspended, or one a
@@ -24,11 +36,12 @@ const ZOOM_STEP = 1.25;
  */
 const layouts = new Map<string, Map<string, LaidOut>>();
 
-function layoutOf(shape: string, steps: readonly StepView[]): Map<string, LaidOut> {
-  let laidOut = layouts.get(shape);
+function layoutOf(shape: string, steps: readonly StepView[], direction: Direction): Map<string, LaidOut> {
+  const key = `${direction}|${shape}`;
+  let laidOut = layouts.get(key);
   if (!laidOut) {
-    laidOut = layoutDag(steps);
-    layouts.set(shape, laidOut);
+    laidOut = layoutDag(steps, direction);
+    layouts.set(key, laidOut);
     if (layouts.size > 8) layouts.delete(layouts.keys().next().value as string);
   }
   return laidOut;
@@ -110,8 +123,19 @@ const StepCard = memo(function StepCard({
   );
 });
 
-/** One dependency: from the right side of the step depended on to the left side of the step. */
-function edgePath(from: LaidOut, to: LaidOut): string {
+/**
+ * One dependency: from the right side of the step depended on to the left side of the step (left
+ * to right), or from its bottom to the step's top (top to bottom).
+ */
+function edgePath(from: LaidOut, to: LaidOut, direction: Direction): string {
+  if (direction === 'TB') {
+    const x1 = from.x + NODE_W / 2;
+    const y1 = from.y + NODE_H;
+    const x2 = to.x + NODE_W / 2;
+    const y2 = to.y;
+    const bend = Math.max(16, (y2 - y1) / 2);
+    return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+  }
   const x1 = from.x + NODE_W;
   const y1 = from.y + NODE_H / 2;
   const x2 = to.x;
@@ -142,8 +166,13 @@ export default function DagView({
   // The layout depends on the plan's shape only, not on statuses: statuses change 500 times a
   // second, the shape when the plan does.
   const shape = steps.map((s) => `${s.id}<${s.dependsOn.join(',')}`).join(';');
+  // First guessed from the window (the run page is one column when narrow), so a phone's first
+  // frame is drawn top to bottom already; then taken from the viewport as observed.
+  const [direction, setDirection] = useState<Direction>(() =>
+    directionFor(typeof window === 'undefined' ? Infinity : window.innerWidth - PAGE_CHROME_PX),
+  );
   // eslint-disable-next-line react-hooks/exhaustive-deps
-  const positions = useMemo(() => layoutOf(shape, steps), [shape]);
+  const positions = useMemo(() => layoutOf(shape, steps, direction), [shape, direction]);
   const bounds = useMemo(() => boundsOf(positions), [positions]);
   const viewport = useRef<HTMLDivElement>(null);
   const layer = useRef<HTMLDivElement>(null);
@@ -173,7 +202,10 @@ export default function DagView({
     const refit = () => zoomer.transform(view, fitTransform(bounds, el.clientWidth, el.clientHeight));
     moved.current = false;
     const resized = new ResizeObserver(() => {
-      if (!moved.current) refit();
+      const fits = directionFor(el.clientWidth);
+      // Laid out again for the new direction: the effect then runs anew with its bounds and fits.
+      if (fits !== direction) setDirection(fits);
+      else if (!moved.current) refit();
     });
     resized.observe(el);
     return () => {
@@ -181,7 +213,7 @@ export default function DagView({
       view.on('.zoom', null);
       behavior.current = null;
     };
-  }, [bounds]);
+  }, [bounds, direction]);
 
   const zoomBy = useCallback((factor: number) => {
     if (!viewport.current || !behavior.current) return;
@@ -200,13 +232,13 @@ export default function DagView({
       const from = positions.get(d);
       const to = positions.get(s.id);
       return from && to
-        ? [{ id: `${d}->${s.id}`, d: edgePath(from, to), running: s.status === 'running' }]
+        ? [{ id: `${d}->${s.id}`, d: edgePath(from, to, direction), running: s.status === 'running' }]
         : [];
     }),
   );
 
   return (
-    <div className="dag" data-testid="dag">
+    <div className="dag" data-testid="dag" data-direction={direction}>
       <div className="dag-viewport" ref={viewport}>
         <div className="dag-layer" ref={layer} style={{ width: bounds.width, height: bounds.height }}>
           <svg className="dag-edges" width={bounds.width} height={bounds.height} aria-hidden="true">

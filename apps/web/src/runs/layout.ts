@@ -9,15 +9,23 @@ export interface LaidOut {
 export const NODE_W = 220;
 export const NODE_H = 76;
 
+/** Gap between dependency levels. */
+export const RANK_SEP = 64;
+
+/** Levels left to right (a wide view), or top to bottom (a narrow one). */
+export type Direction = 'LR' | 'TB';
+
 /**
- * Positions a plan's steps left to right by dependency level (dagre's layered layout): a step
- * sits to the right of everything it depends on. Dependencies on unknown steps are ignored.
+ * Positions a plan's steps by dependency level (dagre's layered layout): left to right, a step
+ * sits to the right of everything it depends on; top to bottom, below it. Dependencies on unknown
+ * steps are ignored.
  */
 export function layoutDag(
   steps: readonly { id: string; dependsOn: readonly string[] }[],
+  direction: Direction = 'LR',
 ): Map<string, LaidOut> {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', nodesep: 24, ranksep: 64, marginx: 16, marginy: 16 });
+  g.setGraph({ rankdir: direction, nodesep: 24, ranksep: RANK_SEP, marginx: 16, marginy: 16 });
   g.setDefaultEdgeLabel(() => ({}));
   const ids = new Set(steps.map((s) => s.id));
   for (const s of steps) g.setNode(s.id, { width: NODE_W, height: NODE_H });
