@@ -35,10 +35,15 @@ import {
   copyOf,
   docFromGraph,
   emptyDoc,
+  freeSpot,
   graphOf,
   graphOfPlan,
+  NOTE_H,
+  NOTE_W,
   paste,
   removeElements,
+  TOOL_H,
+  TOOL_W,
   updateNodeData,
   type FlowDoc,
 } from './doc';
@@ -383,18 +388,27 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
   }, [adopt, meta.id]);
 
   // Adding, copying, pasting, deleting, undoing: toolbar buttons and the usual keys.
-  const center = useCallback(() => {
-    const box = document.querySelector('.flow-canvas')?.getBoundingClientRect();
-    const at = flow.screenToFlowPosition(
-      box ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : { x: 400, y: 300 },
-    );
-    return { x: Math.round(at.x - 130), y: Math.round(at.y - 42) };
-  }, [flow]);
-  const addTool = useCallback(
-    (tool: string) => edit((d) => addToolNode(d, tool, center()).doc),
-    [center, edit],
+  /** Where a node of `size` added by a click goes: the middle of the view, or the free place in view nearest it. */
+  const spotFor = useCallback(
+    (d: FlowDoc, size: { width: number; height: number }) => {
+      const box = document.querySelector('.flow-canvas')?.getBoundingClientRect();
+      const screen = box ?? { x: 0, y: 0, width: 800, height: 600 };
+      const from = flow.screenToFlowPosition({ x: screen.x, y: screen.y });
+      const to = flow.screenToFlowPosition({ x: screen.x + screen.width, y: screen.y + screen.height });
+      const mid = { x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 };
+      const at = { x: Math.round(mid.x - size.width / 2), y: Math.round(mid.y - size.height / 2) };
+      return freeSpot(d, at, size, { x: from.x, y: from.y, width: to.x - from.x, height: to.y - from.y });
+    },
+    [flow],
   );
-  const addNoteHere = useCallback(() => edit((d) => addNote(d, center()).doc), [center, edit]);
+  const addTool = useCallback(
+    (tool: string) => edit((d) => addToolNode(d, tool, spotFor(d, { width: TOOL_W, height: TOOL_H })).doc),
+    [spotFor, edit],
+  );
+  const addNoteHere = useCallback(
+    () => edit((d) => addNote(d, spotFor(d, { width: NOTE_W, height: NOTE_H })).doc),
+    [spotFor, edit],
+  );
   const selectedIds = useMemo(
     () => new Set(doc.nodes.filter((n) => n.selected).map((n) => n.id)),
     [doc.nodes],

@@ -8,9 +8,14 @@ import {
   copyOf,
   docFromGraph,
   emptyDoc,
+  freeSpot,
   graphOf,
   paste,
+  NOTE_H,
+  NOTE_W,
   removeElements,
+  TOOL_H,
+  TOOL_W,
   updateNodeData,
   type FlowDoc,
 } from './doc';
@@ -103,5 +108,58 @@ describe('flow doc', () => {
   it('what the canvas saves compiles: edges from the start node are drawn, not compiled', () => {
     const compiled = compileGraph(graphOf(autoLayout(chain())));
     expect(compiled.ok).toBe(true);
+  });
+});
+
+describe('freeSpot (where a node added by a click goes)', () => {
+  const VIEW = { x: 0, y: 0, width: 1600, height: 1200 };
+  const overlaps = (
+    a: { x: number; y: number; width: number; height: number },
+    b: { x: number; y: number; width: number; height: number },
+  ) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+  it('keeps the asked place when it is free', () => {
+    expect(freeSpot(emptyDoc(), { x: 500, y: 500 }, { width: TOOL_W, height: TOOL_H }, VIEW)).toEqual({
+      x: 500,
+      y: 500,
+    });
+  });
+
+  it('moves off the cards and notes under it, to the nearest free place, a gap apart', () => {
+    let doc = addToolNode(emptyDoc(), 'wait', { x: 300, y: 300 }).doc;
+    doc = addNote(doc, { x: 300, y: 400 }).doc;
+    const at = { x: 310, y: 320 };
+    const spot = freeSpot(doc, at, { width: NOTE_W, height: NOTE_H }, VIEW);
+    const box = { ...spot, width: NOTE_W + 16, height: NOTE_H + 16 };
+    for (const n of doc.nodes) {
+      const other = {
+        x: n.position.x,
+        y: n.position.y,
+        width: (n.width ?? TOOL_W) + 16,
+        height: (n.height ?? TOOL_H) + 16,
+      };
+      expect(overlaps(box, other)).toBe(false);
+    }
+    // Near where it was asked for, not somewhere far off.
+    expect(Math.hypot(spot.x - at.x, spot.y - at.y)).toBeLessThan(400);
+    // The same place twice in a row: the second note goes beside the first, not on it.
+    const second = addNote(doc, spot).doc;
+    const next = freeSpot(second, at, { width: NOTE_W, height: NOTE_H }, VIEW);
+    expect(next).not.toEqual(spot);
+  });
+
+  it('stays in view: with no room left there, the new node goes where it was asked for, in sight', () => {
+    const small = { x: 300, y: 300, width: TOOL_W + 40, height: TOOL_H + 40 };
+    const doc = addToolNode(emptyDoc(), 'wait', { x: 310, y: 310 }).doc;
+    expect(freeSpot(doc, { x: 310, y: 310 }, { width: TOOL_W, height: TOOL_H }, small)).toEqual({
+      x: 310,
+      y: 310,
+    });
+    // A free place outside the view is not taken, however near.
+    const wide = { ...small, width: 2 * TOOL_W + 80 };
+    const spot = freeSpot(doc, { x: 310, y: 310 }, { width: TOOL_W, height: TOOL_H }, wide);
+    expect(spot.x).toBeGreaterThanOrEqual(310 + TOOL_W + 16);
+    expect(spot.x + TOOL_W).toBeLessThanOrEqual(wide.x + wide.width);
+    expect(spot.y).toBeGreaterThanOrEqual(wide.y);
   });
 });

@@ -152,6 +152,56 @@ export function addNote(
   return { doc: { ...doc, nodes: [...doc.nodes.map(unselect), { ...node, selected: true }] }, id };
 }
 
+/** A node's box on the canvas: its own size when it has one (a note), else a card's. */
+function boxOf(n: EditorNode): { x: number; y: number; width: number; height: number } {
+  return { x: n.position.x, y: n.position.y, width: n.width ?? TOOL_W, height: n.height ?? TOOL_H };
+}
+
+/** Grid offsets around a point, nearest first (searched by `freeSpot`). */
+let offsets: ReadonlyArray<readonly [number, number]> | undefined;
+const SPOT_STEP = 20;
+const SPOT_RADIUS = 60;
+
+/**
+ * The nearest place to `at` (a top-left corner) where a box of `size` overlaps no node, `gap` apart,
+ * and lies wholly `within` the part of the canvas in view: a node added by a click (the palette, a
+ * sticky note) goes to the middle of the view, and landed on whatever card was there. Searched on a
+ * 20 px grid; `at` itself when the view has no room left (the new node is then in sight on top).
+ */
+export function freeSpot(
+  doc: FlowDoc,
+  at: { x: number; y: number },
+  size: { width: number; height: number },
+  within: { x: number; y: number; width: number; height: number },
+  gap = 16,
+): { x: number; y: number } {
+  const boxes = doc.nodes.map(boxOf);
+  const inView = (x: number, y: number) =>
+    x >= within.x &&
+    y >= within.y &&
+    x + size.width <= within.x + within.width &&
+    y + size.height <= within.y + within.height;
+  const free = (x: number, y: number) =>
+    inView(x, y) &&
+    boxes.every(
+      (b) =>
+        x + size.width + gap <= b.x ||
+        b.x + b.width + gap <= x ||
+        y + size.height + gap <= b.y ||
+        b.y + b.height + gap <= y,
+    );
+  offsets ??= Array.from({ length: (2 * SPOT_RADIUS + 1) ** 2 }, (_, i): [number, number] => [
+    (i % (2 * SPOT_RADIUS + 1)) - SPOT_RADIUS,
+    Math.floor(i / (2 * SPOT_RADIUS + 1)) - SPOT_RADIUS,
+  ]).sort((a, b) => a[0] ** 2 + a[1] ** 2 - (b[0] ** 2 + b[1] ** 2));
+  for (const [i, j] of offsets) {
+    const x = at.x + i * SPOT_STEP;
+    const y = at.y + j * SPOT_STEP;
+    if (free(x, y)) return { x, y };
+  }
+  return at;
+}
+
 function unselect(n: EditorNode): EditorNode {
   return n.selected ? { ...n, selected: false } : n;
 }
