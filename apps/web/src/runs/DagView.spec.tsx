@@ -45,18 +45,21 @@ function ev(type: string, data: Record<string, unknown>): RunEvent {
   return { runId, seq, at, type, data } as unknown as RunEvent;
 }
 
-function planned(): RunView {
+/** A run whose plan has these steps (id → the steps it depends on): a, b, then c after both, unless told. */
+function planned(deps: Record<string, string[]> = { a: [], b: [], c: ['a', 'b'] }): RunView {
   seq = 0;
   const view = emptyRun(runId);
   applyEvent(
     view,
     ev('plan_ready', {
       plan: {
-        steps: [
-          { id: 'a', tool: 'wait', description: '', arguments: {}, dependsOn: [] },
-          { id: 'b', tool: 'wait', description: '', arguments: {}, dependsOn: [] },
-          { id: 'c', tool: 'wait', description: '', arguments: {}, dependsOn: ['a', 'b'] },
-        ],
+        steps: Object.entries(deps).map(([id, dependsOn]) => ({
+          id,
+          tool: 'wait',
+          description: '',
+          arguments: {},
+          dependsOn,
+        })),
       },
     }),
   );
@@ -121,19 +124,7 @@ describe('the run DAG', () => {
   });
 
   it('shows a chain whole at full scale in a phone-wide viewport (left to right it did not fit)', () => {
-    seq = 0;
-    const view = emptyRun(runId);
-    applyEvent(
-      view,
-      ev('plan_ready', {
-        plan: {
-          steps: [
-            { id: 'a', tool: 'wait', description: '', arguments: {}, dependsOn: [] },
-            { id: 'b', tool: 'wait', description: '', arguments: {}, dependsOn: ['a'] },
-          ],
-        },
-      }),
-    );
+    const view = planned({ a: [], b: ['a'] });
     resizeTo(340);
     render(<DagView steps={[...view.steps.values()]} />);
     const layer = document.querySelector('.dag-layer') as HTMLElement;
