@@ -19,7 +19,6 @@ export interface ApiRequest {
   readonly headers?: Record<string, string>;
 }
 
-/** The headers and body a request sends: the token, and JSON with its content type. */
 /** A node:http response's headers as fetch's `Headers` (a repeated header keeps every value). */
 export function headersOf(raw: IncomingHttpHeaders): Headers {
   const h = new Headers();
@@ -28,6 +27,7 @@ export function headersOf(raw: IncomingHttpHeaders): Headers {
   return h;
 }
 
+/** The headers and body a request sends: the token, and JSON with its content type. */
 function outgoing(req: ApiRequest): { headers: Record<string, string>; payload: string | undefined } {
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.token) headers['x-switchyard-token'] = req.token;

@@ -391,10 +391,14 @@ function FlowEditor({ workflow, tools }: { workflow: Workflow | null; tools: rea
   /** Where a node of `size` added by a click goes: the middle of the view, or the free place in view nearest it. */
   const spotFor = useCallback(
     (d: FlowDoc, size: { width: number; height: number }) => {
-      const box = document.querySelector('.flow-canvas')?.getBoundingClientRect();
-      const screen = box ?? { x: 0, y: 0, width: 800, height: 600 };
-      const from = flow.screenToFlowPosition({ x: screen.x, y: screen.y });
-      const to = flow.screenToFlowPosition({ x: screen.x + screen.width, y: screen.y + screen.height });
+      const box = document.querySelector('.flow-canvas')?.getBoundingClientRect() ?? {
+        x: 0,
+        y: 0,
+        width: 800,
+        height: 600,
+      };
+      const from = flow.screenToFlowPosition({ x: box.x, y: box.y });
+      const to = flow.screenToFlowPosition({ x: box.x + box.width, y: box.y + box.height });
       const mid = { x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 };
       const at = { x: Math.round(mid.x - size.width / 2), y: Math.round(mid.y - size.height / 2) };
       return freeSpot(d, at, size, { x: from.x, y: from.y, width: to.x - from.x, height: to.y - from.y });

@@ -169,7 +169,7 @@ export default function DagView({
   // First guessed from the window (the run page is one column when narrow), so a phone's first
   // frame is drawn top to bottom already; then taken from the viewport as observed.
   const [direction, setDirection] = useState<Direction>(() =>
-    directionFor(typeof window === 'undefined' ? Infinity : window.innerWidth - PAGE_CHROME_PX),
+    directionFor(window.innerWidth - PAGE_CHROME_PX),
   );
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const positions = useMemo(() => layoutOf(shape, steps, direction), [shape, direction]);

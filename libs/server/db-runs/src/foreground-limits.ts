@@ -180,7 +180,12 @@ export async function admitAndWrite<R>(
   });
   const row = result.rows[0];
   const { owners, deployment } = counts(row?.counts ?? []);
-  return { rows: row?.written ?? [], ...decide(starts, owners, deployment) };
+  const decided = decide(starts, owners, deployment);
+  const rows = row?.written ?? [];
+  // The statement and `decide` apply one rule: written rows that it did not admit would be runs told refused.
+  if (rows.length !== decided.admitted.length)
+    throw new Error(`admission wrote ${rows.length} starts where ${decided.admitted.length} fit`);
+  return { rows, ...decided };
 }
 
 /**
