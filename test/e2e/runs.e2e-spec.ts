@@ -602,6 +602,78 @@ describe('agent runs end to end', () => {
     expect((await both('', alice)).status).toBe(400);
   });
 
+  it('starts a run and streams it in one request, on the fast path and the framework route alike', async () => {
+    const body = JSON.stringify({
+      config: noReview,
+      workflow: { steps: [wait('a', 0, 1), wait('b', 0, '{{node.a.result}}+1', ['a'])] },
+    });
+    const startStreaming = async (headers: Record<string, string> = {}) => {
+      const s = await openStream(
+        `${stack.gatewayUrl}/api/agent/run/stream`,
+        { 'x-switchyard-token': alice, ...headers },
+        { post: body },
+      );
+      streams.push(s);
+      expect(s.res.status).toBe(200);
+      expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(s.res.headers.get('x-correlation-id')).toBeTruthy();
+      const runId = s.res.headers.get('x-switchyard-run-id') ?? '';
+      expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+      const end = await s.next('complete');
+      expect(end.data.data.result).toBe('1+1');
+      await s.reading;
+      expect(s.ended()).toBe(true);
+      // Every event of the run from its first, once each, in order, all of this run.
+      expect(s.frames.map((f) => f.id)).toEqual(s.frames.map((_, i) => i + 1));
+      expect(s.frames[0]?.event).toBe('run_created');
+      expect(new Set(s.frames.map((f) => f.data.runId))).toEqual(new Set([runId]));
+      // What the run's own stream replays afterwards, frame for frame.
+      const replay = await stream(runId);
+      await replay.next('complete');
+      expect(replay.frames.map((f) => [f.id, f.event])).toEqual(s.frames.map((f) => [f.id, f.event]));
+      return { runId, events: s.frames.map((f) => f.event) };
+    };
+    const fast = await startStreaming();
+    // An Idempotency-Key sends the request the framework's way (see JsonFastPath).
+    const framework = await startStreaming({ 'idempotency-key': `k-${randomBytes(6).toString('hex')}` });
+    expect(framework.runId).not.toBe(fast.runId);
+    expect(framework.events).toEqual(fast.events);
+    // Resumed after a dropped connection: the rest, from the run's own stream.
+    const resumed = await stream(fast.runId, alice, 2);
+    await resumed.next('complete');
+    expect(resumed.frames[0]?.id).toBe(3);
+    // Refusals are problem responses, nothing streamed, the same either way.
+    for (const key of [undefined, 'k-refused']) {
+      const post = (raw: string, token?: string) =>
+        api(stack.gatewayUrl, 'POST', '/api/agent/run/stream', {
+          raw,
+          ...(token ? { token } : {}),
+          ...(key ? { headers: { 'idempotency-key': `${key}-${randomBytes(4).toString('hex')}` } } : {}),
+        });
+      const invalid = await post(
+        JSON.stringify({ config: noReview, workflow: { steps: [{ id: 'a' }] } }),
+        alice,
+      );
+      expect(invalid.status).toBe(400);
+      expect(invalid.type).toMatch(/problem\+json/);
+      expect(invalid.json).toMatchObject({ code: 'validation_failed' });
+      expect((await post('{"workflow": ', alice)).status).toBe(400);
+      expect((await post(JSON.stringify({ goal: 'a\u0000b' }), alice)).status).toBe(400);
+      expect((await post(body)).status).toBe(401);
+      expect((await post(body, 'not-a-token')).status).toBe(401);
+      const unknownTool = await post(
+        JSON.stringify({
+          config: noReview,
+          workflow: { steps: [{ id: 'a', tool: 'no_such_tool', arguments: {}, dependsOn: [] }] },
+        }),
+        alice,
+      );
+      expect(unknownTool.status).toBeGreaterThanOrEqual(400);
+      expect(unknownTool.status).toBeLessThan(500);
+      expect(unknownTool.headers.get('x-switchyard-run-id')).toBeNull();
+    }
+  });
+
   it('starts a batch of 8 independent runs, and refuses a read-only batch holding a write step before anything runs', async () => {
     const runs = Array.from({ length: 8 }, (_, i) => ({
       goal: `batch ${i}`,

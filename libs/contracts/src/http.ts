@@ -317,6 +317,30 @@ export const Routes = {
       'unavailable',
     ],
   }),
+  runStartStream: route({
+    method: 'POST',
+    path: '/api/agent/run/stream',
+    summary:
+      'Start a run and follow it in one request: the same body, checks and refusals as POST /api/agent/run (a refusal is a ' +
+      "problem response, nothing streamed), then the run's server-sent events from its first one (run_created), as " +
+      'GET /api/agent/stream sends them: frames named after the event type with id = sequence, a comment heartbeat every 15 s, ' +
+      'the end after a terminal event. The run id is in the X-Switchyard-Run-Id header and in every event; after a dropped ' +
+      'connection, resume with GET /api/agent/stream?runId=<id> and Last-Event-ID',
+    tag: 'runs',
+    auth: { permission: 'agent:run:start' },
+    body: StartRunBody,
+    response: RunEvent,
+    produces: 'text/event-stream',
+    errors: [
+      'validation_failed',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'model_not_configured',
+      'capacity_exceeded',
+      'unavailable',
+    ],
+  }),
   runBatch: route({
     method: 'POST',
     path: '/api/agent/batch',

@@ -1,4 +1,4 @@
-import { get as httpGet } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import {
   describeIssues,
   RunEvent,
@@ -94,6 +94,8 @@ export interface OpenStreamOptions {
    * a fraction of fetch's CPU per frame): a benchmark's client shares the cores with what it measures.
    */
   readonly transport?: 'fetch' | 'http';
+  /** POST this JSON text (a route that starts something and streams it), instead of a GET. */
+  readonly post?: string;
 }
 
 /** A response being read, whichever way it came: its status and headers, its body, and how to stop it. */
@@ -103,9 +105,13 @@ interface Opened {
   readonly abort: () => void;
 }
 
-async function openByFetch(url: string, headers: Record<string, string>): Promise<Opened> {
+async function openByFetch(url: string, headers: Record<string, string>, post?: string): Promise<Opened> {
   const controller = new AbortController();
-  const res = await fetch(url, { headers, signal: controller.signal });
+  const res = await fetch(url, {
+    headers: post === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    signal: controller.signal,
+    ...(post === undefined ? {} : { method: 'POST', body: post }),
+  });
   return {
     res,
     body: res.body as unknown as AsyncIterable<Uint8Array> | null,
@@ -113,17 +119,31 @@ async function openByFetch(url: string, headers: Record<string, string>): Promis
   };
 }
 
-function openByHttp(url: string, headers: Record<string, string>): Promise<Opened> {
+function openByHttp(url: string, headers: Record<string, string>, post?: string): Promise<Opened> {
   return new Promise((resolve, reject) => {
-    const req = httpGet(url, { headers }, (res) => {
-      res.setEncoding('utf8');
-      resolve({
-        res: new Response(null, { status: res.statusCode ?? 0, headers: headersOf(res.headers) }),
-        body: res,
-        abort: () => req.destroy(),
-      });
-    });
+    const req = httpRequest(
+      url,
+      post === undefined
+        ? { headers }
+        : {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(post)),
+              ...headers,
+            },
+          },
+      (res) => {
+        res.setEncoding('utf8');
+        resolve({
+          res: new Response(null, { status: res.statusCode ?? 0, headers: headersOf(res.headers) }),
+          body: res,
+          abort: () => req.destroy(),
+        });
+      },
+    );
     req.on('error', reject);
+    req.end(post);
   });
 }
 
@@ -134,7 +154,7 @@ export async function openStream(
 ): Promise<SseStream> {
   const checked = opts.checked ?? true;
   const open = opts.transport === 'http' ? openByHttp : openByFetch;
-  const { res, body, abort } = await open(url, { accept: 'text/event-stream', ...headers });
+  const { res, body, abort } = await open(url, { accept: 'text/event-stream', ...headers }, opts.post);
   const frames: SseFrame[] = [];
   const comments: string[] = [];
   const listeners = new Set<() => void>();

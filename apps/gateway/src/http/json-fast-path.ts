@@ -21,6 +21,7 @@ import {
 import { APP_CONFIG, BUS, CONTEXT, LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
+import { RUN_ID_HEADER, StreamRelay } from '../runs/stream-relay';
 import { callContext } from './endpoint';
 import { sendRawProblem } from './problem.filter';
 import { refuseHostileInput } from './validation.interceptor';
@@ -28,11 +29,24 @@ import { refuseHostileInput } from './validation.interceptor';
 /** The largest body the fast path reads itself; a larger one takes the framework's way. */
 const FAST_BODY_BYTES = 64 * 1024;
 
-/** A JSON route answered on the raw HTTP server: its definition and its answer to a valid body. */
-interface FastRoute {
-  readonly route: RouteDef & { readonly body: NonNullable<RouteDef['body']> };
-  answer(body: unknown, ctx: CallContext): Promise<unknown>;
-}
+type BodyRoute = RouteDef & { readonly body: NonNullable<RouteDef['body']> };
+
+/**
+ * A route answered on the raw HTTP server: its definition, and either its JSON answer to a valid
+ * body or (`stream`) a response it writes itself once the body is valid.
+ */
+type FastRoute =
+  | { readonly route: BodyRoute; answer(body: unknown, ctx: CallContext): Promise<unknown> }
+  | {
+      readonly route: BodyRoute;
+      stream(
+        body: unknown,
+        ctx: CallContext,
+        req: IncomingMessage,
+        res: ServerResponse,
+        head: Readonly<Record<string, string>>,
+      ): Promise<void>;
+    };
 
 /** `HTTP_BODY_LIMIT` as bytes (`100kb`, `1mb`, a plain number); undefined when it says something else. */
 export function bodyLimitBytes(limit: string): number | undefined {
@@ -43,9 +57,10 @@ export function bodyLimitBytes(limit: string): number | undefined {
 }
 
 /**
- * Answers the busiest plain JSON calls, `POST /api/agent/tasks` (a background task's submit) and
- * `POST /api/agent/run` (a run's start), on the raw HTTP server ahead of Express and Nest, whose layers (router, guard, interceptors, rxjs) cost
- * more than the rest of the gateway's part of a task. Same checks and answers as the framework
+ * Answers the busiest plain JSON calls, `POST /api/agent/tasks` (a background task's submit),
+ * `POST /api/agent/run` (a run's start) and `POST /api/agent/run/stream` (a start that streams), on
+ * the raw HTTP server ahead of Express and Nest, whose layers (router, guard, interceptors, rxjs)
+ * cost more than the rest of the gateway's part of a task. Same checks and answers as the framework
  * route: token and permission, hostile text, the body's schema, problem+json with Retry-After.
  * Anything out of the ordinary takes the framework's way: an Idempotency-Key (its interceptor keeps
  * the answer), a query string, a body that is not plain JSON or has no length or a large one.
@@ -57,6 +72,7 @@ export class JsonFastPath {
 
   constructor(
     private readonly verifier: TokenVerifier,
+    relay: StreamRelay,
     @Inject(BUS) bus: Bus,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -74,6 +90,17 @@ export class JsonFastPath {
         route: Routes.runStart,
         answer: (body, ctx) =>
           bus.call(Rpc.executor.start, body as RpcRequest<typeof Rpc.executor.start>, { ctx }),
+      },
+      {
+        // The start, then the run's stream on the same response: no second request, token check or
+        // visibility query (the caller started it).
+        route: Routes.runStartStream,
+        stream: async (body, ctx, req, res, head) => {
+          const started = await bus.call(Rpc.executor.start, body as RpcRequest<typeof Rpc.executor.start>, {
+            ctx,
+          });
+          await relay.relayRun(started.runId, 0, req, res, { ...head, [RUN_ID_HEADER]: started.runId });
+        },
       },
     ];
   }
@@ -113,7 +140,8 @@ export class JsonFastPath {
   private async serve(fast: FastRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { route } = fast;
     const correlationId = correlationIdFrom(req.headers['x-correlation-id']);
-    res.setHeader('x-correlation-id', correlationId);
+    // A stream sends it with its head (a header set on `res` is kept for the response's life).
+    if (!('stream' in fast)) res.setHeader('x-correlation-id', correlationId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       this.metrics.httpRequests.inc({
@@ -140,7 +168,12 @@ export class JsonFastPath {
           }));
           throw new AppError('validation_failed', `invalid request: ${describeIssues(issues)}`, { issues });
         }
-        const answer = await fast.answer(parsed.data, callContext(caller, correlationId));
+        const ctx = callContext(caller, correlationId);
+        if ('stream' in fast) {
+          await fast.stream(parsed.data, ctx, req, res, { 'x-correlation-id': correlationId });
+          return;
+        }
+        const answer = await fast.answer(parsed.data, ctx);
         const json = JSON.stringify(answer);
         res
           .writeHead(route.status ?? 200, {
@@ -149,6 +182,7 @@ export class JsonFastPath {
           })
           .end(json);
       } catch (err) {
+        if (!res.headersSent) res.setHeader('x-correlation-id', correlationId);
         sendRawProblem(err, correlationId, route.method, route.path, res, this.logger);
       }
     });

@@ -1,4 +1,5 @@
-import { Controller, Inject, Req } from '@nestjs/common';
+import { Controller, Inject, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   Routes,
   Rpc,
@@ -12,15 +13,33 @@ import {
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
+import { RUN_ID_HEADER, StreamRelay } from './stream-relay';
 
 /** Agent runs: start, batch, approve, cancel, history, inbox, resume, fork, rewind (all owned by the executor). */
 @Controller()
 export class RunsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    private readonly relay: StreamRelay,
+  ) {}
 
   @Endpoint(Routes.runStart)
   start(@In() input: Input<typeof Routes.runStart>, @Req() req: GatewayRequest): Promise<StartedRun> {
     return this.bus.call(Rpc.executor.start, input.body, asCaller(req));
+  }
+
+  /**
+   * Starts the run (a refusal is a problem response, nothing streamed), then streams it from its
+   * first event. Served here when JsonFastPath leaves the request to the framework.
+   */
+  @Endpoint(Routes.runStartStream)
+  async startStream(
+    @In() input: Input<typeof Routes.runStartStream>,
+    @Req() req: GatewayRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    const { runId } = await this.bus.call(Rpc.executor.start, input.body, asCaller(req));
+    return this.relay.relayRun(runId, 0, req, res, { [RUN_ID_HEADER]: runId });
   }
 
   @Endpoint(Routes.runBatch)

@@ -10,6 +10,9 @@ import { RunFeed, type Beating, type FeedListener } from './run-feed';
 
 const PAGE = 500;
 
+/** The response header that names the run a `POST /api/agent/run/stream` started. */
+export const RUN_ID_HEADER = 'x-switchyard-run-id';
+
 /** Stops a `follow`; `subscribed` settles once the live subscription is in place (or failed). */
 export type Following = (() => void) & { readonly subscribed: Promise<void> };
 
@@ -247,6 +250,20 @@ export class StreamRelay {
     head?: Readonly<Record<string, string>>,
   ): Promise<void> {
     await this.events.assertVisible(runId, caller.owner.role === 'admin' ? null : caller.owner.id);
+    return this.relayRun(runId, afterSeq, req, res, head);
+  }
+
+  /**
+   * Streams a run the caller may see without asking Postgres again: one it has just started (`POST
+   * /api/agent/run/stream`), or one `open` checked. `head` as in `relay`.
+   */
+  relayRun(
+    runId: string,
+    afterSeq: number,
+    req: IncomingMessage,
+    res: ServerResponse,
+    head?: Readonly<Record<string, string>>,
+  ): Promise<void> {
     return this.relay(new RunLog(runId, this.feed, this.events), afterSeq, req, res, head);
   }
 
