@@ -53,6 +53,39 @@ describe.each(['fetch', 'http'] as const)('openStream over %s', (transport) => {
     }
   });
 
+  it('POSTs the body it is given (as JSON, with its length) and reads the stream of the answer', async () => {
+    const seen: Array<{ method?: string; type?: string; length?: string; body: string }> = [];
+    const srv = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        seen.push({
+          method: req.method,
+          type: req.headers['content-type'],
+          length: req.headers['content-length'],
+          body,
+        });
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(frame(1, 'complete', { summary: 'done', result: JSON.parse(body) }));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    try {
+      const post = JSON.stringify({ goal: 'ünïcode' });
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/start`;
+      const stream = await openStream(url, {}, { checked: false, transport, post });
+      const done = await stream.next('complete', 5_000);
+      expect(done.data.data).toEqual({ summary: 'done', result: { goal: 'ünïcode' } });
+      expect(seen).toEqual([
+        { method: 'POST', type: 'application/json', length: String(Buffer.byteLength(post)), body: post },
+      ]);
+    } finally {
+      srv.closeAllConnections();
+      srv.close();
+    }
+  });
+
   it('fails the stream on a frame whose id disagrees with its data, and stops on close', async () => {
     const s = sseServer((res, path) => {
       if (path === '/s')
