@@ -44,6 +44,8 @@ export class PausableDeadline {
 
   private arm(): void {
     this.since = this.now();
+    // A guard, not work: the work it bounds keeps the process alive (a step's call abandoned with its
+    // run by a replica that stops must not hold the process for the rest of the tool's timeout).
     this.timer = setTimeout(
       () => {
         if (this.done || this.pauses) return;
@@ -51,7 +53,7 @@ export class PausableDeadline {
         this.onExpire();
       },
       Math.max(0, this.left),
-    );
+    ).unref();
   }
 }
 
