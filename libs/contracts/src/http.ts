@@ -225,6 +225,17 @@ function route<const R extends RouteDef>(r: R): R {
   return r;
 }
 
+/** How a run's start can be refused, whether it answers JSON or streams the run. */
+const RUN_START_ERRORS: readonly ErrorCode[] = [
+  'validation_failed',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'model_not_configured',
+  'capacity_exceeded',
+  'unavailable',
+];
+
 export const Routes = {
   health: route({
     method: 'GET',
@@ -307,15 +318,7 @@ export const Routes = {
     response: StartedRun,
     status: 200,
     idempotencyKey: true,
-    errors: [
-      'validation_failed',
-      'unauthenticated',
-      'forbidden',
-      'not_found',
-      'model_not_configured',
-      'capacity_exceeded',
-      'unavailable',
-    ],
+    errors: RUN_START_ERRORS,
   }),
   runStartStream: route({
     method: 'POST',
@@ -331,15 +334,7 @@ export const Routes = {
     body: StartRunBody,
     response: RunEvent,
     produces: 'text/event-stream',
-    errors: [
-      'validation_failed',
-      'unauthenticated',
-      'forbidden',
-      'not_found',
-      'model_not_configured',
-      'capacity_exceeded',
-      'unavailable',
-    ],
+    errors: RUN_START_ERRORS,
   }),
   runBatch: route({
     method: 'POST',
