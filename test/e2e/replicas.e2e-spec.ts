@@ -116,27 +116,39 @@ describe('two replicas of every service', () => {
   });
 
   it('plan approvals and cancels sent through the other gateway reach the executor replica driving each run', async () => {
-    // Enough runs that both executor replicas drive some, and requests land on the replica that does not.
-    const runs = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => start(i % 2, { workflow: { steps: [wait('a', 0, i)] } })),
-    );
-    const watched = await Promise.all(runs.map((id, i) => stream((i + 1) % 2, id)));
-    await Promise.all(watched.map((s) => s.next('plan_approval_requested')));
-    const driving = await owners(runs);
+    // Runs until both executor replicas drive some, so requests land on the replica that does not.
+    // NATS hands each start to either replica at random: eight at a time, up to 24 (all of 24 on one
+    // replica is a chance of 1 in 8 million; all of 8, which this test once relied on, 1 in 128).
+    const runs: string[] = [];
+    const watched: SseStream[] = [];
+    let driving: Array<string | null> = [];
+    while (runs.length < 24 && new Set(driving).size < 2) {
+      const batch = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          start(i % 2, { workflow: { steps: [wait('a', 0, runs.length + i)] } }),
+        ),
+      );
+      const streamsOf = await Promise.all(batch.map((id, i) => stream((i + 1) % 2, id)));
+      await Promise.all(streamsOf.map((s) => s.next('plan_approval_requested')));
+      runs.push(...batch);
+      watched.push(...streamsOf);
+      driving = await owners(runs);
+    }
     expect(driving.every((o) => o !== null)).toBe(true);
     expect(new Set(driving).size).toBe(2);
+    const half = runs.length / 2;
     const answers = await Promise.all(
       runs.map((id, i) =>
-        i < 4
+        i < half
           ? call((i + 1) % 2, 'POST', `/api/agent/${id}/approve`)
           : call(i % 2, 'POST', `/api/agent/${id}/cancel`),
       ),
     );
     expect(answers.map((a) => a.status)).toEqual(runs.map(() => 200));
-    const completed = await Promise.all(watched.slice(0, 4).map((s) => s.next('complete')));
-    await Promise.all(watched.slice(4).map((s) => s.next('cancelled')));
-    expect(completed.map((e) => e.data.data.result)).toEqual([0, 1, 2, 3]);
-    for (const s of watched.slice(4)) expect(s.all('step_start')).toHaveLength(0);
+    const completed = await Promise.all(watched.slice(0, half).map((s) => s.next('complete')));
+    await Promise.all(watched.slice(half).map((s) => s.next('cancelled')));
+    expect(completed.map((e) => e.data.data.result)).toEqual(runs.slice(0, half).map((_, i) => i));
+    for (const s of watched.slice(half)) expect(s.all('step_start')).toHaveLength(0);
   });
 
   it('a step approval through either gateway releases the step on the replica that drives it', async () => {
