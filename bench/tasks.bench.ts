@@ -4,6 +4,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { connect } from 'nats';
+import { Client } from 'pg';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
 import { KeepAliveApi, Stack } from '@switchyard/testing';
@@ -38,6 +40,8 @@ const OUTSTANDING_PER_OWNER = 24;
 /** Concurrent submitters per owner: one alone is bound by the submit's answer time. */
 const LANES_PER_OWNER = 4;
 const PICKUPS = 100;
+/** Tasks of the census pass (messages, Redis commands and Postgres work per task). */
+const CENSUS = 300;
 const PICKUP_WARMUP = 5;
 const LOAD_MS = 20_000;
 const LOAD_WARMUP_MS = 2_000;
@@ -280,6 +284,101 @@ async function jobEvents(
     byJob.set(jobId, e);
   }
   return byJob;
+}
+
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** Calls per Redis command since the server started (INFO commandstats). */
+async function commandStats(redis: Redis): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const line of (await redis.info('commandstats')).split('\n')) {
+    const m = /^cmdstat_([\w|]+):calls=(\d+)/.exec(line);
+    if (m) calls.set(m[1] as string, Number(m[2]));
+  }
+  return calls;
+}
+
+/** A database's commits and rows from pg_stat_database. */
+async function databaseStats(pg: Client, name: string): Promise<Record<string, number>> {
+  await pg.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await pg.query<Record<string, string>>(
+    `SELECT xact_commit AS commits, tup_inserted AS inserted, tup_updated AS updated,
+            tup_deleted AS deleted, tup_fetched AS fetched
+     FROM pg_stat_database WHERE datname = $1`,
+    [name],
+  );
+  return Object.fromEntries(Object.entries(rows[0] ?? {}).map(([k, v]) => [k, Number(v)]));
+}
+
+/** Per task, rounded; what rounds to 0 left out. */
+function perTask(counts: Iterable<[string, number]>, tasks: number): Record<string, number> {
+  return Object.fromEntries(
+    [...counts]
+      .map(([k, n]): [string, number] => [k, Math.round((n / tasks) * 100) / 100])
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+/**
+ * What `tasks` one-step tasks cost the shared servers, counted in a pass of their own (the counting
+ * subscriber would load the timed pass): NATS messages by subject (ids folded to <id>; replies
+ * travel on _INBOX subjects), Redis commands (INFO commandstats, server-wide, the commands Lua
+ * scripts call included), and the scratch database's commits and rows (pg_stat_database; a backend
+ * reports within about a second of a transaction and an idle one within 10 s, so both readings wait 11 s).
+ */
+async function census(
+  prefix: string,
+  redis: Redis,
+  database: { url: string; name: string },
+  tasks: number,
+  pass: () => Promise<void>,
+): Promise<Record<string, unknown>> {
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+  const pg = new Client({ connectionString: database.url });
+  await pg.connect();
+  try {
+    const subjects = new Map<string, number>();
+    let counting = false;
+    let bytes = 0;
+    const count = (subject: string, size: number) => {
+      if (!counting) return;
+      subjects.set(subject, (subjects.get(subject) ?? 0) + 1);
+      bytes += size;
+    };
+    nc.subscribe(`${prefix}>`, {
+      callback: (_e, m) => count(m.subject.slice(prefix.length).replace(UUIDS, '<id>'), m.data.length),
+    });
+    nc.subscribe('_INBOX.>', { callback: (_e, m) => count('_INBOX.> (replies)', m.data.length) });
+    await nc.flush();
+    await sleep(11_000);
+    const pgBefore = await databaseStats(pg, database.name);
+    const redisBefore = await commandStats(redis);
+    counting = true;
+    await pass();
+    counting = false;
+    const redisAfter = await commandStats(redis);
+    await sleep(11_000);
+    const pgAfter = await databaseStats(pg, database.name);
+    const messages = [...subjects.values()].reduce((a, n) => a + n, 0);
+    return {
+      tasks,
+      natsMessagesPerTask: Math.round((messages / tasks) * 100) / 100,
+      natsBytesPerTask: Math.round(bytes / tasks),
+      natsBySubject: perTask(subjects, tasks),
+      redisCommandsPerTask: perTask(
+        [...redisAfter].map(([k, n]): [string, number] => [k, n - (redisBefore.get(k) ?? 0)]),
+        tasks,
+      ),
+      postgresPerTask: perTask(
+        Object.entries(pgAfter).map(([k, n]): [string, number] => [k, n - (pgBefore[k] ?? 0)]),
+        tasks,
+      ),
+    };
+  } finally {
+    await nc.close();
+    await pg.end();
+  }
 }
 
 export async function runTasksBench(outDir: string): Promise<Record<string, unknown>> {
@@ -571,6 +670,12 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
     const interactiveP99 = byPriority.interactive.p99Ms;
     const batchP99 = byPriority.batch.p99Ms;
 
+    // ── census: messages, Redis commands and Postgres work per task, in a pass of their own ──
+    const counted = await census(prefix, flusher, db, CENSUS, async () => {
+      const pass = await runThroughput(CENSUS / OWNERS);
+      if (pass.ended.length + pass.lost !== CENSUS) throw new Error('the census pass lost track of tasks');
+    });
+
     const throughputRatio = syPerS / rawPerS;
     const summedCores = [...stack.services.keys(), ...SERVERS].reduce(
       (a, k) => a + (throughputCores[k] ?? 0),
@@ -686,6 +791,10 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         interactiveP99OverBatchP99: r3(interactiveP99 / batchP99),
         goal: 'interactive p99 queue wait ≤ batch p99 / 4 with all 16 slots busy',
         goalMet: interactiveP99 <= batchP99 / 4,
+      },
+      census: {
+        ...counted,
+        note: 'the throughput pass’s shape (3 owners, 24 outstanding each, one-step tasks); Redis counts are server-wide',
       },
       watcherErrors: owners.reduce((a, o) => a + o.watcher.errors, 0),
     };
