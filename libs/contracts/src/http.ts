@@ -225,7 +225,7 @@ function route<const R extends RouteDef>(r: R): R {
   return r;
 }
 
-/** How a run's start can be refused, whether it answers JSON or streams the run. */
+/** How a run's start can be refused: alone, in a batch, or streaming the run. */
 const RUN_START_ERRORS: readonly ErrorCode[] = [
   'validation_failed',
   'unauthenticated',
@@ -348,15 +348,7 @@ export const Routes = {
     response: StartedBatch,
     status: 200,
     idempotencyKey: true,
-    errors: [
-      'validation_failed',
-      'unauthenticated',
-      'forbidden',
-      'not_found',
-      'model_not_configured',
-      'capacity_exceeded',
-      'unavailable',
-    ],
+    errors: RUN_START_ERRORS,
   }),
   runApprove: route({
     method: 'POST',
