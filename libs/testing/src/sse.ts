@@ -108,7 +108,7 @@ interface Opened {
 async function openByFetch(url: string, headers: Record<string, string>, post?: string): Promise<Opened> {
   const controller = new AbortController();
   const res = await fetch(url, {
-    headers: post === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers,
     signal: controller.signal,
     ...(post === undefined ? {} : { method: 'POST', body: post }),
   });
@@ -127,11 +127,7 @@ function openByHttp(url: string, headers: Record<string, string>, post?: string)
         ? { headers }
         : {
             method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(post)),
-              ...headers,
-            },
+            headers: { 'content-length': String(Buffer.byteLength(post)), ...headers },
           },
       (res) => {
         res.setEncoding('utf8');
@@ -154,7 +150,12 @@ export async function openStream(
 ): Promise<SseStream> {
   const checked = opts.checked ?? true;
   const open = opts.transport === 'http' ? openByHttp : openByFetch;
-  const { res, body, abort } = await open(url, { accept: 'text/event-stream', ...headers }, opts.post);
+  const sent = {
+    accept: 'text/event-stream',
+    ...(opts.post === undefined ? {} : { 'content-type': 'application/json' }),
+    ...headers,
+  };
+  const { res, body, abort } = await open(url, sent, opts.post);
   const frames: SseFrame[] = [];
   const comments: string[] = [];
   const listeners = new Set<() => void>();

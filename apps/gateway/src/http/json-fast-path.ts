@@ -21,7 +21,7 @@ import {
 import { APP_CONFIG, BUS, CONTEXT, LOGGER, METRICS } from '@switchyard/server-runtime';
 import { authenticate } from '../auth/auth.guard';
 import { TokenVerifier } from '../auth/token-verifier';
-import { RUN_ID_HEADER, StreamRelay } from '../runs/stream-relay';
+import { StreamRelay } from '../runs/stream-relay';
 import { callContext } from './endpoint';
 import { sendRawProblem } from './problem.filter';
 import { refuseHostileInput } from './validation.interceptor';
@@ -99,7 +99,7 @@ export class JsonFastPath {
           const started = await bus.call(Rpc.executor.start, body as RpcRequest<typeof Rpc.executor.start>, {
             ctx,
           });
-          await relay.relayRun(started.runId, 0, req, res, { ...head, [RUN_ID_HEADER]: started.runId });
+          await relay.relayStarted(started.runId, req, res, head);
         },
       },
     ];

@@ -13,7 +13,7 @@ import {
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import { asCaller, Endpoint, In, type GatewayRequest, type Input } from '../http/endpoint';
-import { RUN_ID_HEADER, StreamRelay } from './stream-relay';
+import { StreamRelay } from './stream-relay';
 
 /** Agent runs: start, batch, approve, cancel, history, inbox, resume, fork, rewind (all owned by the executor). */
 @Controller()
@@ -39,7 +39,7 @@ export class RunsController {
     @Res() res: Response,
   ): Promise<void> {
     const { runId } = await this.bus.call(Rpc.executor.start, input.body, asCaller(req));
-    return this.relay.relayRun(runId, 0, req, res, { [RUN_ID_HEADER]: runId });
+    return this.relay.relayStarted(runId, req, res);
   }
 
   @Endpoint(Routes.runBatch)

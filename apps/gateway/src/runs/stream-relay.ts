@@ -11,7 +11,7 @@ import { RunFeed, type Beating, type FeedListener } from './run-feed';
 const PAGE = 500;
 
 /** The response header that names the run a `POST /api/agent/run/stream` started. */
-export const RUN_ID_HEADER = 'x-switchyard-run-id';
+const RUN_ID_HEADER = 'x-switchyard-run-id';
 
 /** Stops a `follow`; `subscribed` settles once the live subscription is in place (or failed). */
 export type Following = (() => void) & { readonly subscribed: Promise<void> };
@@ -254,10 +254,20 @@ export class StreamRelay {
   }
 
   /**
-   * Streams a run the caller may see without asking Postgres again: one it has just started (`POST
-   * /api/agent/run/stream`), or one `open` checked. `head` as in `relay`.
+   * Streams a run the caller has just started (`POST /api/agent/run/stream`) from its first event,
+   * naming it in the response's head: no visibility check, the caller owns it.
    */
-  relayRun(
+  relayStarted(
+    runId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    head?: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    return this.relayRun(runId, 0, req, res, { ...head, [RUN_ID_HEADER]: runId });
+  }
+
+  /** Streams a run `open` checked, or one the caller started. `head` as in `relay`. */
+  private relayRun(
     runId: string,
     afterSeq: number,
     req: IncomingMessage,
