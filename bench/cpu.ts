@@ -92,3 +92,33 @@ export class CpuTally {
     );
   }
 }
+
+/** How a warm-up went: the cost of each pass (CPU ms per unit of work) and whether it settled. */
+export interface WarmUp {
+  passes: number[];
+  settled: boolean;
+}
+
+/**
+ * Repeats a warm-up pass until its cost settles: at least `min` passes, then until two passes in a
+ * row cost within `tolerance` of each other, at most `max`. A freshly started service costs several
+ * times its steady CPU per unit of work for its first thousands of units (V8 tiering up the hot
+ * paths, and every pool, cache and Postgres backend warming), so a fixed short warm-up measures a
+ * half-warm stack, and two replicas (each seeing half the work) warm up half as fast as one.
+ */
+export async function warmUntilSettled(
+  pass: () => Promise<number>,
+  { min = 3, max = 8, tolerance = 0.1 }: { min?: number; max?: number; tolerance?: number } = {},
+): Promise<WarmUp> {
+  const passes: number[] = [];
+  for (;;) {
+    passes.push(Math.round((await pass()) * 1000) / 1000);
+    const [prev, last] = passes.slice(-2);
+    const settled =
+      passes.length >= min &&
+      prev !== undefined &&
+      last !== undefined &&
+      Math.abs(last - prev) <= tolerance * prev;
+    if (settled || passes.length >= max) return { passes, settled };
+  }
+}

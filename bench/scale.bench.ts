@@ -7,12 +7,13 @@ import { SERVICE_NAMES } from '@switchyard/contracts';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { api, openStream, replicaByInstance, Stack, waitFor, type SseStream } from '@switchyard/testing';
 import { Client } from 'pg';
-import { CpuTally, ticksByCommand } from './cpu';
+import { CpuTally, ticksByCommand, warmUntilSettled } from './cpu';
 
 /*
  * npm run bench -- scale [throughput] [idle] [kill]   (no part: all three, into scale.json)
  *   - sequential step latency (a 20-step chain, ms per step) and the wall time of 1,000 one-step runs
- *     started at once, with one and with two replicas of every service (same machine, same run);
+ *     started at once, with one and with two replicas of every service (same machine, same run),
+ *     each stack warmed up first by rounds of the parallel pass until its CPU per run settles;
  *   - gateway memory per idle SSE stream with 10,000 streams open on one gateway (goal ≤ 12 KiB);
  *   - time from an executor replica's SIGKILL to its run's `interrupted` frame, against the lease
  *     (RUN_LEASE_MS) + 1 s, with the default lease and sweep.
@@ -21,7 +22,9 @@ const PG_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CHAIN = 20;
 const PARALLEL = 1_000;
 const IDLE_STREAMS = 10_000;
-const ROUNDS = 2;
+const ROUNDS = 3;
+/** Each kill waits out a lease: two are enough for a median. */
+const KILL_ROUNDS = 2;
 /** The sequential chain is cheap: more rounds, so one scheduling hiccup does not decide the median. */
 const SEQUENTIAL_ROUNDS = 7;
 /**
@@ -165,11 +168,29 @@ function processes(stack: Stack): Record<string, number[]> {
   return groups;
 }
 
-/** Per-step latency of a sequential chain, and the wall time of PARALLEL one-step runs at once. */
+/**
+ * Per-step latency of a sequential chain, and the wall time of PARALLEL one-step runs at once, on a
+ * warm stack: parallel rounds warm it until the services' CPU per run settles (see
+ * warmUntilSettled), then the chain's rounds, then the measured parallel rounds.
+ */
 async function throughput(replicas: number) {
   return withStack(replicas, THROUGHPUT_LIMITS, async (stack, token) => {
     const urls = stack.gatewayUrls;
-    for (let i = 0; i < 3; i++) await runToEnd(urls[i % urls.length] as string, token, chain(CHAIN));
+    // A start answered with an error (not 429) is counted and reported, not retried.
+    const failed: string[] = [];
+    const parallel = () =>
+      Promise.all(
+        Array.from({ length: PARALLEL }, (_, i) =>
+          runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
+            failed.push(err.message.slice(0, 300));
+          }),
+        ),
+      );
+    const warmUp = await warmUntilSettled(async () => {
+      const tally = new CpuTally();
+      await tally.during(processes(stack), parallel);
+      return servicesCpu(tally.msPer(PARALLEL));
+    });
     const perStep: number[] = [];
     for (let i = 0; i < SEQUENTIAL_ROUNDS; i++) {
       const t0 = performance.now();
@@ -177,27 +198,20 @@ async function throughput(replicas: number) {
       perStep.push((performance.now() - t0) / CHAIN);
     }
     const walls: number[] = [];
-    // A start answered with an error (not 429) is counted and reported, not retried.
-    const failed: string[] = [];
     refused429 = 0;
     const cpu = new CpuTally();
     for (let round = 0; round < ROUNDS; round++) {
       const t0 = performance.now();
-      await cpu.during(processes(stack), () =>
-        Promise.all(
-          Array.from({ length: PARALLEL }, (_, i) =>
-            runToEnd(urls[i % urls.length] as string, token, chain(1)).catch((err: Error) => {
-              failed.push(err.message.slice(0, 300));
-            }),
-          ),
-        ),
-      );
+      await cpu.during(processes(stack), parallel);
       walls.push(performance.now() - t0);
     }
     return {
       replicas,
+      warmUpServicesCpuMsPerRun: warmUp.passes,
+      warmUpSettled: warmUp.settled,
       sequentialMsPerStep: r1(median(perStep)),
       parallelWallMs: Math.round(median(walls)),
+      parallelRoundsMs: walls.map(Math.round),
       parallelFailed: failed.length,
       parallelRefused429: refused429,
       parallelCpuMsPerRun: cpu.msPer(PARALLEL * ROUNDS),
@@ -276,7 +290,7 @@ async function killToInterrupted() {
     async (stack, token) => {
       const url = stack.gatewayUrl;
       const times: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
+      for (let round = 0; round < KILL_ROUNDS; round++) {
         const runId = await startRun(url, token, { steps: [wait('slow', 3_000_000)] });
         const s = await openStream(`${url}/api/agent/stream?runId=${runId}`, { 'x-switchyard-token': token });
         await s.next('step_start', 120_000);
@@ -331,8 +345,9 @@ export async function runScaleBench(outDir: string, parts: string[] = []): Promi
       loadAvgAtEnd: loadavg().map(r1),
     },
     method: {
-      rounds: { sequential: SEQUENTIAL_ROUNDS, parallel: ROUNDS, killToInterrupted: ROUNDS },
+      rounds: { sequential: SEQUENTIAL_ROUNDS, parallel: ROUNDS, killToInterrupted: KILL_ROUNDS },
       statistic: 'median of rounds',
+      warmUp: `parallel rounds of ${PARALLEL} runs before anything is measured, until the services' CPU per run of two rounds in a row is within 10% (at least 3 rounds, at most 8; warmUpServicesCpuMsPerRun lists them): a fresh service costs several times its steady CPU per run for its first thousands of runs, and two replicas each see half of them`,
       limits: `RUN_OWNER_ACTIVE_LIMIT = RUN_DEPLOYMENT_ACTIVE_LIMIT = ${PARALLEL} in the throughput phases (all runs active at once; a 429 would be counted and retried after Retry-After)`,
       chain: `${CHAIN} sequential wait {ms:0} steps, HTTP start → SSE complete`,
       parallel: `${PARALLEL} one-step runs started at once, spread over the gateways, each followed to complete`,
