@@ -43,12 +43,13 @@ export interface RunAgent {
   readonly toolNames: ReadonlySet<string>;
 }
 
-/** The part of a catalog an agent's tool set allows (all of it without an agent). */
+/** The part of a catalog an agent's tool set allows (the catalog itself without an agent: no copy per run). */
 export function toolsOf(
   catalog: ReadonlyMap<string, ToolDescriptor>,
   agent: RunAgent | undefined,
-): Map<string, ToolDescriptor> {
-  return new Map([...catalog].filter(([name]) => !agent || agent.toolNames.has(name)));
+): ReadonlyMap<string, ToolDescriptor> {
+  if (!agent) return catalog;
+  return new Map([...catalog].filter(([name]) => agent.toolNames.has(name)));
 }
 
 /** What a new run starts from, once its input has been checked. */
