@@ -204,6 +204,15 @@ describe('web console (browser)', () => {
     await page.getByTestId('run-result').waitFor();
     // Nothing is wider than the window: no sideways scrolling.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    // The links keep to one row of the top bar (it scrolls sideways), below the brand and the tools.
+    const rows = await page
+      .locator('.mainnav a')
+      .evaluateAll((links) => new Set(links.map((a) => Math.round(a.getBoundingClientRect().top))).size);
+    expect(rows).toBe(1);
+    const brand = await page.locator('.topbar .brand').boundingBox();
+    const nav = await page.locator('.mainnav').boundingBox();
+    if (!brand || !nav) throw new Error('no box for the brand or the links');
+    expect(nav.y).toBeGreaterThanOrEqual(brand.y + brand.height);
     // The plan top to bottom, both cards whole inside the canvas (left to right, b was cut off).
     await page.locator('[data-testid="dag"][data-direction="TB"]').waitFor();
     const canvas = await page.getByTestId('dag').boundingBox();
@@ -215,6 +224,18 @@ describe('web console (browser)', () => {
       expect(card.y + card.height).toBeLessThanOrEqual(canvas.y + canvas.height);
     }
     await screenshot(page, 'run-narrow');
+    // The page's own link is scrolled into view, even the last one.
+    await page.goto(`${base}/settings`);
+    const settings = page.locator('.mainnav a.active');
+    await expectText(settings, 'Settings');
+    await waitFor(async () => {
+      const link = await settings.boundingBox();
+      const row = await page.locator('.mainnav').boundingBox();
+      return !!link && !!row && link.x >= row.x && link.x + link.width <= row.x + row.width + 1;
+    }, 10_000);
+    await page.getByTestId('why-tester').waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await screenshot(page, 'settings-narrow');
   });
 
   it('approves a plan after editing it', async () => {

@@ -1,5 +1,5 @@
-import type { ReactNode } from 'react';
-import { NavLink } from 'react-router';
+import { useEffect, useRef, type ReactNode } from 'react';
+import { NavLink, useLocation } from 'react-router';
 import type { Permission } from '@switchyard/contracts';
 import { useAuth } from '../api/auth';
 import { useInboxCount } from '../api/inbox';
@@ -33,6 +33,12 @@ export function Layout({ children }: { children: ReactNode }) {
   const { theme, toggle: toggleTheme } = useTheme();
   const feed = useOwnerFeed();
   const inbox = useInboxCount();
+  const nav = useRef<HTMLElement>(null);
+  const { pathname } = useLocation();
+  // On a narrow window the links are one row that scrolls sideways: keep the current one in view.
+  useEffect(() => {
+    nav.current?.querySelector('a.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [pathname]);
   return (
     <div className="shell">
       <a className="skip" href="#main">
@@ -43,7 +49,7 @@ export function Layout({ children }: { children: ReactNode }) {
           <img src="/favicon.svg" alt="" width={22} height={22} />
           <span>{t('app.name')}</span>
         </NavLink>
-        <nav aria-label="main" className="mainnav">
+        <nav aria-label="main" className="mainnav" ref={nav}>
           {NAV.filter((item) => !item.needs || can(item.needs)).map((item) => (
             <NavLink key={item.to} to={item.to} className={({ isActive }) => (isActive ? 'active' : '')}>
               {t(item.label)}
