@@ -93,6 +93,13 @@ export class CpuTally {
   }
 }
 
+/** The sum of the figures of the named groups (CPU per unit of several processes); a missing group is 0. */
+export function sumOf(figures: Readonly<Record<string, number>>, groups: Iterable<string>): number {
+  let sum = 0;
+  for (const g of groups) sum += figures[g] ?? 0;
+  return sum;
+}
+
 /** How a warm-up went: the cost of each pass (CPU ms per unit of work) and whether it settled. */
 export interface WarmUp {
   passes: number[];

@@ -9,7 +9,7 @@ import { Events } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
 import { createScratchDatabase, type ScratchDatabase } from '@switchyard/server-db';
 import { api, KeepAliveApi, openStream, Stack, type SseStream } from '@switchyard/testing';
-import { CpuTally, warmUntilSettled, type WarmUp } from './cpu';
+import { CpuTally, sumOf, warmUntilSettled, type WarmUp } from './cpu';
 import { PeerProcess, type PassSize } from './peers/peer-process';
 
 /*
@@ -255,9 +255,6 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
       [p.peer.id]: [p.proc.pid],
       postgres: await backendsOf(p.db.name),
     });
-    /** CPU ms per unit summed over the groups of a tally, but those named (the bench client). */
-    const cpuSum = (perUnit: Record<string, number>, leaveOut: string[]) =>
-      Object.entries(perUnit).reduce((a, [k, v]) => (leaveOut.includes(k) ? a : a + v), 0);
     // Warm up every path (JIT, pools, catalog, Postgres backends) with the passes the peers warm up
     // with below (two chains one after the other, then FANS fans at once) until the CPU per step
     // settles (see warmUntilSettled). Warmed with two runs only, the first rounds of 1,000 parallel
@@ -276,7 +273,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
           CHAIN,
         );
       });
-      return cpuSum(tally.msPer(warmPassSteps), ['benchClient']);
+      const perStep = tally.msPer(warmPassSteps);
+      return sumOf(perStep, ['gateway', 'executor', 'tool-registry', 'postgres']);
     });
 
     // ── peers: each in a child process, on a database of its own, warmed up the same way ──
@@ -303,7 +301,8 @@ export async function runRunsBench(outDir: string): Promise<Record<string, unkno
             await p.proc.pass(chainsPass);
             await p.proc.pass(fansPass);
           });
-          return cpuSum(tally.msPer(2 * CHAIN + FANS * CHAIN), []);
+          const perStep = tally.msPer(2 * CHAIN + FANS * CHAIN);
+          return sumOf(perStep, [p.peer.id, 'postgres']);
         }),
       );
 

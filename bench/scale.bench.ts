@@ -7,7 +7,7 @@ import { SERVICE_NAMES } from '@switchyard/contracts';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { api, openStream, replicaByInstance, Stack, waitFor, type SseStream } from '@switchyard/testing';
 import { Client } from 'pg';
-import { CpuTally, ticksByCommand, warmUntilSettled } from './cpu';
+import { CpuTally, sumOf, ticksByCommand, warmUntilSettled } from './cpu';
 
 /*
  * npm run bench -- scale [throughput] [idle] [kill]   (no part: all three, into scale.json)
@@ -45,8 +45,7 @@ const SETTLE_SAMPLES = 5;
 const r1 = (n: number) => Math.round(n * 10) / 10;
 const ratio = (a = 0, b = 0) => (b ? Math.round((a / b) * 100) / 100 : null);
 /** CPU ms per run of the five services (every replica), without the shared servers and the client. */
-const servicesCpu = (perRun: Record<string, number>) =>
-  SERVICE_NAMES.reduce((sum, name) => sum + (perRun[name] ?? 0), 0);
+const servicesCpu = (perRun: Record<string, number>) => sumOf(perRun, SERVICE_NAMES);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const rssKiB = (pid: number) =>
   Number(
