@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { get as httpGet, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -36,8 +37,11 @@ import {
  *   priorities:  10 ms bodies, 3 owners × 3 priorities submitting open loop at 1.6× the capacity the
  *                throughput part measured (so work always waits), 429s backed off; queue wait per
  *                priority, and how busy the 16 slots were.
- * Finished tasks are pruned beyond the newest 100 per owner: ends are learnt by listing each owner's
- * completed tasks every 250 ms (that polling is load the measured stack carries too).
+ * Ends are heard on each owner's feed (GET /api/events), as a live client hears them; the final
+ * snapshots come from listing each owner's completed tasks every 250 ms (finished tasks are pruned
+ * beyond the newest 100 per owner). Both are load the measured stack carries too. (Until 2026-12-06
+ * the submitters waited for that list to free their slots: 72 outstanding tasks over ~270 ms of
+ * run plus half a poll capped the bench at ~270 tasks/s whatever the stack could do.)
  */
 
 const NATS_URL = 'nats://127.0.0.1:4222';
@@ -103,19 +107,38 @@ function stats(xs: number[]): { p50Ms: number; p99Ms: number; samples: number } 
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Learns when an owner's tasks end, by listing the owner's completed tasks (all that are kept). */
+/**
+ * Learns when an owner's tasks end as a live client would: from the owner feed (`GET /api/events`,
+ * `event: task` frames), the moment the scheduler records an end. The final snapshots (the
+ * timestamps the figures are made of) come from listing the owner's completed tasks every 250 ms
+ * (all that are kept); an end the feed did not carry (it is a hint and may resync) is learnt there.
+ */
 class TaskWatcher {
   private readonly waiting = new Map<string, { resolve: (t: TaskJson | null) => void; since: number }>();
   private readonly seen = new Map<string, TaskJson>();
+  /** Who waits for a task's end to be heard, and the ends heard before anyone waited. */
+  private readonly endWaiters = new Map<string, () => void>();
+  private readonly endsHeard = new Set<string>();
   private running = true;
   private readonly loop: Promise<void>;
+  private readonly feed: ClientRequest;
   errors = 0;
+  /** Ends learnt from the list before the feed carried them. */
+  endsFromList = 0;
 
   constructor(
     private readonly http: KeepAliveApi,
     private readonly token: string,
+    baseUrl: string,
   ) {
     this.loop = this.run();
+    this.feed = this.listen(baseUrl);
+  }
+
+  /** Resolves when the task's end is heard (feed or list). */
+  endHeard(id: string): Promise<void> {
+    if (this.endsHeard.delete(id) || this.seen.has(id)) return Promise.resolve();
+    return new Promise((resolve) => this.endWaiters.set(id, resolve));
   }
 
   /** The task's final snapshot; null when it was pruned before any poll saw it. */
@@ -127,11 +150,51 @@ class TaskWatcher {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.feed.destroy();
     await this.loop;
+  }
+
+  private heard(id: string, fromList: boolean): void {
+    const waiter = this.endWaiters.get(id);
+    if (waiter) {
+      this.endWaiters.delete(id);
+      if (fromList) this.endsFromList++;
+      waiter();
+    } else if (!fromList) this.endsHeard.add(id);
+  }
+
+  /** The owner feed over node:http (a plain socket of its own: the client shares the cores). */
+  private listen(baseUrl: string): ClientRequest {
+    const req = httpGet(
+      `${baseUrl}/api/events`,
+      { headers: { authorization: `Bearer ${this.token}`, accept: 'text/event-stream' }, agent: false },
+      (res) => {
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let cut: number;
+          while ((cut = buffered.indexOf('\n\n')) >= 0) {
+            const frame = buffered.slice(0, cut);
+            buffered = buffered.slice(cut + 2);
+            const data = /^data: (.*)$/m.exec(frame)?.[1];
+            if (!data || !/^event: task$/m.test(frame)) continue;
+            const e = JSON.parse(data) as { taskId: string; status: string };
+            if (ENDED.has(e.status)) this.heard(e.taskId, false);
+          }
+        });
+        res.on('error', () => undefined);
+      },
+    );
+    req.on('error', () => {
+      if (this.running) this.errors++;
+    });
+    return req;
   }
 
   private settle(t: TaskJson | null, id: string): void {
     if (t) this.seen.set(id, t);
+    this.heard(id, true);
     this.waiting.get(id)?.resolve(t);
     this.waiting.delete(id);
   }
@@ -466,7 +529,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         token,
         instant: await publish(token, 0),
         tenMs: await publish(token, 10),
-        watcher: new TaskWatcher(http, token),
+        watcher: new TaskWatcher(http, token, base),
       });
     }
 
@@ -492,6 +555,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       const submitMs: number[] = [];
       const acceptedAt: number[] = [];
       let lost = 0;
+      const snapshots: Array<Promise<void>> = [];
       const t0 = Date.now();
       await Promise.all(
         owners.map((o, n) =>
@@ -499,15 +563,18 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
             const { task, ms } = await submit(o, o.instant, 'normal', `o${n}-${i}`);
             submitMs.push(ms);
             acceptedAt.push(Date.now());
-            return {
-              end: o.watcher.ended(task.id).then((t) => {
+            snapshots.push(
+              o.watcher.ended(task.id).then((t) => {
                 if (t) ended.push(t);
                 else lost++;
               }),
-            };
+            );
+            // The submitter's slot is free once the end is heard; the snapshot may come later.
+            return { end: o.watcher.endHeard(task.id) };
           }),
         ),
       );
+      await Promise.all(snapshots);
       return { t0, ended, submitMs, acceptedAt, lost };
     };
     const rawThroughput = async (count: number): Promise<number> => {
@@ -745,7 +812,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
           'this process, HTTP/1.1 keep-alive over node:http (KeepAliveApi), not fetch: the client shares the two cores with the stack',
         redis: `${REDIS_URL} (flushed first), shared by the stack and the raw peer`,
         raw: 'plain BullMQ Queue.add → Worker (concurrency 16), no-op processor, removeOnComplete',
-        ends: 'each owner lists its completed tasks every 250 ms (finished tasks are pruned beyond 100 per owner)',
+        ends: "heard on each owner's feed (GET /api/events, event: task), which frees the submitter's slot; final snapshots from listing each owner's completed tasks every 250 ms (finished tasks are pruned beyond 100 per owner)",
         timestamps:
           'task createdAt/startedAt/finishedAt (server, ms); BullMQ added/active from the queue event stream ids',
       },
@@ -853,6 +920,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         note: 'the throughput pass’s shape (3 owners, 24 outstanding each, one-step tasks); Redis counts are server-wide',
       },
       watcherErrors: owners.reduce((a, o) => a + o.watcher.errors, 0),
+      endsHeardFromListNotFeed: owners.reduce((a, o) => a + o.watcher.endsFromList, 0),
     };
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, 'tasks.json'), JSON.stringify(result, null, 2) + '\n');

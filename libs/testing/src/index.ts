@@ -15,3 +15,4 @@ export * from './plugin-fixture';
 export * from './conformance';
 export * from './oauth-fixture';
 export * from './chaos';
+export * from './query-plans';

@@ -198,9 +198,9 @@ export class TasksRepository {
       'task_attach',
       `UPDATE bg_task t SET run_id = a.run_id
        FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid)) a
-       WHERE t.id = a.id AND t.state = 'running'
+       WHERE t.id = ANY($2::uuid[]) AND t.id = a.id AND t.state = 'running'
        RETURNING t.id, t.kill_requested AS "killRequested"`,
-      [JSON.stringify(runs.map((r) => ({ id: r.id, run_id: r.runId })))],
+      [JSON.stringify(runs.map((r) => ({ id: r.id, run_id: r.runId }))), runs.map((r) => r.id)],
     );
     return new Map(rows.map((r) => [r.id, { killRequested: r.killRequested }]));
   }
@@ -219,7 +219,7 @@ export class TasksRepository {
               output = e.output, output_truncated = e.truncated, error = e.error, finished_at = now()
        FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
                AS x(id uuid, state text, run_id uuid, output jsonb, truncated boolean, error text)) e
-       WHERE t.id = e.id AND t.state = 'running'
+       WHERE t.id = ANY($2::uuid[]) AND t.id = e.id AND t.state = 'running'
        RETURNING t.id, t.owner_id AS "ownerId", ${FROM_WEBHOOK}`,
       [
         JSON.stringify(
@@ -232,6 +232,7 @@ export class TasksRepository {
             error: e.error,
           })),
         ),
+        ends.map((e) => e.id),
       ],
     );
   }
@@ -284,12 +285,13 @@ export class TasksRepository {
   /**
    * Deletes the finished tasks of these owners beyond the newest KEPT_FINISHED_TASKS of each, in one
    * statement (the scheduler calls it on a timer for the owners whose tasks ended meanwhile, not on
-   * every end). Returns how many went.
+   * every end). Returns how many went. Not a prepared statement: planned for the owners given (a
+   * generic plan, not knowing how many, reads the whole table), and it runs about once a second.
    */
   async prune(ownerIds: readonly string[]): Promise<number> {
     if (!ownerIds.length) return 0;
     const rows = await this.rows<{ n: number }>(
-      'task_prune',
+      undefined,
       `WITH old AS (
          SELECT id FROM (
            SELECT id, row_number() OVER (PARTITION BY owner_id ORDER BY finished_at DESC NULLS LAST, id DESC) AS k
