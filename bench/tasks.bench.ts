@@ -38,8 +38,8 @@ import {
  *                throughput part measured (so work always waits), 429s backed off; queue wait per
  *                priority, and how busy the 16 slots were.
  * Ends are heard on each owner's feed (GET /api/events), as a live client hears them; the final
- * snapshots come from listing each owner's completed tasks every 250 ms (finished tasks are pruned
- * beyond the newest 100 per owner). Both are load the measured stack carries too. (Until 2026-12-06
+ * snapshots come from listing each owner's newest completed tasks every 250 ms, about twice as
+ * many as ended meanwhile (finished tasks are pruned beyond the newest 100 per owner). Both are load the measured stack carries too. (Until 2026-12-06
  * the submitters waited for that list to free their slots: 72 outstanding tasks over ~270 ms of
  * run plus half a poll capped the bench at ~270 tasks/s whatever the stack could do.)
  */
@@ -125,6 +125,8 @@ class TaskWatcher {
   errors = 0;
   /** Ends learnt from the list before the feed carried them. */
   endsFromList = 0;
+  /** Ends the feed carried since the last list: the next list asks for about that many. */
+  private endsSincePoll = 0;
 
   constructor(
     private readonly http: KeepAliveApi,
@@ -180,7 +182,9 @@ class TaskWatcher {
             const data = /^data: (.*)$/m.exec(frame)?.[1];
             if (!data || !/^event: task$/m.test(frame)) continue;
             const e = JSON.parse(data) as { taskId: string; status: string };
-            if (ENDED.has(e.status)) this.heard(e.taskId, false);
+            if (!ENDED.has(e.status)) continue;
+            this.endsSincePoll++;
+            this.heard(e.taskId, false);
           }
         });
         res.on('error', () => undefined);
@@ -204,7 +208,11 @@ class TaskWatcher {
       await sleep(POLL_MS);
       if (!this.waiting.size) continue;
       try {
-        const res = await this.http.call('GET', '/api/agent/tasks?limit=200&state=completed', {
+        // The newest completed tasks, about as many as ended since the last list (twice, at least
+        // 20): listing all 100 kept ones 4 times a second was load of the bench's own making.
+        const limit = Math.min(200, Math.max(20, this.endsSincePoll * 2));
+        this.endsSincePoll = 0;
+        const res = await this.http.call('GET', `/api/agent/tasks?limit=${limit}&state=completed`, {
           token: this.token,
         });
         if (res.status !== 200) throw new Error(`list answered ${res.status}`);
@@ -812,7 +820,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
           'this process, HTTP/1.1 keep-alive over node:http (KeepAliveApi), not fetch: the client shares the two cores with the stack',
         redis: `${REDIS_URL} (flushed first), shared by the stack and the raw peer`,
         raw: 'plain BullMQ Queue.add → Worker (concurrency 16), no-op processor, removeOnComplete',
-        ends: "heard on each owner's feed (GET /api/events, event: task), which frees the submitter's slot; final snapshots from listing each owner's completed tasks every 250 ms (finished tasks are pruned beyond 100 per owner)",
+        ends: "heard on each owner's feed (GET /api/events, event: task), which frees the submitter's slot; final snapshots from listing each owner's newest completed tasks every 250 ms, twice as many as ended meanwhile, at least 20 (finished tasks are pruned beyond 100 per owner)",
         timestamps:
           'task createdAt/startedAt/finishedAt (server, ms); BullMQ added/active from the queue event stream ids',
       },

@@ -409,11 +409,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       };
     });
     const ended = await this.repo.finish(ends);
-    // The slots are freed and what waits for them taken in one call; what more fits, the pump takes.
-    const taken = await this.fair.nextBatch(DISPATCH_BATCH, {
-      requireInitialised: true,
-      finishing: reports.map((f) => f.id),
-    });
     const byId = new Map(reports.map((f) => [f.id, f]));
     for (const row of ended) {
       const f = byId.get(row.id);
@@ -428,12 +423,26 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
-    if (taken?.length)
-      // Not the reporter's failure: what was taken and not handed over, the reconciliation hands over.
-      await this.dispatch(taken).catch((err: Error) =>
-        this.logger.warn({ err: err.message }, 'task dispatch failed'),
+    // The ends are recorded: the reporter is answered now, and the slots are freed (and what waits
+    // for them dispatched) after. Its next report waited for those two round trips to Redis too.
+    // Freeing them is not the reporter's to retry: a slot whose task ended and was not freed (this
+    // replica stopped in between), the reconciliation frees.
+    void this.freeSlots(reports.map((f) => f.id));
+  }
+
+  /** Frees the slots of ended tasks and takes what waits for them in one call; what more fits, the pump takes. */
+  private async freeSlots(ids: readonly string[]): Promise<void> {
+    try {
+      const taken = await this.fair.nextBatch(DISPATCH_BATCH, { requireInitialised: true, finishing: ids });
+      // What was taken and not handed over, the reconciliation hands over.
+      if (taken?.length) await this.dispatch(taken);
+      if (taken === null || taken.length === DISPATCH_BATCH) this.pumpSoon();
+    } catch (err) {
+      this.logger.warn(
+        { err: (err as Error).message },
+        'task slots not freed yet; the reconciliation frees them',
       );
-    if (taken === null || taken.length === DISPATCH_BATCH) this.pumpSoon();
+    }
   }
 
   /** Keeps KEPT_FINISHED_TASKS finished tasks per owner whose tasks ended since the last prune. */
