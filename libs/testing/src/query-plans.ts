@@ -82,3 +82,28 @@ export async function sequentialScans(
     client.release();
   }
 }
+
+/** A statement some plan of which reads a table whole, named by its name or its first words. */
+export interface WholeRead {
+  readonly statement: string;
+  readonly custom: string[];
+  readonly generic: string[];
+}
+
+/**
+ * The distinct statements among `sent` (by text) and those of them some plan of which reads a table
+ * whole (see sequentialScans).
+ */
+export async function wholeTableReads(
+  pool: Pool,
+  sent: readonly SentStatement[],
+): Promise<{ distinct: number; readWhole: WholeRead[] }> {
+  const distinct = new Map(sent.map((s) => [s.text, s]));
+  const readWhole: WholeRead[] = [];
+  for (const s of distinct.values()) {
+    const scans = await sequentialScans(pool, s);
+    if (scans.custom.length || scans.generic.length)
+      readWhole.push({ statement: s.name ?? s.text.slice(0, 80), ...scans });
+  }
+  return { distinct: distinct.size, readWhole };
+}

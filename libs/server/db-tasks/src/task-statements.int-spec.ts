@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import {
   createTestDatabase,
   recordStatements,
-  sequentialScans,
+  wholeTableReads,
   type TestDatabase,
 } from '@switchyard/testing';
 import { TasksRepository } from './tasks.repository';
@@ -71,14 +71,8 @@ describe('TasksRepository statements on a deployment with many kept tasks (real 
     expect(claimed.map((t) => t.id).sort()).toEqual([a, b].sort());
     expect(ended.map((t) => t.id).sort()).toEqual([a, b].sort());
 
-    const readWhole: Array<{ statement: string; custom: string[]; generic: string[] }> = [];
-    const distinct = new Map(recording.sent.map((s) => [s.text, s]));
-    for (const s of distinct.values()) {
-      const scans = await sequentialScans(pool, s);
-      if (scans.custom.length || scans.generic.length)
-        readWhole.push({ statement: s.name ?? s.text.slice(0, 80), ...scans });
-    }
-    expect(distinct.size).toBeGreaterThanOrEqual(8);
+    const { distinct, readWhole } = await wholeTableReads(pool, recording.sent);
+    expect(distinct).toBeGreaterThanOrEqual(8);
     expect(readWhole).toEqual([]);
   });
 });
