@@ -12,7 +12,10 @@ import {
   waitFor,
   type TestDatabase,
 } from '@switchyard/testing';
+import type { PermissionsService } from '../permissions/permissions.service';
 import { ActiveRuns, type DrivenRun } from './active-runs';
+import { RunLauncher } from './run-launcher';
+import type { RunPosture } from './sandbox-posture';
 import { RunEventOutbox } from './engine/run-event-outbox';
 import { InputWaits } from '../inputs/input-waits';
 
@@ -28,6 +31,7 @@ describe('ActiveRuns leases', () => {
   let bus: Bus;
   let repo: RunsRepository;
   let active: ActiveRuns;
+  let config: ReturnType<typeof testConfig>;
   let ownerId: string;
   const abandoned: string[] = [];
 
@@ -65,7 +69,7 @@ describe('ActiveRuns leases', () => {
       subjectPrefix: prefix,
       defaultTimeoutMs: 5_000,
     });
-    const config = testConfig('executor', {
+    config = testConfig('executor', {
       DATABASE_URL: db.url,
       NATS_SUBJECT_PREFIX: prefix,
       RUN_LEASE_MS: '10000',
@@ -116,5 +120,43 @@ describe('ActiveRuns leases', () => {
     expect(still?.status).toBe('running');
     expect(still?.ownerReplica).toBe(active.replica);
     expect(abandoned).toEqual([]);
+  });
+
+  it('a run written while its control subject could not be subscribed is failed, and its start refused', async () => {
+    const logger = createLogger({ level: 'silent', service: 'executor', instanceId: 't' });
+    const launcher = new RunLauncher(
+      repo,
+      active,
+      { warm: async () => undefined } as unknown as PermissionsService,
+      { forNewRun: async () => null } as unknown as RunPosture,
+      new InputWaits(new InputRequestsRepository(prisma), bus, config, logger),
+      new RunEventOutbox(bus, 0),
+      bus,
+      config,
+      logger,
+    );
+    // NATS refuses the subscription while Postgres writes the row (they go side by side).
+    const register = jest.spyOn(active, 'register').mockRejectedValueOnce(new Error('NATS is away'));
+    const runId = randomUUID();
+    await expect(
+      launcher.launch(
+        {
+          runId,
+          goal: 'unreachable',
+          config: RunConfig.parse({}),
+          inputs: {},
+          files: [],
+          tools: new Map(),
+          plan: { steps: [] },
+          created: { source: 'goal' },
+        },
+        { correlationId: 'c', ownerId, role: 'user' },
+      ),
+    ).rejects.toThrow('NATS is away');
+    register.mockRestore();
+    const run = await repo.get(runId);
+    expect(run).toMatchObject({ status: 'failed', ownerReplica: null });
+    expect(run?.error).toBe('the run could not be started: NATS is away');
+    expect(active.get(runId)).toBeUndefined();
   });
 });

@@ -183,22 +183,24 @@ export class RunLauncher {
       this.permissions.warm(ownerOf(ctx)),
       this.posture.forNewRun(),
     ]);
-    await this.active.register(driver);
-    try {
-      const first: RunEventBody[] = [
-        RunEventBody.parse({
-          type: 'run_created',
-          data: {
-            goal: l.goal,
-            config: l.config,
-            ...(l.sourceRunId ? { sourceRunId: l.sourceRunId } : {}),
-            ...l.created,
-            ...(l.agent ? { agentId: l.agent.id } : {}),
-          } satisfies RunCreated,
-        }),
-      ];
-      if (!l.plan) first.push({ type: 'planning_started', data: {} });
-      const stored = await this.repo.create(
+    const first: RunEventBody[] = [
+      RunEventBody.parse({
+        type: 'run_created',
+        data: {
+          goal: l.goal,
+          config: l.config,
+          ...(l.sourceRunId ? { sourceRunId: l.sourceRunId } : {}),
+          ...l.created,
+          ...(l.agent ? { agentId: l.agent.id } : {}),
+        } satisfies RunCreated,
+      }),
+    ];
+    if (!l.plan) first.push({ type: 'planning_started', data: {} });
+    // The run's control subject is subscribed while its row is written (a NATS round trip beside the
+    // Postgres one, not before it): both are done before anything names the run (its first events,
+    // the answer to the start), so an approval or a cancel always finds the replica driving it.
+    const [created, subscribed] = await Promise.allSettled([
+      this.repo.create(
         {
           id: runId,
           ownerId: ownerOf(ctx),
@@ -222,12 +224,24 @@ export class RunLauncher {
         // A task's run was admitted by the scheduler's fair queue; a workflow called as a tool runs
         // inside the slot of the run or turn that called it.
         background ? undefined : this.config.runs.foreground,
-      );
-      writer.publish(stored);
-    } catch (err) {
+      ),
+      this.active.register(driver),
+    ]);
+    if (created.status === 'rejected' || subscribed.status === 'rejected') {
       this.active.closed(runId);
-      throw err;
+      // Written, but nobody could reach it (its subscription failed): failed now, not left for the
+      // lease sweep to find interrupted.
+      if (created.status === 'fulfilled')
+        await this.repo
+          .fail(
+            runId,
+            this.active.replica,
+            `the run could not be started: ${((subscribed as PromiseRejectedResult).reason as Error).message}`,
+          )
+          .catch(() => undefined);
+      throw created.status === 'rejected' ? created.reason : (subscribed as PromiseRejectedResult).reason;
     }
+    writer.publish(created.value);
     const plan = l.plan;
     const review = l.sourceRunId !== undefined || l.config.planApproval;
     this.kick(driver, () => firstWork(driver, l, review));
