@@ -9,7 +9,7 @@ import { connect } from 'nats';
 import { Client } from 'pg';
 import { createScratchDatabase } from '@switchyard/server-db';
 import { taskQueueNames } from '@switchyard/server-queue';
-import { KeepAliveApi, Stack } from '@switchyard/testing';
+import { KeepAliveApi, sseBlocks, Stack } from '@switchyard/testing';
 import {
   machineBusyTicks,
   processSyscalls,
@@ -171,23 +171,15 @@ class TaskWatcher {
       `${baseUrl}/api/events`,
       { headers: { authorization: `Bearer ${this.token}`, accept: 'text/event-stream' }, agent: false },
       (res) => {
-        let buffered = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffered += chunk;
-          let cut: number;
-          while ((cut = buffered.indexOf('\n\n')) >= 0) {
-            const frame = buffered.slice(0, cut);
-            buffered = buffered.slice(cut + 2);
-            const data = /^data: (.*)$/m.exec(frame)?.[1];
-            if (!data || !/^event: task$/m.test(frame)) continue;
-            const e = JSON.parse(data) as { taskId: string; status: string };
+        void (async () => {
+          for await (const frame of sseBlocks(res)) {
+            if (frame.event !== 'task' || !frame.data) continue;
+            const e = JSON.parse(frame.data) as { taskId: string; status: string };
             if (!ENDED.has(e.status)) continue;
             this.endsSincePoll++;
             this.heard(e.taskId, false);
           }
-        });
-        res.on('error', () => undefined);
+        })().catch(() => undefined);
       },
     );
     req.on('error', () => {
@@ -636,8 +628,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         const rawCores = coresSince(stack, rawCpu);
         // The raw peer's whole cost: this process (producers and worker) and Redis.
         rawCpuMsPerJob =
-          (((rawCores['benchProcess'] ?? 0) + (rawCores['redis-server'] ?? 0)) * 1000) /
-          (rawRounds[1] as number);
+          (sumOf(rawCores, ['benchProcess', 'redis-server']) * 1000) / (rawRounds[1] as number);
       }
       const mark = cpuMark(stack);
       const run = await runThroughput(N / OWNERS);

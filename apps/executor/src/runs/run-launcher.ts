@@ -229,17 +229,14 @@ export class RunLauncher {
     ]);
     if (created.status === 'rejected' || subscribed.status === 'rejected') {
       this.active.closed(runId);
+      if (created.status === 'rejected') throw created.reason;
       // Written, but nobody could reach it (its subscription failed): failed now, not left for the
       // lease sweep to find interrupted.
-      if (created.status === 'fulfilled')
-        await this.repo
-          .fail(
-            runId,
-            this.active.replica,
-            `the run could not be started: ${((subscribed as PromiseRejectedResult).reason as Error).message}`,
-          )
-          .catch(() => undefined);
-      throw created.status === 'rejected' ? created.reason : (subscribed as PromiseRejectedResult).reason;
+      const reason = (subscribed as PromiseRejectedResult).reason as Error;
+      await this.repo
+        .fail(runId, this.active.replica, `the run could not be started: ${reason.message}`)
+        .catch(() => undefined);
+      throw reason;
     }
     writer.publish(created.value);
     const plan = l.plan;
