@@ -44,6 +44,7 @@ COPY --from=build /app/node_modules/.prisma ./node_modules/.prisma
 COPY --from=build /app/node_modules/@prisma/client ./node_modules/@prisma/client
 COPY --from=build /app/dist ./dist
 COPY libs/server/db/prisma/migrations ./libs/server/db/prisma/migrations
+COPY tools/service-node-flags.json ./tools/service-node-flags.json
 # The plugin bundles shipped with the platform: a manifest and one self-contained server file each.
 COPY --from=build /app/plugins/office/switchyard-plugin.json ./plugins/office/switchyard-plugin.json
 COPY --from=build /app/plugins/office/dist/server.cjs ./plugins/office/dist/server.cjs
@@ -66,5 +67,5 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `exec` replaces the shell, so node runs as PID 1 and SIGTERM reaches the service's graceful shutdown.
-# Node's flags are tools/service-node-flags.json's (docs/deployment.md, "Node flags").
-CMD ["sh", "-c", "exec node --max-semi-space-size=64 \"dist/apps/${SERVICE}/src/main.js\""]
+# Node's flags are ${SERVICE}'s in tools/service-node-flags.json (docs/deployment.md, "Node flags").
+CMD ["sh", "-c", "exec node $(node -p \"require('./tools/service-node-flags.json')[process.env.SERVICE].join(' ')\") \"dist/apps/${SERVICE}/src/main.js\""]

@@ -7,7 +7,7 @@ const { execFileSync, execSync, spawn } = require('node:child_process');
 const { existsSync, readFileSync } = require('node:fs');
 const net = require('node:net');
 const { join } = require('node:path');
-// Node's flags for a service process, as the image and the manifests give them (docs/deployment.md).
+// Node's flags for each service's process, as the image and the manifests give them (docs/deployment.md).
 const SERVICE_NODE_FLAGS = require('./service-node-flags.json');
 
 const root = join(__dirname, '..');
@@ -202,7 +202,7 @@ async function main() {
     const port = String(gatewayPort + i);
     const child = spawn(
       process.execPath,
-      [...SERVICE_NODE_FLAGS, join(root, `dist/apps/${name}/src/main.js`)],
+      [...SERVICE_NODE_FLAGS[name], join(root, `dist/apps/${name}/src/main.js`)],
       {
         cwd: root,
         env: { ...env, PORT: port },

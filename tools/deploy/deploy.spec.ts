@@ -5,7 +5,8 @@
 // services' own configuration schema. When kubectl is on the PATH its built-in kustomize also renders
 // every kustomization and the rendered objects are validated the same way.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import addFormats from 'ajv-formats';
@@ -30,10 +31,10 @@ import { Service, type IService } from 'kubernetes-models/v1/Service';
 import { DEFAULT_SERVICE_PORTS, EnvSchema, loadConfig } from '@switchyard/server-config';
 
 const ROOT = join(__dirname, '..', '..');
-/** Node's flags for a service process (npm start and the test stack read the same file). */
+/** Node's flags for each service's process (npm start and the test stack read the same file). */
 const SERVICE_NODE_FLAGS = JSON.parse(
   readFileSync(join(ROOT, 'tools', 'service-node-flags.json'), 'utf8'),
-) as string[];
+) as Record<string, string[]>;
 const K8S = join(ROOT, 'k8s');
 const BASE = join(K8S, 'base');
 const OVERLAYS = join(K8S, 'overlays');
@@ -550,11 +551,31 @@ describe('Dockerfile', () => {
     expect(env).toMatch(/(^|\s)NODE_ENV=production(\s|$)/);
     const cmds = inFinal('CMD');
     expect(cmds).toHaveLength(1);
-    expect(commandOf(cmds[0].args)).toMatch(
-      /\bnode (--[\w-]+(=\S+)? )*"?dist\/apps\/\$\{?SERVICE\}?\/src\/main\.js/,
-    );
-    // Node's flags for a service, as npm start and the test stack give them.
-    expect(nodeFlagsOf(commandOf(cmds[0].args))).toEqual(SERVICE_NODE_FLAGS);
+    // Run as the image would, with a `node` on the PATH that prints the arguments of the service's
+    // process: its flags as npm start and the test stack give them, then its main.
+    const argv = JSON.parse(cmds[0].args) as string[];
+    expect(argv.slice(0, 2)).toEqual(['sh', '-c']);
+    const bin = mkdtempSync(join(tmpdir(), 'image-cmd-'));
+    try {
+      writeFileSync(
+        join(bin, 'node'),
+        `#!/bin/sh\n[ "$1" = -p ] && exec ${JSON.stringify(process.execPath)} "$@"\nprintf '%s\\n' "$@"\n`,
+        { mode: 0o755 },
+      );
+      for (const s of SERVICES) {
+        const out = execFileSync('/bin/sh', ['-c', argv[2] as string], {
+          cwd: ROOT,
+          env: { PATH: bin, SERVICE: s },
+          encoding: 'utf8',
+        });
+        expect({ s, argv: out.trim().split('\n') }).toEqual({
+          s,
+          argv: [...(SERVICE_NODE_FLAGS[s] ?? ['(none listed)']), `dist/apps/${s}/src/main.js`],
+        });
+      }
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
     for (const s of SERVICES) expect(existsSync(join(ROOT, `apps/${s}/src/main.ts`))).toBe(true);
     // No ENTRYPOINT of our own: `docker run IMAGE node dist/tools/cli/switchyard.js migrate` works.
     expect(inFinal('ENTRYPOINT')).toHaveLength(0);
@@ -854,7 +875,7 @@ describe('k8s/base', () => {
       const viaCommand = cmd.includes(`dist/apps/${name}/src/main.js`);
       expect(viaCommand || env['SERVICE'] === name).toBe(true);
       // Node's flags for a service, as the image, npm start and the test stack give them.
-      if (viaCommand) expect(nodeFlagsOf(cmd)).toEqual(SERVICE_NODE_FLAGS);
+      if (viaCommand) expect(nodeFlagsOf(cmd)).toEqual(SERVICE_NODE_FLAGS[name]);
       if (env['SERVICE'] !== undefined) expect(env['SERVICE']).toBe(name);
       for (const other of SERVICES.filter((s) => s !== name))
         expect(cmd).not.toContain(`dist/apps/${other}/`);

@@ -12,12 +12,12 @@ const ROOT = __dirname.includes(`${sep}dist${sep}`)
   : join(__dirname, '..', '..', '..');
 
 /**
- * Node's flags for a service process, the same as `npm start`, the image and the manifests give it
- * (tools/service-node-flags.json; why in docs/deployment.md, "Node flags").
+ * Node's flags for each service's process, the same as `npm start`, the image and the manifests give
+ * it (tools/service-node-flags.json; why in docs/deployment.md, "Node flags").
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = JSON.parse(
+export const SERVICE_NODE_FLAGS: Readonly<Record<ServiceName, readonly string[]>> = JSON.parse(
   readFileSync(join(ROOT, 'tools', 'service-node-flags.json'), 'utf8'),
-) as string[];
+) as Record<ServiceName, string[]>;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -238,7 +238,7 @@ export class Stack {
     // docs/development.md, "Profiling a benchmark"; `node tools/cpu-profile.js <dir>` sums it up).
     const profDir = process.env['SWITCHYARD_CPU_PROF'];
     const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, id.replace('#', '-'))}`] : [];
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, main], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS[name], ...nodeArgs, main], {
       cwd: ROOT,
       env: {
         PATH: process.env['PATH'] ?? '',
