@@ -15,6 +15,7 @@ import {
   type TestDatabase,
 } from '@switchyard/testing';
 import { createRedis } from '@switchyard/server-queue';
+import { Client } from 'pg';
 
 interface TaskJson {
   id: string;
@@ -246,6 +247,62 @@ describe('background tasks end to end', () => {
     expect((await call('POST', `/api/agent/tasks/${victim}/kill`, alice)).status).toBe(200);
     expect((await finished(victim)).state).toBe('cancelled');
     for (const id of ids) await call('POST', `/api/agent/tasks/${id}/kill`, alice);
+  });
+
+  it("frees a body's slot when the body ends, not once Postgres has recorded the end", async () => {
+    await waitFor(
+      async () => (await call('GET', '/api/agent/tasks/capacity', alice)).json['running'] === 0,
+      60_000,
+      100,
+    );
+    // Recording the end of the task tagged "held" waits for a lock this test holds: whatever the
+    // machine's speed, that end stays unrecorded until the test lets it go.
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    const HOLD = 0x53594e44;
+    await pg.query(`CREATE FUNCTION e2e_hold_task_end() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF OLD.state = 'running' AND NEW.state <> 'running' AND NEW.inputs->>'tag' = 'held' THEN
+          PERFORM pg_advisory_xact_lock(${HOLD});
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await pg.query(
+      'CREATE TRIGGER e2e_hold_task_end BEFORE UPDATE ON bg_task FOR EACH ROW EXECUTE FUNCTION e2e_hold_task_end()',
+    );
+    await pg.query('SELECT pg_advisory_lock($1)', [HOLD]);
+    const long: string[] = [];
+    try {
+      const slow = await publish(120_000);
+      const quick = await publish(0);
+      const submit = async (workflowId: string, tag: string) => {
+        const res = await call('POST', '/api/agent/tasks', alice, {
+          workflowId,
+          inputs: { tag },
+          priority: 'normal',
+        });
+        expect(res.status).toBe(202);
+        return res.json['id'] as string;
+      };
+      // 15 slots held for the whole test, the 16th by "held"; "next" can only start in held's slot.
+      for (let i = 0; i < 15; i++) long.push(await submit(slow, `long ${i}`));
+      const held = await submit(quick, 'held');
+      const next = await submit(quick, 'next');
+      await waitFor(async () => ((await task(next)).queued ? undefined : true), 60_000, 100);
+      // held's body ended and its end is still not recorded: its slot went to next all the same.
+      expect((await task(held)).state).toBe('running');
+      expect(['running', 'completed']).toContain((await task(next)).state);
+      expect((await call('GET', '/api/agent/tasks/capacity', alice)).json['running']).toBeLessThanOrEqual(16);
+      await pg.query('SELECT pg_advisory_unlock($1)', [HOLD]);
+      expect((await finished(held)).state).toBe('completed');
+      expect((await finished(next)).state).toBe('completed');
+    } finally {
+      await pg.query('SELECT pg_advisory_unlock_all()');
+      await pg.query('DROP TRIGGER IF EXISTS e2e_hold_task_end ON bg_task');
+      await pg.query('DROP FUNCTION IF EXISTS e2e_hold_task_end()');
+      await pg.end();
+      for (const id of long) await call('POST', `/api/agent/tasks/${id}/kill`, alice);
+    }
   });
 
   it('loses no accepted task when Redis loses everything mid-load', async () => {

@@ -4,9 +4,6 @@ import type { Logger } from '@switchyard/server-observability';
 import { createWorker, taskQueueNames } from '@switchyard/server-queue';
 import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
 
-/** Bodies one executor replica runs at once; the scheduler keeps the cluster-wide limit (16). */
-const CONCURRENCY = 16;
-
 /**
  * Where the task bodies this replica runs come from: the scheduler's BullMQ queue in production, a
  * test's own hand in unit tests (so the worker's decisions are tested without Redis).
@@ -38,7 +35,11 @@ export class BullTaskJobs implements TaskJobSource {
         ...this.config.redis,
         name: `${this.config.service}-tasks`,
         prefix: names.bullPrefix,
-        concurrency: CONCURRENCY,
+        // The scheduler keeps the cluster-wide limit on running bodies (TASK_RUNNING_LIMIT): it frees
+        // a body's slot when the body ends, while the end is being recorded. Its job here lasts until
+        // that record is acknowledged, so a replica takes up to twice the limit: as many new bodies as
+        // ended ones still waiting for their acknowledgement.
+        concurrency: this.config.tasks.running * 2,
       },
       (job) => body(job.data.taskId),
     );

@@ -408,6 +408,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         error: f.error,
       };
     });
+    // The bodies have stopped: their slots are freed (and what waits for them dispatched) while the
+    // ends are recorded, not after; the next bodies no longer wait for this statement. Freeing is
+    // idempotent (a slot already free is left alone), so a report retried after the statement failed
+    // frees nothing twice, and the reconciliation re-admits only queued tasks, never a running one
+    // whose slot is free. A slot not freed because this replica stopped, the reconciliation frees.
+    void this.freeSlots(reports.map((f) => f.id));
     const ended = await this.repo.finish(ends);
     const byId = new Map(reports.map((f) => [f.id, f]));
     for (const row of ended) {
@@ -423,11 +429,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
-    // The ends are recorded: the reporter is answered now, and the slots are freed (and what waits
-    // for them dispatched) after. Its next report waited for those two round trips to Redis too.
-    // Freeing them is not the reporter's to retry: a slot whose task ended and was not freed (this
-    // replica stopped in between), the reconciliation frees.
-    void this.freeSlots(reports.map((f) => f.id));
   }
 
   /** Frees the slots of ended tasks and takes what waits for them in one call; what more fits, the pump takes. */

@@ -54,8 +54,8 @@ export function createQueue<T = unknown>(
 export type { Job, Queue } from 'bullmq';
 
 /**
- * A BullMQ worker on its own connection (a worker blocks on it). `concurrency` jobs at once; a job
- * whose worker died is handed to another worker after the stall interval.
+ * A BullMQ worker on its own connection, closed with it. `concurrency` jobs at once; a job whose
+ * worker died is handed to another worker after the stall interval.
  */
 export function createWorker<T>(
   name: string,
@@ -68,12 +68,17 @@ export function createWorker<T>(
   },
   process: (job: import('bullmq').Job<T>) => Promise<void>,
 ): import('bullmq').Worker<T> {
-  return new Worker<T>(name, process, {
-    connection: createRedis(opts),
+  const connection = createRedis(opts);
+  const worker = new Worker<T>(name, process, {
+    connection,
     prefix: opts.prefix,
     concurrency: opts.concurrency,
     stalledInterval: opts.stalledIntervalMs ?? 5_000,
     lockDuration: opts.lockDurationMs ?? 10_000,
     maxStalledCount: 1,
   });
+  // BullMQ closes the connections it made (its blocking one), not one it was given: this one goes
+  // with the worker (it kept a closed worker's process alive).
+  worker.once('closed', () => connection.disconnect());
+  return worker;
 }

@@ -1,0 +1,57 @@
+import { createQueue, createRedis, taskQueueNames, type Queue } from '@switchyard/server-queue';
+import { testConfig, uniquePrefix, waitFor } from '@switchyard/testing';
+import type { Logger } from '@switchyard/server-observability';
+import { BullTaskJobs } from './task-jobs';
+
+const quiet = { warn: () => undefined } as unknown as Logger;
+
+/**
+ * The executor's BullMQ worker against the real Redis: how many bodies one replica takes at once
+ * follows the deployment's running limit (TASK_RUNNING_LIMIT), not a number of its own.
+ */
+describe('BullTaskJobs', () => {
+  let redis: ReturnType<typeof createRedis>;
+  let queue: Queue<{ taskId: string }>;
+  let jobs: BullTaskJobs;
+  const release: Array<() => void> = [];
+
+  afterEach(async () => {
+    release.splice(0).forEach((r) => r());
+    await jobs?.close();
+    await queue?.obliterate({ force: true }).catch(() => undefined);
+    await queue?.close();
+    redis?.disconnect();
+  });
+
+  it('takes twice the running limit: as many new bodies as ended ones waiting for their report', async () => {
+    const config = testConfig('executor', {
+      NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs'),
+      // Above the 16 the worker once took whatever the limit: with one replica, bodies the
+      // scheduler counted as running waited in BullMQ.
+      TASK_RUNNING_LIMIT: '20',
+    });
+    const names = taskQueueNames(config.nats.subjectPrefix);
+    redis = createRedis({ ...config.redis, name: 'task-jobs-test' });
+    queue = createQueue<{ taskId: string }>(names.queue, redis, names.bullPrefix);
+    const started: string[] = [];
+    jobs = new BullTaskJobs(config, quiet);
+    jobs.start(async (taskId) => {
+      started.push(taskId);
+      await new Promise<void>((r) => release.push(r));
+    });
+    await queue.addBulk(
+      Array.from({ length: 45 }, (_, i) => ({
+        name: 'task',
+        data: { taskId: `t${i}` },
+        opts: { jobId: `t${i}` },
+      })),
+    );
+    await waitFor(() => started.length >= 40, 30_000, 20);
+    // The 41st waits for a body to end, however long the others take to be picked up.
+    expect(await queue.getWaitingCount()).toBe(5);
+    expect(started).toHaveLength(40);
+    release.shift()?.();
+    await waitFor(() => started.length === 41, 30_000, 20);
+    expect(await queue.getWaitingCount()).toBe(4);
+  });
+});
