@@ -555,6 +555,8 @@ describe('Dockerfile', () => {
     // process: its flags as npm start and the test stack give them, then its main.
     const argv = JSON.parse(cmds[0].args) as string[];
     expect(argv.slice(0, 2)).toEqual(['sh', '-c']);
+    // `exec`: node replaces the shell as PID 1, so SIGTERM reaches the service's graceful shutdown.
+    expect(argv[2]).toMatch(/^exec node /);
     const bin = mkdtempSync(join(tmpdir(), 'image-cmd-'));
     try {
       writeFileSync(

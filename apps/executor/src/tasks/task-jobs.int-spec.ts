@@ -26,7 +26,7 @@ describe('BullTaskJobs', () => {
   it('takes twice the running limit: as many new bodies as ended ones waiting for their report', async () => {
     const config = testConfig('executor', {
       NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs'),
-      // Above the 16 the worker once took whatever the limit: with one replica, bodies the
+      // Above 16: the worker used to take 16 whatever the limit, so with one replica, bodies the
       // scheduler counted as running waited in BullMQ.
       TASK_RUNNING_LIMIT: '20',
     });
