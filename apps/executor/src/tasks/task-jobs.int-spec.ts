@@ -1,9 +1,9 @@
 import { createQueue, createRedis, taskQueueNames, type Queue } from '@switchyard/server-queue';
 import { testConfig, uniquePrefix, waitFor } from '@switchyard/testing';
-import type { Logger } from '@switchyard/server-observability';
+import { createLogger } from '@switchyard/server-observability';
 import { BullTaskJobs } from './task-jobs';
 
-const quiet = { warn: () => undefined } as unknown as Logger;
+const quiet = createLogger({ level: 'silent', service: 'executor', instanceId: 'task-jobs-test' });
 
 /**
  * The executor's BullMQ worker against the real Redis: how many bodies one replica takes at once
