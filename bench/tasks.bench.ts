@@ -32,11 +32,11 @@ import {
  *                settles). The time
  *                between a body's end and the next body's start while work waited is reported apart:
  *                that is the admission + dispatch part; CPU per process says where the time goes.
- *   pickup:      idle, one at a time: submit → body started (`queueWaitMs`, and from the client's
+ *   pickup:      idle, one at a time: submit → body started (its run stored; from the row and from the client's
  *                submit) vs BullMQ add → worker callback; split by the BullMQ event stream of the queue.
  *   priorities:  10 ms bodies, 3 owners × 3 priorities submitting open loop at 1.6× the capacity the
  *                throughput part measured (so work always waits), 429s backed off; queue wait per
- *                priority, and how busy the 16 slots were.
+ *                priority (until dispatched: the task's startedAt), and how busy the 16 slots were.
  * Ends are heard on each owner's feed (GET /api/events), as a live client hears them; the final
  * snapshots come from listing each owner's newest completed tasks every 250 ms, about twice as
  * many as ended meanwhile (finished tasks are pruned beyond the newest 100 per owner). Both are load the measured stack carries too. (Until 2026-12-06
@@ -79,6 +79,7 @@ interface TaskJson {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  runId: string | null;
   queueWaitMs: number;
   runDurationMs: number | null;
 }
@@ -340,6 +341,37 @@ function handoffs(tasks: TaskJson[]): Array<{ task: TaskJson; freedAt: number; g
     if (at(task.createdAt) <= freedAt) out.push({ task, freedAt, gapMs: at(task.startedAt) - freedAt });
   }
   return out;
+}
+
+/**
+ * The tasks with `startedAt` as their bodies started: when each body's run was stored (an executor
+ * writes the run as the body starts; same clock, Postgres's). A task's own `startedAt` says when the
+ * scheduler moved it to running, as it handed the task to BullMQ (since 2026-12-06; before, an
+ * executor's claim set it as the body started): so the hand-off, pickup and body figures read the
+ * run. Queue wait and run duration follow. A task whose run was not written keeps its own times.
+ */
+async function bodiesStarted(databaseUrl: string, tasks: readonly TaskJson[]): Promise<TaskJson[]> {
+  const pg = new Client({ connectionString: databaseUrl });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query<{ id: string; created_at: Date }>(
+      'SELECT id, created_at FROM run WHERE id = ANY($1::uuid[])',
+      [tasks.flatMap((t) => t.runId ?? [])],
+    );
+    const started = new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
+    return tasks.map((t) => {
+      const s = t.runId ? started.get(t.runId) : undefined;
+      if (s === undefined) return t;
+      return {
+        ...t,
+        startedAt: new Date(s).toISOString(),
+        queueWaitMs: s - at(t.createdAt),
+        runDurationMs: t.finishedAt ? at(t.finishedAt) - s : null,
+      };
+    });
+  } finally {
+    await pg.end();
+  }
 }
 
 /** When BullMQ added and activated each job of a queue, from its event stream (Redis clock, ms). */
@@ -651,18 +683,19 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       syscalls: throughputSyscalls,
       events: throughputEvents,
     } = middle;
-    const completedTasks = sy.ended.filter((t) => t.state === 'completed');
-    const lastEnd = Math.max(...sy.ended.map((t) => at(t.finishedAt)));
+    const ended = await bodiesStarted(db.url, sy.ended);
+    const completedTasks = ended.filter((t) => t.state === 'completed');
+    const lastEnd = Math.max(...ended.map((t) => at(t.finishedAt)));
     const burst = OWNERS * OUTSTANDING_PER_OWNER;
     const sortedAccepts = [...sy.acceptedAt].sort((a, b) => a - b);
     const burstPerS = (burst / ((sortedAccepts[burst - 1] as number) - sy.t0)) * 1000;
-    const gaps = handoffs(sy.ended);
+    const gaps = handoffs(ended);
     const split = (pick: (g: (typeof gaps)[number], e: { added?: number; active?: number }) => number) =>
       stats(
         gaps.map((g) => pick(g, throughputEvents.get(g.task.id) ?? {})).filter((x) => Number.isFinite(x)),
       );
-    const runDurations = sy.ended.map((t) => t.runDurationMs ?? NaN).filter(Number.isFinite);
-    const firstStart = Math.min(...sy.ended.map((t) => at(t.startedAt)));
+    const runDurations = ended.map((t) => t.runDurationMs ?? NaN).filter(Number.isFinite);
+    const firstStart = Math.min(...ended.map((t) => at(t.startedAt)));
     const utilisation = runDurations.reduce((a, b) => a + b, 0) / (SLOTS * (lastEnd - firstStart));
 
     // ── pickup when idle ──
@@ -695,6 +728,11 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
       await done;
       await sleep(20);
     }
+    const pickedUp = await bodiesStarted(
+      db.url,
+      pickups.map((p) => p.task),
+    );
+    pickups.forEach((p, i) => (p.task = pickedUp[i] as TaskJson));
     const pickupEvents = await jobEvents(flusher, `${names.bullPrefix}:${names.queue}:events`);
     const pickupSplit = (
       pick: (p: (typeof pickups)[number], e: { added?: number; active?: number }) => number,
@@ -813,7 +851,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         raw: 'plain BullMQ Queue.add → Worker (concurrency 16), no-op processor, removeOnComplete',
         ends: "heard on each owner's feed (GET /api/events, event: task), which frees the submitter's slot; final snapshots from listing each owner's newest completed tasks every 250 ms, twice as many as ended meanwhile, at least 20 (finished tasks are pruned beyond 100 per owner)",
         timestamps:
-          'task createdAt/startedAt/finishedAt (server, ms); BullMQ added/active from the queue event stream ids',
+          "task createdAt/finishedAt (server, ms); a body's start is its run's creation (the task's startedAt is its dispatch: used only for the queue wait per priority); BullMQ added/active from the queue event stream ids",
       },
       throughput: {
         tasks: N,
@@ -835,7 +873,7 @@ export async function runTasksBench(outDir: string): Promise<Record<string, unkn
         rawRoundsJobsPerS: rawRounds.map(r3),
         ratioToRaw: r3(throughputRatio),
         completed: completedTasks.length,
-        notCompleted: sy.ended.length - completedTasks.length,
+        notCompleted: ended.length - completedTasks.length,
         prunedUnseen: sy.lost,
         refused429: refusals.throughput,
         admission: {

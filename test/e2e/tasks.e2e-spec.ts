@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -14,7 +14,9 @@ import {
   type ApiResponse,
   type TestDatabase,
 } from '@switchyard/testing';
-import { createRedis } from '@switchyard/server-queue';
+import { Rpc, type RpcResponse } from '@switchyard/contracts';
+import { Bus } from '@switchyard/server-bus';
+import { createQueue, createRedis, createWorker, taskQueueNames } from '@switchyard/server-queue';
 import { Client } from 'pg';
 
 interface TaskJson {
@@ -363,6 +365,105 @@ describe('background tasks end to end', () => {
     const ends = await Promise.all(ids.map((id) => finished(id, alice, 170_000)));
     expect(ends.map((t) => t.state)).toEqual(ids.map(() => 'completed'));
     expect(ends.map((t) => t.output)).toEqual(ids.map((_, i) => ({ tag: `f${i}` })));
+  });
+
+  it('hands a dispatched task over again when Redis lost its job before any body started it, and runs it once', async () => {
+    const wf = await publish(0);
+    const executors = stack.replicas('executor');
+    // No executor takes jobs: the task is dispatched (running, its run id named) and its job waits.
+    for (const e of executors) e.child.kill('SIGSTOP');
+    let resumed = false;
+    try {
+      const submitted = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'lost' },
+      });
+      expect(submitted.status).toBe(202);
+      const id = submitted.json['id'] as string;
+      const dispatched = await waitFor(
+        async () => {
+          const t = await task(id);
+          return t.state === 'running' ? t : undefined;
+        },
+        60_000,
+        50,
+      );
+      expect(dispatched.runId).toMatch(/^[0-9a-f-]{36}$/);
+      const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-flush' });
+      await redis.connect();
+      await redis.flushdb();
+      redis.disconnect();
+      for (const e of executors) e.child.kill('SIGCONT');
+      resumed = true;
+      // The scheduler rebuilds the queues, finds the task running with no job and no run, and hands
+      // it over again (every 5 s): the bound only guards a hang.
+      const end = await finished(id, alice, 120_000);
+      expect(end).toMatchObject({ state: 'completed', output: { tag: 'lost' }, runId: dispatched.runId });
+      const runs = (await call('GET', '/api/agent/runs?limit=200', alice)).json['items'] as Array<{
+        id: string;
+      }>;
+      expect(runs.filter((r) => r.id === dispatched.runId)).toHaveLength(1);
+    } finally {
+      if (!resumed) for (const e of executors) e.child.kill('SIGCONT');
+    }
+  });
+
+  it('an executor of the previous version takes a task this scheduler dispatched: its claim is answered with the task', async () => {
+    const wf = await publish(0);
+    const executors = stack.replicas('executor');
+    for (const e of executors) e.child.kill('SIGSTOP');
+    const bus = await Bus.connect({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'previous-executor',
+      subjectPrefix: stack.env['NATS_SUBJECT_PREFIX'] ?? '',
+      defaultTimeoutMs: 10_000,
+    });
+    const names = taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '');
+    const claims: Array<RpcResponse<typeof Rpc.tasks.claimBatch>> = [];
+    const runId = randomUUID();
+    // As the previous version's worker did: take the job, claim the task by its id naming the run.
+    const worker = createWorker<{ taskId: string }>(
+      names.queue,
+      {
+        url: 'redis://127.0.0.1:6379/12',
+        name: 'previous-executor',
+        prefix: names.bullPrefix,
+        concurrency: 1,
+      },
+      async (job) => {
+        claims.push(await bus.call(Rpc.tasks.claimBatch, { ids: [job.data.taskId], runIds: [runId] }));
+      },
+    );
+    try {
+      const submitted = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'old' },
+      });
+      const id = submitted.json['id'] as string;
+      await waitFor(() => claims.length === 1, 60_000, 20);
+      const me = (await call('GET', '/api/me', alice)).json['owner'] as { id: string };
+      expect(claims[0]?.claims).toEqual([
+        {
+          go: true,
+          task: { ownerId: me.id, workflowId: wf, inputs: { tag: 'old' }, permissionMode: 'ask' },
+        },
+      ]);
+      // Its body runs under the run it named, and its end is recorded as any other.
+      expect(await task(id)).toMatchObject({ state: 'running', runId });
+      // Once its job is done, a claim of the same task again is refused: never a second body.
+      const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'previous-executor-jobs' });
+      const jobs = createQueue(names.queue, redis, names.bullPrefix);
+      await waitFor(async () => (await jobs.getJob(id)) === undefined, 60_000, 20);
+      await jobs.close();
+      redis.disconnect();
+      const again = await bus.call(Rpc.tasks.claimBatch, { ids: [id], runIds: [randomUUID()] });
+      expect(again.claims).toEqual([{ go: false, reason: 'interrupted: its first body stopped' }]);
+      expect(await task(id)).toMatchObject({ state: 'interrupted', runId });
+    } finally {
+      await worker.close();
+      await bus.close();
+      for (const e of executors) e.child.kill('SIGCONT');
+    }
   });
 
   it('a model submits a workflow with task_submit_workflow and waits for it with task_output', async () => {

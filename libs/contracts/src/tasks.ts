@@ -44,7 +44,10 @@ export const Task = z.object({
     ),
   createdAt: z.string(),
   queueWaitMs: z.number().int().describe('time spent waiting; grows until the task starts or ends'),
-  startedAt: z.string().nullable(),
+  startedAt: z
+    .string()
+    .nullable()
+    .describe('when the scheduler handed the task to an executor replica; it runs from then'),
   runDurationMs: z.number().int().nullable().describe('grows while running'),
   finishedAt: z.string().nullable(),
   output: z.unknown().nullable().describe('the run result, capped'),
@@ -112,17 +115,19 @@ export const AttachRun = z.object({ id: z.string().uuid(), runId: z.string().uui
  */
 export const TASK_KILL_SUBJECT = 'events.scheduler.task.kill';
 export const TaskKill = z.object({ id: z.string().uuid() });
+/** What a task's body runs: the task's owner, published workflow, inputs and permission mode. */
+export const TaskBody = z.object({
+  ownerId: z.string().uuid(),
+  workflowId: z.string().uuid(),
+  inputs: z.record(z.string(), z.unknown()),
+  permissionMode: PermissionMode,
+});
+export type TaskBody = z.infer<typeof TaskBody>;
+
 export const ClaimResult = z.object({
   go: z.boolean(),
   reason: z.string().optional(),
-  task: z
-    .object({
-      ownerId: z.string().uuid(),
-      workflowId: z.string().uuid(),
-      inputs: z.record(z.string(), z.unknown()),
-      permissionMode: PermissionMode,
-    })
-    .optional(),
+  task: TaskBody.optional(),
 });
 export type ClaimResult = z.infer<typeof ClaimResult>;
 
@@ -171,6 +176,18 @@ export const AttachResults = z.object({ answers: z.array(z.object({ cancel: z.bo
 export const FinishTasks = z.object({ ends: z.array(FinishTask).min(1).max(TASK_BATCH_LIMIT) });
 export type FinishTasks = z.infer<typeof FinishTasks>;
 
-/** The BullMQ job an executor replica runs: everything is looked up by id. */
-export const TaskJob = z.object({ taskId: z.string().uuid() });
+/**
+ * The BullMQ job an executor replica runs. The scheduler moves a task to running as it dispatches
+ * it, and the job carries what the body needs and the id its run will have: the body starts
+ * without asking. A job with the id alone comes from a scheduler of the previous version: its body
+ * claims the task first (`Rpc.tasks.claimBatch`).
+ */
+/** Why a task whose body's replica stopped ends interrupted: a body is never started twice. */
+export const TASK_BODY_STOPPED = 'the executor running this task stopped; it was not started again';
+
+export const TaskJob = z.object({
+  taskId: z.string().uuid(),
+  runId: z.string().uuid().optional(),
+  task: TaskBody.optional(),
+});
 export type TaskJob = z.infer<typeof TaskJob>;

@@ -6,6 +6,7 @@ import {
   RunConfig,
   type AgentPlan,
   type FinishTask,
+  type TaskBody,
   type InvokeToolRequest,
   type RunEvent,
   type RunEventBody,
@@ -24,7 +25,7 @@ import { RunEventOutbox } from '../runs/engine/run-event-outbox';
 import type { WorkflowLaunch } from '../runs/start-run.usecase';
 import { firstWork } from '../runs/run-launcher';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
-import type { TaskJobSource } from './task-jobs';
+import type { HandedTask, TaskJobSource } from './task-jobs';
 import { KILL_MEMORY_MS, TASK_ERROR_LIMIT, TaskWorker, type WorkerTime } from './task-worker';
 
 const TASK = '00000000-0000-4000-8000-0000000000a1';
@@ -69,10 +70,10 @@ class MemoryLog {
 
 /** The scheduler's queue as a test's hand: `hand` runs one body to its end. */
 class HandJobs implements TaskJobSource {
-  private body: ((taskId: string) => Promise<void>) | undefined;
+  private body: ((job: HandedTask) => Promise<void>) | undefined;
   closed = false;
 
-  start(body: (taskId: string) => Promise<void>): void {
+  start(body: (job: HandedTask) => Promise<void>): void {
     this.body = body;
   }
 
@@ -80,9 +81,9 @@ class HandJobs implements TaskJobSource {
     this.closed = true;
   }
 
-  hand(taskId: string): Promise<void> {
+  hand(job: HandedTask): Promise<void> {
     if (!this.body) throw new Error('the worker has not started');
-    return this.body(taskId);
+    return this.body(job);
   }
 }
 
@@ -167,7 +168,16 @@ function setup(opts: { answers?: Answer[] } = {}) {
     return typeof next === 'function' ? next() : next;
   });
   const finished: FinishTask[] = [];
+  /** What the scheduler's dispatch puts in a task's job (the task's row). */
+  let body: TaskBody = {
+    ownerId: OWNER,
+    workflowId: WORKFLOW,
+    inputs: { n: 7 },
+    permissionMode: 'approve-for-me',
+  };
+  let dispatched = 0;
   const scheduler = {
+    /** How the scheduler answers the claim of a job from a scheduler of the previous version. */
     claim: {
       go: true,
       task: {
@@ -282,27 +292,38 @@ function setup(opts: { answers?: Answer[] } = {}) {
     jobs,
     time,
     schedulerTraffic,
-    /** The id of the n-th run started (1-based): the one its claim named. */
+    /** The id of the n-th run started (1-based): the one its job or its claim named. */
     runOf: (n: number) => launched[n - 1]?.driver.runId,
+    /** Hands over a task as the scheduler dispatches it: running already, its body and run id in the job. */
+    hand: (taskId: string, over: Partial<HandedTask> = {}) =>
+      jobs.hand({
+        taskId,
+        runId: `00000000-0000-4000-8000-${String(++dispatched).padStart(4, '0')}0000d15a`,
+        task: body,
+        attempt: 1,
+        ...over,
+      }),
+    /** Hands over a task as a scheduler of the previous version did: by its id, to be claimed. */
+    handById: (taskId: string) => jobs.hand({ taskId, attempt: 1 }),
+    /** Changes what the next dispatched jobs carry. */
+    dispatchWith: (next: Partial<TaskBody>) => (body = { ...body, ...next }),
     resolveWith: (f: () => unknown) => (resolveWorkflow = f),
   };
 }
 
 describe('TaskWorker: a task body on the in-memory bus', () => {
-  it('claims the task naming its run, runs the published workflow unattended under that id and reports its result', async () => {
+  it('runs a dispatched task at once: its published workflow, unattended, under the run id its job names; reports its result', async () => {
     const t = setup({ answers: [ok({ rows: 3 })] });
-    await t.jobs.hand(TASK);
-    // No attach: the claim carried the run's id, so the scheduler knew the run from the start.
-    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.claimBatch', 'scheduler.tasks.finishBatch']);
-    const claimed = t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.claimBatch.subject)?.payload;
-    expect(claimed).toEqual({ ids: [TASK], runIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)] });
+    await t.hand(TASK);
+    // No claim: the scheduler moved the task to running as it dispatched it, with the run's id.
+    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.finishBatch']);
     expect(t.bus.traffic.requests.find((r) => r.subject === Rpc.workflows.resolve.subject)?.payload).toEqual({
       id: WORKFLOW,
       version: 'published',
     });
     const [run] = t.launched;
     expect(run?.ctx).toEqual({ correlationId: `task-${TASK}`, ownerId: OWNER, role: 'user' });
-    expect(run?.driver.runId).toBe((claimed as { runIds: string[] }).runIds[0]);
+    expect(run?.driver.runId).toBe('00000000-0000-4000-8000-00010000d15a');
     expect(run?.def).toEqual({
       runId: run?.driver.runId,
       beforeWork: expect.any(Function),
@@ -320,9 +341,41 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     ]);
   });
 
+  it("a job from the previous version's scheduler: claims the task naming its run, then runs it under that id", async () => {
+    const t = setup({ answers: [ok({ rows: 3 })] });
+    await t.handById(TASK);
+    // No attach: the claim carried the run's id, so the scheduler knew the run from the start.
+    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.claimBatch', 'scheduler.tasks.finishBatch']);
+    const claimed = t.bus.traffic.requests.find((r) => r.subject === Rpc.tasks.claimBatch.subject)?.payload;
+    expect(claimed).toEqual({ ids: [TASK], runIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)] });
+    const [run] = t.launched;
+    expect(run?.driver.runId).toBe((claimed as { runIds: string[] }).runIds[0]);
+    expect(run?.def.inputs).toEqual({ n: 7 });
+    expect(t.finished).toEqual([
+      { id: TASK, state: 'completed', runId: t.runOf(1), output: { rows: 3 }, error: null },
+    ]);
+  });
+
+  it('a job BullMQ hands on (the replica that started it stopped) is reported interrupted and not started again', async () => {
+    const t = setup();
+    await t.hand(TASK, { runId: '00000000-0000-4000-8000-0000000000e1', attempt: 2 });
+    expect(t.launched).toEqual([]);
+    expect(t.calls).toEqual([]);
+    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.finishBatch']);
+    // The run its first body may have written stays the task's.
+    expect(t.finished).toEqual([
+      {
+        id: TASK,
+        state: 'interrupted',
+        runId: '00000000-0000-4000-8000-0000000000e1',
+        error: 'the executor running this task stopped; it was not started again',
+      },
+    ]);
+  });
+
   it('reports a failed run as failed with its message; the code stays on the run', async () => {
     const t = setup({ answers: [new AppError('not_found', 'no table named rows')] });
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     const [run] = t.launched;
     expect(run?.log.types).toEqual(['plan_ready', 'run_started', 'step_start', 'step_failed', 'error']);
     expect(run?.log.events.at(-1)?.data).toEqual({
@@ -343,20 +396,12 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
   it('reports a workflow that cannot start (unpublished, inputs that do not fit) as failed without a run', async () => {
     const t = setup();
     t.resolveWith(() => new AppError('conflict', 'workflow "nightly" has no published version'));
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     t.resolveWith(() => published);
-    t.scheduler.claim = {
-      ...t.scheduler.claim,
-      task: { ...t.scheduler.claim.task!, inputs: { n: 'seven' } },
-    };
-    await t.jobs.hand(OTHER_TASK);
+    t.dispatchWith({ inputs: { n: 'seven' } });
+    await t.hand(OTHER_TASK);
     expect(t.launched).toEqual([]);
-    expect(t.schedulerTraffic()).toEqual([
-      'scheduler.tasks.claimBatch',
-      'scheduler.tasks.finishBatch',
-      'scheduler.tasks.claimBatch',
-      'scheduler.tasks.finishBatch',
-    ]);
+    expect(t.schedulerTraffic()).toEqual(['scheduler.tasks.finishBatch', 'scheduler.tasks.finishBatch']);
     expect(t.finished).toEqual([
       { id: TASK, state: 'failed', runId: null, error: 'workflow "nightly" has no published version' },
       {
@@ -368,10 +413,10 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     ]);
   });
 
-  it('starts nothing and reports nothing when the claim is refused (killed meanwhile, or handed on)', async () => {
+  it('starts nothing and reports nothing when the claim of a job by id is refused (killed meanwhile, or handed on)', async () => {
     const t = setup();
     t.scheduler.claim = { go: false, reason: 'interrupted: its first body stopped' };
-    await t.jobs.hand(TASK);
+    await t.handById(TASK);
     expect(t.bus.traffic.requests.map((r) => r.subject)).toEqual(['scheduler.tasks.claimBatch']);
     expect(t.launched).toEqual([]);
     expect(t.finished).toEqual([]);
@@ -381,7 +426,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const call = held();
     const t = setup({ answers: [call.call] });
     t.bus.on(Events.toolCancel, () => call.release({ ...ok(null), isError: true }));
-    const body = t.jobs.hand(TASK);
+    const body = t.hand(TASK);
     await call.arrived;
     t.bus.emit(Events.taskKill, { id: TASK });
     await body;
@@ -410,7 +455,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       await gate;
       return published;
     });
-    const body = t.jobs.hand(TASK);
+    const body = t.hand(TASK);
     await resolving;
     t.bus.emit(Events.taskKill, { id: TASK });
     await t.bus.flush();
@@ -429,7 +474,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     t.bus.emit(Events.taskKill, { id: TASK });
     await t.bus.flush();
     t.time.clock.advance(KILL_MEMORY_MS + 1);
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     expect(t.finished).toEqual([
       { id: TASK, state: 'completed', runId: t.runOf(1), output: 'ran', error: null },
     ]);
@@ -439,11 +484,11 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const first = held();
     const second = held();
     const t = setup({ answers: [first.call, second.call] });
-    const shutdown = t.jobs.hand(TASK);
+    const shutdown = t.hand(TASK);
     await first.arrived;
     t.launched[0]?.driver.abandon(); // what ActiveRuns does to every run when the replica stops
     await shutdown;
-    const lost = t.jobs.hand(OTHER_TASK);
+    const lost = t.hand(OTHER_TASK);
     await second.arrived;
     const run = t.launched[1];
     if (!run) throw new Error('the second run did not start');
@@ -474,8 +519,8 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup({
       answers: [ok(big), new AppError('not_found', `missing: ${'y'.repeat(2 * TASK_ERROR_LIMIT)}`)],
     });
-    await t.jobs.hand(TASK);
-    await t.jobs.hand(OTHER_TASK);
+    await t.hand(TASK);
+    await t.hand(OTHER_TASK);
     const [capped, failed] = t.finished;
     expect(capped).toEqual({
       id: TASK,
@@ -499,7 +544,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
       new AppError('unavailable', 'scheduler away'),
       new AppError('timeout', 'no answer in time'),
     );
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     expect(t.time.sleeps).toEqual([250, 500, 750]);
     expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finishBatch')).toHaveLength(4);
     expect(t.finished).toEqual([
@@ -512,9 +557,9 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     const t = setup({ answers: [ok(1), ok(2), ok(3)] });
     let release!: () => void;
     t.scheduler.finishHeld = new Promise<void>((r) => (release = r));
-    const first = t.jobs.hand(TASK);
+    const first = t.hand(TASK);
     await waitFor(() => t.schedulerTraffic().includes('scheduler.tasks.finishBatch'));
-    const later = [t.jobs.hand(OTHER_TASK), t.jobs.hand(THIRD)];
+    const later = [t.hand(OTHER_TASK), t.hand(THIRD)];
     await waitFor(() => t.launched.filter((l) => l.log.types.includes('complete')).length === 3);
     t.scheduler.finishHeld = undefined;
     release();
@@ -529,13 +574,13 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
 
   it('resolves a published workflow once for many tasks, and afresh once the planner says it changed', async () => {
     const t = setup({ answers: [ok(1), ok(2), ok(3)] });
-    await t.jobs.hand(TASK);
-    await t.jobs.hand(OTHER_TASK);
+    await t.hand(TASK);
+    await t.hand(OTHER_TASK);
     const resolves = () => t.bus.traffic.requests.filter((r) => r.subject === Rpc.workflows.resolve.subject);
     expect(resolves()).toHaveLength(1);
     t.bus.emit(Events.workflowsChanged, { ownerId: OWNER, workflowId: WORKFLOW, published: true });
     await t.bus.flush();
-    await t.jobs.hand('00000000-0000-4000-8000-0000000000a3');
+    await t.hand('00000000-0000-4000-8000-0000000000a3');
     expect(resolves()).toHaveLength(2);
     expect(t.finished).toHaveLength(3);
   });
@@ -543,7 +588,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
   it('does not retry a report the scheduler refuses as invalid', async () => {
     const t = setup({ answers: [ok('done')] });
     t.scheduler.finishFailures.push(new AppError('validation_failed', 'bad report'));
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     expect(t.time.sleeps).toEqual([]);
     expect(t.schedulerTraffic().filter((s) => s === 'scheduler.tasks.finishBatch')).toHaveLength(1);
     expect(t.finished).toEqual([]);
@@ -555,7 +600,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     expect(t.jobs.closed).toBe(true);
     t.bus.emit(Events.taskKill, { id: TASK });
     await t.bus.flush();
-    await t.jobs.hand(TASK);
+    await t.hand(TASK);
     expect(t.finished).toMatchObject([{ id: TASK, state: 'completed' }]);
   });
 });

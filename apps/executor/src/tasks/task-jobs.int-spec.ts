@@ -1,7 +1,9 @@
 import { createQueue, createRedis, taskQueueNames, type Queue } from '@switchyard/server-queue';
 import { testConfig, uniquePrefix, waitFor } from '@switchyard/testing';
 import { createLogger } from '@switchyard/server-observability';
-import { BullTaskJobs } from './task-jobs';
+import { BullTaskJobs, type HandedTask } from './task-jobs';
+
+const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
 const quiet = createLogger({ level: 'silent', service: 'executor', instanceId: 'task-jobs-test' });
 
@@ -11,7 +13,7 @@ const quiet = createLogger({ level: 'silent', service: 'executor', instanceId: '
  */
 describe('BullTaskJobs', () => {
   let redis: ReturnType<typeof createRedis>;
-  let queue: Queue<{ taskId: string }>;
+  let queue: Queue<Record<string, unknown>>;
   let jobs: BullTaskJobs;
   const release: Array<() => void> = [];
 
@@ -32,18 +34,18 @@ describe('BullTaskJobs', () => {
     });
     const names = taskQueueNames(config.nats.subjectPrefix);
     redis = createRedis({ ...config.redis, name: 'task-jobs-test' });
-    queue = createQueue<{ taskId: string }>(names.queue, redis, names.bullPrefix);
+    queue = createQueue<Record<string, unknown>>(names.queue, redis, names.bullPrefix);
     const started: string[] = [];
     jobs = new BullTaskJobs(config, quiet);
-    jobs.start(async (taskId) => {
-      started.push(taskId);
+    jobs.start(async (job) => {
+      started.push(job.taskId);
       await new Promise<void>((r) => release.push(r));
     });
     await queue.addBulk(
       Array.from({ length: 45 }, (_, i) => ({
         name: 'task',
-        data: { taskId: `t${i}` },
-        opts: { jobId: `t${i}` },
+        data: { taskId: id(i) },
+        opts: { jobId: id(i) },
       })),
     );
     await waitFor(() => started.length >= 40, 30_000, 20);
@@ -53,5 +55,27 @@ describe('BullTaskJobs', () => {
     release.shift()?.();
     await waitFor(() => started.length === 41, 30_000, 20);
     expect(await queue.getWaitingCount()).toBe(4);
+  });
+
+  it('hands over the dispatched task as the job carries it, on its first start; a job that does not fit by its id alone', async () => {
+    const config = testConfig('executor', { NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs') });
+    const names = taskQueueNames(config.nats.subjectPrefix);
+    redis = createRedis({ ...config.redis, name: 'task-jobs-test' });
+    queue = createQueue<Record<string, unknown>>(names.queue, redis, names.bullPrefix);
+    const handed: HandedTask[] = [];
+    jobs = new BullTaskJobs(config, quiet);
+    jobs.start(async (job) => {
+      handed.push(job);
+    });
+    const task = { ownerId: id(90), workflowId: id(91), inputs: { n: 7 }, permissionMode: 'ask' };
+    await queue.add('task', { taskId: id(1), runId: id(2), task }, { jobId: id(1) });
+    await waitFor(() => handed.length === 1, 30_000, 20);
+    // Not a task body: a permission mode no task has. The body claims it by its id instead.
+    await queue.add('task', { taskId: id(3), runId: id(4), task: { ...task, permissionMode: 'root' } });
+    await waitFor(() => handed.length === 2, 30_000, 20);
+    expect(handed).toEqual([
+      { taskId: id(1), runId: id(2), task, attempt: 1 },
+      { taskId: id(3), attempt: 1 },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { TaskJob } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Logger } from '@switchyard/server-observability';
 import { createWorker, taskQueueNames } from '@switchyard/server-queue';
@@ -9,27 +10,30 @@ import { APP_CONFIG, LOGGER } from '@switchyard/server-runtime';
  * test's own hand in unit tests (so the worker's decisions are tested without Redis).
  */
 export interface TaskJobSource {
-  /** Starts handing over tasks by id; `body` resolves once that body has ended and been reported. */
-  start(body: (taskId: string) => Promise<void>): void;
+  /** Starts handing over tasks; `body` resolves once that body has ended and been reported. */
+  start(body: (job: HandedTask) => Promise<void>): void;
   /** Stops taking tasks; bodies under way are not waited for (their runs are interrupted). */
   close(): Promise<void>;
 }
+
+/** A task handed to this replica: its job, and how many times BullMQ has started that job (1 at first). */
+export type HandedTask = TaskJob & { readonly attempt: number };
 
 export const TASK_JOBS = Symbol('TASK_JOBS');
 
 /** A worker on the scheduler's BullMQ task queue (a job whose worker died is handed on once). */
 @Injectable()
 export class BullTaskJobs implements TaskJobSource {
-  private worker: ReturnType<typeof createWorker<{ taskId: string }>> | undefined;
+  private worker: ReturnType<typeof createWorker<TaskJob>> | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  start(body: (taskId: string) => Promise<void>): void {
+  start(body: (job: HandedTask) => Promise<void>): void {
     const names = taskQueueNames(this.config.nats.subjectPrefix);
-    this.worker = createWorker<{ taskId: string }>(
+    this.worker = createWorker<TaskJob>(
       names.queue,
       {
         ...this.config.redis,
@@ -41,7 +45,12 @@ export class BullTaskJobs implements TaskJobSource {
         // ended ones still waiting for their acknowledgement.
         concurrency: this.config.tasks.running * 2,
       },
-      (job) => body(job.data.taskId),
+      (job) => {
+        const data = TaskJob.safeParse(job.data);
+        // A job that does not fit is claimed by its id: the scheduler answers with the task itself.
+        const handed = data.success ? data.data : { taskId: String(job.data.taskId) };
+        return body({ ...handed, attempt: job.attemptsStarted });
+      },
     );
     this.worker.on('error', (err) => this.logger.warn({ err: err.message }, 'task worker error'));
   }

@@ -13,6 +13,8 @@ import {
   FinishTask,
   Rpc,
   type ClaimResult,
+  TASK_BODY_STOPPED,
+  type TaskBody,
   toFieldIssues,
 } from '@switchyard/contracts';
 import type { BusPort } from '@switchyard/server-bus';
@@ -20,7 +22,7 @@ import type { Logger } from '@switchyard/server-observability';
 import { BUS, Coalescer, LOGGER } from '@switchyard/server-runtime';
 import type { RunDriver } from '../runs/run-driver';
 import { WorkflowRuns } from '../workflows/workflow-runs.service';
-import { TASK_JOBS, type TaskJobSource } from './task-jobs';
+import { TASK_JOBS, type HandedTask, type TaskJobSource } from './task-jobs';
 
 /** How long a kill for a task this replica has not started yet is remembered. */
 export const KILL_MEMORY_MS = 60_000;
@@ -51,11 +53,11 @@ export function taskError(message: string): string {
 }
 
 /**
- * Runs background-task bodies handed over by the scheduler (BullMQ, see `TaskJobSource`): claim the
- * task with the id its run will have (a task killed meanwhile is refused), run its published
- * workflow unattended (a kill heard before the run existed cancels it before any tool is called),
- * report how it ended. A job BullMQ hands on after its first worker died is refused by the claim
- * and reported interrupted: never replayed.
+ * Runs background-task bodies handed over by the scheduler (BullMQ, see `TaskJobSource`): the task
+ * is running already and its job names the id its run will have; run its published workflow
+ * unattended under that id (a kill heard before the run existed cancels it before any tool is
+ * called), report how it ended. A job BullMQ hands on after its first worker died is reported
+ * interrupted: never replayed.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -95,7 +97,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
       if (driver) void driver.cancel('the task was killed').catch(() => undefined);
       else this.killed.set(msg.id, this.time.now() + KILL_MEMORY_MS);
     });
-    this.jobs.start((taskId) => this.process(taskId));
+    this.jobs.start((job) => this.process(job));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -104,16 +106,11 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
     await this.jobs.close();
   }
 
-  private async process(taskId: string): Promise<void> {
-    // The run's id is chosen now and recorded by the claim: the scheduler knows the body's run
-    // without a second message.
-    const runId = randomUUID();
-    const claim = await this.claims.call({ id: taskId, runId });
-    if (!claim.go || !claim.task) {
-      this.logger.info({ taskId, reason: claim.reason }, 'task not started');
-      return;
-    }
-    const task = claim.task;
+  private async process(job: HandedTask): Promise<void> {
+    const taskId = job.taskId;
+    const handed = await this.handed(job);
+    if (!handed) return;
+    const { runId, task } = handed;
     const ctx = { correlationId: `task-${taskId}`, ownerId: task.ownerId, role: 'user' as const };
     let driver: RunDriver;
     try {
@@ -170,6 +167,30 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
     } finally {
       this.running.delete(taskId);
     }
+  }
+
+  /**
+   * What the body runs and under which run id. A dispatched task is running already and its job
+   * says both; a job BullMQ hands on (its replica stopped) is reported interrupted and not started
+   * again. A job from a scheduler of the previous version names the task alone: the body claims it,
+   * naming the id its run will have (refused when it was killed meanwhile or is a second body).
+   */
+  private async handed(job: HandedTask): Promise<{ runId: string; task: TaskBody } | undefined> {
+    const taskId = job.taskId;
+    if (job.task && job.runId) {
+      if (job.attempt <= 1) return { runId: job.runId, task: job.task };
+      this.logger.warn(
+        { taskId, attempt: job.attempt },
+        'task handed on after its replica stopped; not started again',
+      );
+      await this.report({ id: taskId, state: 'interrupted', runId: job.runId, error: TASK_BODY_STOPPED });
+      return undefined;
+    }
+    const runId = randomUUID();
+    const claim = await this.claims.call({ id: taskId, runId });
+    if (claim.go && claim.task) return { runId, task: claim.task };
+    this.logger.info({ taskId, reason: claim.reason }, 'task not started');
+    return undefined;
   }
 
   /**

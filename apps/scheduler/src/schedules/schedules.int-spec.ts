@@ -215,7 +215,10 @@ describe('workflow schedules (two scheduler replicas, a manual clock)', () => {
     // The boundaries stay where they were: the next one is anchor + 6 minutes.
     expect(fired.nextFires[0]).toBe(new Date(t0.getTime() + 6 * MINUTE).toISOString().replace('.000Z', 'Z'));
     const tasks = await tasksOf(wf);
-    expect(tasks).toEqual([{ id: fired.lastTaskId, priority: 'batch', state: 'queued' }]);
+    // Queued, or running once dispatched (no executor here runs its body).
+    expect(tasks).toEqual([
+      { id: fired.lastTaskId, priority: 'batch', state: expect.stringMatching(/^(queued|running)$/) },
+    ]);
     const fires = await schedules.fires(s.id);
     expect(fires.map((f) => [f.state, f.coalesced])).toEqual([['submitted', 4]]);
   });
@@ -322,7 +325,8 @@ describe('workflow schedules (two scheduler replicas, a manual clock)', () => {
     clock.advance(3600_000);
     const tasks = await tasksOf(wf);
     expect(tasks.length).toBe(2);
-    expect(tasks.every((t) => t.state === 'queued')).toBe(true);
+    // Left alone: none cancelled (queued, or running once dispatched; no executor here runs them).
+    expect(tasks.filter((t) => t.state !== 'queued' && t.state !== 'running')).toEqual([]);
   });
 
   it('holds at most 50 active schedules per owner', async () => {

@@ -3,10 +3,13 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import {
   AppError,
   Events,
+  TASK_BODY_STOPPED,
   type ClaimResult,
   type FinishTask,
   type SubmitTaskBody,
   type Task,
+  type TaskBody,
+  type TaskJob,
   type TaskCapacity,
   type TaskListQuery,
   type TaskPage,
@@ -62,6 +65,16 @@ export interface WrittenTask {
   readonly createdAt: Date;
 }
 
+/** What a task's body runs, from its row. */
+function bodyOf(row: BgTaskRow): TaskBody {
+  return {
+    ownerId: row.ownerId,
+    workflowId: row.workflowId,
+    inputs: row.inputs as Record<string, unknown>,
+    permissionMode: row.permissionMode as TaskBody['permissionMode'],
+  };
+}
+
 function ownerOf(ctx: CallContext): string {
   return requireOwner(ctx, 'tasks');
 }
@@ -69,13 +82,14 @@ function ownerOf(ctx: CallContext): string {
 /**
  * Background tasks: admission (the row in Postgres first, then the atomic admission and enqueue in
  * Redis; a refusal removes the row), dispatch (owner round robin, 4:2:1 within an owner, at most 16
- * bodies running across replicas; BullMQ carries a dispatched task to an executor), the body's
- * claim/attach/finish, kills, and the rebuild of the queues from Postgres when Redis lost its data.
+ * bodies running across replicas; a dispatched task is running in Postgres and BullMQ carries it,
+ * with its run id, to an executor), the bodies' ends (and the claims and attachments of executors of
+ * the previous version), kills, and the rebuild of the queues from Postgres when Redis lost its data.
  */
 @Injectable()
 export class TasksService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly fair: FairQueue;
-  private readonly jobs: Queue<{ taskId: string }>;
+  private readonly jobs: Queue<TaskJob>;
   private timer: NodeJS.Timeout | undefined;
   private reconciler: NodeJS.Timeout | undefined;
   private pruner: NodeJS.Timeout | undefined;
@@ -106,7 +120,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   ) {
     const names = taskQueueNames(config.nats.subjectPrefix);
     this.fair = new FairQueue(redis, { prefix: names.fairPrefix, weights: WEIGHTS, limits: config.tasks });
-    this.jobs = createQueue<{ taskId: string }>(names.queue, redis, names.bullPrefix);
+    this.jobs = createQueue<TaskJob>(names.queue, redis, names.bullPrefix);
   }
 
   onApplicationBootstrap(): void {
@@ -250,26 +264,81 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     }
   }
 
-  /** Hands tasks taken from the fair queue (marked running there) to BullMQ. */
+  /**
+   * Hands tasks taken from the fair queue (marked running there) to BullMQ: queued → running in
+   * Postgres first, each with the id its run will have (one statement), then one job per task
+   * carrying what its body runs, so an executor starts the body without a round trip to ask. A task
+   * killed (or removed) since it was taken is not handed over and its slot is freed. Stopped between
+   * the two writes, the reconciliation hands the jobs over (`reconcile`).
+   */
   private async dispatch(tasks: readonly DispatchedTask[]): Promise<void> {
+    const moved = new Map(
+      (
+        await this.repo.claimAll(
+          tasks.map((t) => t.taskId),
+          tasks.map(() => randomUUID()),
+        )
+      ).map((row) => [row.id, row]),
+    );
+    const rows = tasks.flatMap((t) => moved.get(t.taskId) ?? []);
+    for (const t of tasks) if (!moved.has(t.taskId)) void this.undispatchable(t.taskId);
+    if (!rows.length) return;
+    await this.handOver(rows);
+    const now = Date.now();
+    for (const t of tasks) if (moved.has(t.taskId)) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
+    for (const row of rows)
+      this.transitions.emit({
+        taskId: row.id,
+        ownerId: row.ownerId,
+        state: 'running',
+        error: null,
+        fromWebhook: row.fromWebhook,
+      });
+  }
+
+  /** One BullMQ job per task moved to running (the job id is the task id: adding one twice adds it once). */
+  private async handOver(rows: readonly BgTaskRow[]): Promise<void> {
     await this.jobs.addBulk(
-      tasks.map((t) => ({
+      rows.map((row) => ({
         name: 'task',
-        data: { taskId: t.taskId },
-        opts: { jobId: t.taskId, removeOnComplete: true, removeOnFail: true },
+        data: {
+          taskId: row.id,
+          runId: row.runId ?? undefined,
+          task: bodyOf(row),
+        },
+        opts: { jobId: row.id, removeOnComplete: true, removeOnFail: true },
       })),
     );
-    const now = Date.now();
-    for (const t of tasks) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
+  }
+
+  /**
+   * A task taken from the fair queue that Postgres did not move to running: killed or removed since
+   * (its slot is freed; a kill asked of a queued task ends it here), or already running (left as it is).
+   */
+  private async undispatchable(id: string): Promise<void> {
+    try {
+      const now = await this.repo.get(id);
+      if (now?.state === 'running') return;
+      if (now?.state === 'queued' && now.killRequested) await this.endKilled(id, now.ownerId);
+      else if (now?.state === 'queued') return; // not taken by the statement: the reconciliation hands it over
+      await this.fair.finish(id);
+      this.pumpSoon();
+    } catch (err) {
+      this.logger.warn(
+        { taskId: id, err: (err as Error).message },
+        'task not dispatched; the reconciliation repairs it',
+      );
+    }
   }
 
   /**
    * A scheduler replica killed between two writes leaves work half done: a task marked running in
-   * Redis whose BullMQ job was never added (it would wait for ever and hold a slot), a task ended in
-   * Postgres whose slot was never freed, a row written whose admission never ran. Every replica
-   * repairs these; each repair is idempotent (the job id is the task id; the claim in Postgres lets
-   * one body run). Redis is read before Postgres, so a task dispatched in between is not mistaken
-   * for an ended one.
+   * Redis but still queued in Postgres, or moved to running with no BullMQ job (it would wait for
+   * ever and hold a slot), a task ended in Postgres whose slot was never freed, a row written whose
+   * admission never ran. Every replica repairs these; each repair is idempotent (moving to running
+   * is one conditional statement; the job id is the task id) and never starts a body twice (a job is
+   * handed over again only while no run of the task was written). Redis is read before Postgres, so
+   * a task dispatched in between is not mistaken for an ended one.
    */
   async reconcile(): Promise<void> {
     try {
@@ -277,19 +346,35 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       const running = await this.fair.runningIds();
       const active = new Map((await this.repo.active()).map((t) => [t.id, t]));
       let repaired = 0;
+      const taken: DispatchedTask[] = [];
+      const jobless: string[] = [];
       for (const id of running) {
         const t = active.get(id);
         if (!t) {
           await this.fair.finish(id); // ended (or removed) in Postgres: its slot is free
           repaired++;
-        } else if (t.state === 'queued' && !(await this.jobs.getJob(id))) {
-          await this.jobs.add(
-            'task',
-            { taskId: id },
-            { jobId: id, removeOnComplete: true, removeOnFail: true },
-          );
-          repaired++;
+        } else if (!(await this.jobs.getJob(id))) {
+          // Taken from the fair queue and never moved to running: dispatched again.
+          if (t.state === 'queued')
+            taken.push({
+              taskId: id,
+              ownerId: t.ownerId,
+              priority: t.priority,
+              enqueuedAtMs: t.createdAt.getTime(),
+            });
+          else jobless.push(id);
         }
+      }
+      if (taken.length) {
+        await this.dispatch(taken);
+        repaired += taken.length;
+      }
+      // Moved to running and its job never added (or lost with Redis's data): handed over again if
+      // no body ever started it (no run written). A body that ran is never started again.
+      const handed = await this.repo.notStarted(jobless);
+      if (handed.length) {
+        await this.handOver(handed);
+        repaired += handed.length;
       }
       const cutoff = Date.now() - UNADMITTED_AFTER_MS;
       const queued = [...active.values()].filter(
@@ -325,12 +410,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   async claimAll(ids: readonly string[], runIds?: readonly string[]): Promise<ClaimResult[]> {
     const claimed = new Map((await this.repo.claimAll(ids, runIds)).map((row) => [row.id, row]));
     const answers: ClaimResult[] = [];
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
       const row = claimed.get(id);
       // A task handed over twice in one batch: the first claim has it, the next is a second body.
       claimed.delete(id);
       if (!row) {
-        answers.push(await this.refuseClaim(id));
+        answers.push(await this.refuseClaim(id, runIds?.[i]));
         continue;
       }
       this.transitions.emit({
@@ -340,38 +425,45 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         error: null,
         fromWebhook: row.fromWebhook,
       });
-      answers.push({
-        go: true,
-        task: {
-          ownerId: row.ownerId,
-          workflowId: row.workflowId,
-          inputs: row.inputs as Record<string, unknown>,
-          permissionMode: row.permissionMode as 'ask' | 'approve-for-me' | 'full-access',
-        },
-      });
+      answers.push({ go: true, task: bodyOf(row) });
     }
     return answers;
   }
 
-  private async refuseClaim(id: string): Promise<ClaimResult> {
+  private async refuseClaim(id: string, runId: string | undefined): Promise<ClaimResult> {
     const now = await this.repo.get(id);
+    if (now?.state === 'running' && (await this.firstDelivery(id))) {
+      // Dispatched (moved to running) by this version, claimed by an executor of the previous one
+      // during a rolling upgrade: its first body, which runs under the run id it names.
+      if (runId) await this.repo.attachAll([{ id, runId }]);
+      return { go: true, task: bodyOf(now) };
+    }
     await this.fair.finish(id);
     this.pumpSoon();
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
-      const reason = 'the executor running this task stopped; it was not started again';
+      const reason = TASK_BODY_STOPPED;
       if (await this.repo.interrupt(id, reason)) {
         this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
         this.toPrune.add(now.ownerId);
       }
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
-    if (now?.state === 'queued' && now.killRequested) {
-      const killed = await this.repo.kill(id, now.ownerId);
-      this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: killed.state, error: killed.error });
-      this.toPrune.add(now.ownerId);
-    }
+    if (now?.state === 'queued' && now.killRequested) await this.endKilled(id, now.ownerId);
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
+  }
+
+  /** Whether the task's BullMQ job is on its first delivery (BullMQ counts each start of a job). */
+  private async firstDelivery(id: string): Promise<boolean> {
+    const job = await this.jobs.getJob(id);
+    return job !== undefined && job.attemptsStarted <= 1;
+  }
+
+  /** A queued task whose kill was asked ends cancelled. */
+  private async endKilled(id: string, ownerId: string): Promise<void> {
+    const killed = await this.repo.kill(id, ownerId);
+    this.transitions.emit({ taskId: id, ownerId, state: killed.state, error: killed.error });
+    this.toPrune.add(ownerId);
   }
 
   async attach(id: string, runId: string): Promise<{ cancel: boolean }> {

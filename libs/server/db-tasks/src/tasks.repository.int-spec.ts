@@ -55,6 +55,20 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
     expect(await runOf(a)).toBe(runs[0]);
   });
 
+  it('finds the running tasks no body started: their named run was never written', async () => {
+    const [started, handed, queued] = (await submit(3)) as [string, string, string];
+    const runs = [randomUUID(), randomUUID()];
+    await repo.claimAll([started, handed], runs);
+    await pool.query(`INSERT INTO owner (id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+      owner,
+      `o-${owner}`,
+    ]);
+    await pool.query(`INSERT INTO run (id, owner_id, updated_at) VALUES ($1, $2, now())`, [runs[0], owner]);
+    const rows = await repo.notStarted([started, handed, queued, randomUUID()]);
+    expect(rows.map((r) => [r.id, r.state, r.runId])).toEqual([[handed, 'running', runs[1]]]);
+    expect(await repo.notStarted([])).toEqual([]);
+  });
+
   it('a task handed over twice in one batch keeps the run of its first claim', async () => {
     const [id] = (await submit(1)) as [string];
     const first = randomUUID();

@@ -190,6 +190,23 @@ export class TasksRepository {
     );
   }
 
+  /**
+   * Of these tasks, the running ones no body has started: moved to running as they were dispatched,
+   * and the run they name was never written (an executor writes a body's run before it calls any
+   * tool). Reads the runs' table, which the executor owns: only the reconciliation asks, for tasks
+   * whose BullMQ job is gone.
+   */
+  async notStarted(ids: readonly string[]): Promise<BgTask[]> {
+    if (!ids.length) return [];
+    return this.rows(
+      'task_not_started',
+      `SELECT ${columns('t')} FROM bg_task t
+       WHERE t.id = ANY($1::uuid[]) AND t.state = 'running'
+         AND NOT EXISTS (SELECT 1 FROM run r WHERE r.id = t.run_id)`,
+      [ids],
+    );
+  }
+
   /** Records the runs of running tasks in one statement: whether a kill was asked, by task. */
   async attachAll(
     runs: ReadonlyArray<{ id: string; runId: string }>,
