@@ -4,6 +4,7 @@ import type { Bus } from '@switchyard/server-bus';
 import {
   APP_CONFIG,
   BUS,
+  OwnerFeedOutbox,
   POSTURE_SOURCE,
   PublishedWorkflows,
   RegistryPosture,
@@ -80,6 +81,7 @@ import { InputWaits } from './inputs/input-waits';
     RegistryPosture,
     { provide: POSTURE_SOURCE, useExisting: RegistryPosture },
     RunPosture,
+    OwnerFeedOutbox,
     RunLauncher,
     ToolCatalogs,
     PublishedWorkflows,

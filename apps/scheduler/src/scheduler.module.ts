@@ -5,7 +5,12 @@ import {
   TasksRepository,
   WebhooksRepository,
 } from '@switchyard/server-db-tasks';
-import { POSTURE_SOURCE, PublishedWorkflows, RegistryPosture } from '@switchyard/server-runtime';
+import {
+  OwnerFeedOutbox,
+  POSTURE_SOURCE,
+  PublishedWorkflows,
+  RegistryPosture,
+} from '@switchyard/server-runtime';
 import { CLOCK, systemClock, type Clock } from './clock';
 import { ScheduleFirer } from './schedules/schedule-firer';
 import { SchedulesHandler } from './schedules/schedules.handler';
@@ -36,6 +41,7 @@ export function schedulerModule(clock: Clock = systemClock): Type<unknown> {
       { provide: CLOCK, useValue: clock },
       TaskMetrics,
       TaskTransitions,
+      OwnerFeedOutbox,
       TaskFeed,
       PublishedWorkflows,
       TasksService,

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ChatEvent, chatEventsSubject } from './chat';
-import { OwnerFeedEvent, ownerFeedSubject } from './feed';
+import { OwnerFeedMessage, ownerFeedSubject } from './feed';
 import { MemorySettingChanged, MEMORY_SETTING_CHANGED_SUBJECT } from './memory';
 import { RecordChangedEvent, RECORD_CHANGED_SUBJECT } from './mcp-tools';
 import {
@@ -63,5 +63,5 @@ export const Events = {
   /** Token chunks of a plan being drafted, from the planner to the executor that owns the run. */
   planTokens: (runId: string) => event(planTokensSubject(runId), PlanTokens),
   /** What changed for one owner (run status and gates, task states), for live lists: the owner feed. */
-  ownerFeed: (ownerId: string) => event(ownerFeedSubject(ownerId), OwnerFeedEvent),
+  ownerFeed: (ownerId: string) => event(ownerFeedSubject(ownerId), OwnerFeedMessage),
 } as const;

@@ -53,6 +53,29 @@ export const OwnerFeedEvent = z.discriminatedUnion('kind', [
 ]);
 export type OwnerFeedEvent = z.infer<typeof OwnerFeedEvent>;
 
+/** The most events one owner-feed message carries. */
+export const OWNER_FEED_BATCH_LIMIT = 256;
+
+/**
+ * An owner-feed message on the bus: one event, or the events of one owner told in the same turn
+ * (a stored batch of run events, a batch of task transitions), in order. Gateways relay each event
+ * as a frame of its own, so clients see the same frames either way. Gateways of versions before
+ * 2026-12-06 read single events only and drop a batch: upgrade the gateways first.
+ */
+export const OwnerFeedMessage = z.discriminatedUnion('kind', [
+  ...OwnerFeedEvent.options,
+  z.object({
+    kind: z.literal('batch'),
+    events: z.array(OwnerFeedEvent).min(2).max(OWNER_FEED_BATCH_LIMIT),
+  }),
+]);
+export type OwnerFeedMessage = z.infer<typeof OwnerFeedMessage>;
+
+/** The events an owner-feed message carries, in order. */
+export function ownerFeedEventsOf(m: OwnerFeedMessage): readonly OwnerFeedEvent[] {
+  return m.kind === 'batch' ? m.events : [m];
+}
+
 /**
  * The data of an `event: resync` frame: events may have been missed (another gateway replica, a
  * restart, a reconnect after too long), so the client refetches what it shows.

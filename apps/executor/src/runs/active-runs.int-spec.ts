@@ -5,6 +5,7 @@ import { createPrisma, type PrismaClient } from '@switchyard/server-db';
 import { IdentityRepository } from '@switchyard/server-db-identity';
 import { InputRequestsRepository, RunsRepository, type NewRun } from '@switchyard/server-db-runs';
 import { createLogger } from '@switchyard/server-observability';
+import { OwnerFeedOutbox } from '@switchyard/server-runtime';
 import {
   createTestDatabase,
   testConfig,
@@ -134,6 +135,7 @@ describe('ActiveRuns leases', () => {
       bus,
       config,
       logger,
+      new OwnerFeedOutbox(bus, logger),
     );
     // NATS refuses the subscription while Postgres writes the row (they go side by side).
     const register = jest.spyOn(active, 'register').mockRejectedValueOnce(new Error('NATS is away'));

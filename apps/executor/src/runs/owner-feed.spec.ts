@@ -1,4 +1,13 @@
-import { Events, RunConfig, type AgentPlan, type RunEvent, type RunEventBody } from '@switchyard/contracts';
+import {
+  Events,
+  ownerFeedEventsOf,
+  RunConfig,
+  type AgentPlan,
+  type RunEvent,
+  type RunEventBody,
+} from '@switchyard/contracts';
+import { createLogger } from '@switchyard/server-observability';
+import { OwnerFeedOutbox } from '@switchyard/server-runtime';
 import type { RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './engine/run-writer';
@@ -21,13 +30,17 @@ function log(): RunLog {
 describe('the owner feed of a run (RunWriter → Events.ownerFeed)', () => {
   it("sends the status and gate changes only, each with the run row's status once its batch is stored", async () => {
     const bus = new InMemoryBus();
+    const feed = new OwnerFeedOutbox(
+      bus,
+      createLogger({ level: 'silent', service: 'executor', instanceId: 't' }),
+    );
     const w = new RunWriter(
       log(),
       new RunEventOutbox(bus, 0),
       RUN,
       'replica',
       () => undefined,
-      ownerFeedOf(bus, OWNER, RUN, 'planning'),
+      ownerFeedOf(feed, OWNER, RUN, 'planning'),
     );
     const created: RunEvent = {
       type: 'run_created',
@@ -55,8 +68,12 @@ describe('the owner feed of a run (RunWriter → Events.ownerFeed)', () => {
       { status: 'completed', finished: true },
     );
 
+    // Every batch here was stored in the same turn (the log answers at once): one message for them all.
+    await new Promise((r) => setImmediate(r));
+    const messages = bus.sent(Events.ownerFeed(OWNER));
+    expect(messages.map((m) => m.kind)).toEqual(['batch']);
     expect(
-      bus.sent(Events.ownerFeed(OWNER)).map((e) => (e.kind === 'run' ? [e.runId, e.type, e.status] : e)),
+      messages.flatMap(ownerFeedEventsOf).map((e) => (e.kind === 'run' ? [e.runId, e.type, e.status] : e)),
     ).toEqual([
       [RUN, 'run_created', 'planning'],
       [RUN, 'plan_ready', 'planning'],

@@ -18,7 +18,7 @@ import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
 import { RunsRepository } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
-import { APP_CONFIG, BUS, LOGGER } from '@switchyard/server-runtime';
+import { APP_CONFIG, BUS, LOGGER, OwnerFeedOutbox } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
 import { ActiveRuns } from './active-runs';
 import type { ReusableStep } from './executions';
@@ -120,6 +120,7 @@ export class RunLauncher {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly feed: OwnerFeedOutbox,
   ) {}
 
   get replica(): string {
@@ -277,7 +278,7 @@ export class RunLauncher {
       runId,
       this.active.replica,
       (err) => this.active.get(runId)?.writerFailed(err),
-      ownerFeedOf(this.bus, ownerId, runId, status),
+      ownerFeedOf(this.feed, ownerId, runId, status),
     );
   }
 

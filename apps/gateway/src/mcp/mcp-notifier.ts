@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { Events } from '@switchyard/contracts';
+import { Events, ownerFeedEventsOf } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 
@@ -79,8 +79,8 @@ export class McpNotifier implements OnModuleInit, OnModuleDestroy {
   async listen(ownerId: string, notify: Notify): Promise<() => void> {
     let entry = this.owners.get(ownerId);
     if (!entry) {
-      const off = this.bus.on(Events.ownerFeed(ownerId), (e) => {
-        if (e.kind === 'run' && e.type === 'run_created')
+      const off = this.bus.on(Events.ownerFeed(ownerId), (m) => {
+        if (ownerFeedEventsOf(m).some((e) => e.kind === 'run' && e.type === 'run_created'))
           this.each(ownerId, 'notifications/resources/list_changed');
       });
       entry = { streams: new Set(), off };

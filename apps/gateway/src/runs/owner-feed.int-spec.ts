@@ -126,6 +126,24 @@ describe('GET /api/events, the owner feed (in-process gateway, real NATS)', () =
     for (const s of [alice, bob, root]) s.close();
   });
 
+  it('relays a message of several events as a frame each, numbered in order, and resumes within it', async () => {
+    const live = await feed(url(), as(owners.alice.token));
+    const told = [runEvent(), taskEvent(), runEvent('completed')];
+    bus.emit(Events.ownerFeed(owners.alice.id), { kind: 'batch', events: told });
+    await live.until((f) => f.length === 3);
+    expect(live.events()).toEqual(told);
+    const numbers = live.frames.map((f) => Number(f.id?.split('-')[1]));
+    expect(numbers).toEqual([numbers[0], (numbers[0] as number) + 1, (numbers[0] as number) + 2]);
+    // A client that heard the first frame only gets the other two on reconnect.
+    const resumed = await feed(
+      url(),
+      as(owners.alice.token, { 'last-event-id': live.frames[0]?.id as string }),
+    );
+    await resumed.until((f) => f.length === 2);
+    expect(resumed.events()).toEqual(told.slice(1));
+    expect(resumed.frames.map((f) => f.event)).toEqual(['task', 'run']);
+  });
+
   it('resumes after Last-Event-ID (header or query) with what was missed, no duplicate, no resync', async () => {
     const first = await feed(url(), as(owners.alice.token));
     const before = [runEvent(), runEvent()];

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Events, type OwnerFeedEvent } from '@switchyard/contracts';
+import { Events, ownerFeedEventsOf, type OwnerFeedEvent } from '@switchyard/contracts';
 import type { Bus } from '@switchyard/server-bus';
 import { BUS } from '@switchyard/server-runtime';
 import type { Principal } from '../auth/principal';
@@ -18,7 +18,8 @@ interface Numbered {
   readonly event: OwnerFeedEvent;
 }
 
-type Listener = FeedListener<Numbered>;
+/** A stream hears the events of one bus message together (one write for them all). */
+type Listener = FeedListener<readonly Numbered[]>;
 
 /** One owner's live subscription, the events it buffered, and the streams that follow it. */
 interface OwnerState {
@@ -88,8 +89,11 @@ export class OwnerFeed implements OnModuleDestroy {
     state.expiry = undefined;
     let done = false;
     const listener: Listener = {
-      heard: (e) => {
-        if (!done) res.write(frame(`${this.epoch}-${e.n}`, e.event));
+      heard: (events) => {
+        if (done) return;
+        let out = '';
+        for (const e of events) out += frame(`${this.epoch}-${e.n}`, e.event);
+        res.write(out);
       },
       // What changed while NATS was away was never heard: the client refetches what it shows.
       missed: () => {
@@ -143,11 +147,15 @@ export class OwnerFeed implements OnModuleDestroy {
     if (existing) return existing;
     const listeners = new Set<Listener>();
     const ring: Numbered[] = [];
-    const unsubscribe = this.bus.on(Events.ownerFeed(ownerId), (event) => {
-      const e = { n: ++this.counter, event };
-      ring.push(e);
-      if (ring.length > FEED_RING_SIZE) state.droppedUpTo = ring.shift()?.n ?? state.droppedUpTo;
-      for (const l of listeners) l.heard(e);
+    // A message carries one event or several (told in one turn): each is a frame of its own.
+    const unsubscribe = this.bus.on(Events.ownerFeed(ownerId), (message) => {
+      const heard = ownerFeedEventsOf(message).map((event) => ({ n: ++this.counter, event }));
+      ring.push(...heard);
+      if (ring.length > FEED_RING_SIZE) {
+        const dropped = ring.splice(0, ring.length - FEED_RING_SIZE);
+        state.droppedUpTo = dropped[dropped.length - 1]?.n ?? state.droppedUpTo;
+      }
+      for (const l of listeners) l.heard(heard);
     });
     const state: OwnerState = {
       ring,

@@ -13,3 +13,4 @@ export * from './change-cache';
 export * from './published-workflows';
 export * from './coalescer';
 export * from './local-tools';
+export * from './owner-feed-outbox';
