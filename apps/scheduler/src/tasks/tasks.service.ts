@@ -283,9 +283,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const rows = tasks.flatMap((t) => moved.get(t.taskId) ?? []);
     for (const t of tasks) if (!moved.has(t.taskId)) void this.undispatchable(t.taskId);
     if (!rows.length) return;
-    await this.handOver(rows);
-    const now = Date.now();
-    for (const t of tasks) if (moved.has(t.taskId)) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
+    // Told as Postgres has it: running, whether or not the jobs get added now (else the
+    // reconciliation adds them).
     for (const row of rows)
       this.transitions.emit({
         taskId: row.id,
@@ -294,6 +293,9 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         error: null,
         fromWebhook: row.fromWebhook,
       });
+    await this.handOver(rows);
+    const now = Date.now();
+    for (const t of tasks) if (moved.has(t.taskId)) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
   }
 
   /** One BullMQ job per task moved to running (the job id is the task id: adding one twice adds it once). */
