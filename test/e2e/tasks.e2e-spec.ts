@@ -408,6 +408,44 @@ describe('background tasks end to end', () => {
     }
   });
 
+  it('a kill of a dispatched task no body has taken yet ends it at once: its job is taken back, it never runs', async () => {
+    const wf = await publish(0);
+    const executors = stack.replicas('executor');
+    for (const e of executors) e.child.kill('SIGSTOP');
+    let id = '';
+    let runId: string | null = null;
+    try {
+      const submitted = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'kill' },
+      });
+      id = submitted.json['id'] as string;
+      runId = (
+        await waitFor(
+          async () => {
+            const t = await task(id);
+            return t.state === 'running' ? t : undefined;
+          },
+          60_000,
+          50,
+        )
+      ).runId;
+      // No executor hears the kill: the scheduler itself ends the task, whatever the broadcast does.
+      const killed = await call('POST', `/api/agent/tasks/${id}/kill`, alice);
+      expect(killed.status).toBe(200);
+      expect(killed.json).toMatchObject({ state: 'cancelled', error: 'killed before it started' });
+      const capacity = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+      expect(capacity['owner']).toMatchObject({ running: 0 });
+    } finally {
+      for (const e of executors) e.child.kill('SIGCONT');
+    }
+    // A later task runs (the executors are back): the killed one never did.
+    const after = await call('POST', '/api/agent/tasks', alice, { workflowId: wf, inputs: { tag: 'after' } });
+    expect((await finished(after.json['id'] as string)).state).toBe('completed');
+    expect(await task(id)).toMatchObject({ state: 'cancelled' });
+    expect((await call('GET', `/api/agent/runs/${String(runId)}`, alice)).status).toBe(404);
+  });
+
   it('an executor of the previous version takes a task this scheduler dispatched: its claim is answered with the task', async () => {
     const wf = await publish(0);
     const executors = stack.replicas('executor');

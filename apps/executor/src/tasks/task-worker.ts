@@ -183,7 +183,8 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         { taskId, attempt: job.attempt },
         'task handed on after its replica stopped; not started again',
       );
-      await this.report({ id: taskId, state: 'interrupted', runId: job.runId, error: TASK_BODY_STOPPED });
+      // No run named: the task keeps the one recorded (its first body's, if it wrote one).
+      await this.report({ id: taskId, state: 'interrupted', runId: null, error: TASK_BODY_STOPPED });
       return undefined;
     }
     const runId = randomUUID();

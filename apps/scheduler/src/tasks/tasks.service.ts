@@ -55,6 +55,11 @@ const DISPATCH_BATCH = 16;
 const RECONCILE_MS = 5_000;
 /** A queued row this old that Redis does not hold was never admitted (not a submit in progress). */
 const UNADMITTED_AFTER_MS = 10_000;
+/**
+ * A task running this long with no job and no run written was never taken by a body (not one between
+ * its job's pickup and its run's write, whose job Redis just lost): it is handed over again.
+ */
+const UNSTARTED_AFTER_MS = 10_000;
 const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
 
 /** A task row already in Postgres, waiting for admission. */
@@ -372,12 +377,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         repaired += taken.length;
       }
       // Moved to running and its job never added (or lost with Redis's data): handed over again if
-      // no body ever started it (no run written). A body that ran is never started again.
-      const handed = await this.repo.notStarted(jobless);
-      if (handed.length) {
-        await this.handOver(handed);
-        repaired += handed.length;
-      }
+      // no body ever started it (no run written), or ended if it was killed meanwhile. A body that
+      // ran is never started again.
+      const unstarted = await this.repo.notStarted(jobless, UNSTARTED_AFTER_MS);
+      for (const t of unstarted.filter((u) => u.killRequested)) await this.endUnstarted(t.id, t.ownerId);
+      const handed = unstarted.filter((u) => !u.killRequested);
+      if (handed.length) await this.handOver(handed);
+      repaired += unstarted.length;
       const cutoff = Date.now() - UNADMITTED_AFTER_MS;
       const queued = [...active.values()].filter(
         (t) => t.state === 'queued' && t.createdAt.getTime() < cutoff,
@@ -436,7 +442,12 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const now = await this.repo.get(id);
     if (now?.state === 'running' && (await this.firstDelivery(id))) {
       // Dispatched (moved to running) by this version, claimed by an executor of the previous one
-      // during a rolling upgrade: its first body, which runs under the run id it names.
+      // during a rolling upgrade: its first body, which runs under the run id it names; unless it
+      // was killed meanwhile (it ends here, never started).
+      if (now.killRequested) {
+        await this.endUnstarted(id, now.ownerId);
+        return { go: false, reason: 'task was killed' };
+      }
       if (runId) await this.repo.attachAll([{ id, runId }]);
       return { go: true, task: bodyOf(now) };
     }
@@ -459,6 +470,29 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private async firstDelivery(id: string): Promise<boolean> {
     const job = await this.jobs.getJob(id);
     return job !== undefined && job.attemptsStarted <= 1;
+  }
+
+  /** A running task no body started ends cancelled by its kill: its slot is freed. */
+  private async endUnstarted(id: string, ownerId: string): Promise<BgTaskRow | null> {
+    const row = await this.repo.cancelUnstarted(id);
+    if (!row) return null;
+    await this.fair.finish(id);
+    this.pumpSoon();
+    this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
+    this.toPrune.add(ownerId);
+    return row;
+  }
+
+  /** Takes a dispatched task's job back from BullMQ: false once a worker holds it (or it is gone). */
+  private async takeBack(id: string): Promise<boolean> {
+    const job = await this.jobs.getJob(id);
+    if (!job) return false;
+    try {
+      await job.remove(); // refused while a worker holds the job
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** A queued task whose kill was asked ends cancelled. */
@@ -560,14 +594,22 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const before = await this.repo.getVisible(id, ownerId);
     const row = await this.repo.kill(id, ownerId);
     if (before.state === 'queued' && row.state === 'cancelled') {
-      // Not dispatched yet: its queue slot is free now. Dispatched: its claim will refuse it.
+      // Not dispatched yet: its queue slot is free now. Being dispatched: the dispatch skips it and
+      // frees its slot.
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
       this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
       this.toPrune.add(ownerId);
-    } else if (row.state === 'running' || row.state === 'queued') {
-      this.bus.emit(Events.taskKill, { id });
+      return toTask(row);
     }
+    // Dispatched, its job still waiting for a body: taken back, and the task ends here.
+    if (row.state === 'running' && (await this.takeBack(id))) {
+      const cancelled = await this.endUnstarted(id, ownerId);
+      if (cancelled) return toTask(cancelled);
+    }
+    // A body has it (or is about to): the executor running it cancels its run. A job lost with
+    // Redis's data is not handed over again once its task was killed (`reconcile`).
+    if (row.state === 'running' || row.state === 'queued') this.bus.emit(Events.taskKill, { id });
     return toTask(row);
   }
 

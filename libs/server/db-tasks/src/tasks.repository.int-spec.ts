@@ -64,9 +64,29 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
       `o-${owner}`,
     ]);
     await pool.query(`INSERT INTO run (id, owner_id, updated_at) VALUES ($1, $2, now())`, [runs[0], owner]);
-    const rows = await repo.notStarted([started, handed, queued, randomUUID()]);
+    const all = [started, handed, queued, randomUUID()];
+    // Not yet: a body may be between its job's pickup and its run's write.
+    expect(await repo.notStarted(all, 60_000)).toEqual([]);
+    const rows = await repo.notStarted(all, 0);
     expect(rows.map((r) => [r.id, r.state, r.runId])).toEqual([[handed, 'running', runs[1]]]);
-    expect(await repo.notStarted([])).toEqual([]);
+    expect(await repo.notStarted([], 0)).toEqual([]);
+    // Killed before any body took it: it ends cancelled, once.
+    expect(await repo.cancelUnstarted(handed)).toMatchObject({ state: 'cancelled', killRequested: true });
+    expect(await repo.cancelUnstarted(handed)).toBeNull();
+    expect(await repo.cancelUnstarted(queued)).toBeNull();
+  });
+
+  it('an interruption reported without a run keeps the run recorded; another end without one clears it', async () => {
+    const [handedOn, failed] = (await submit(2)) as [string, string];
+    const runs = [randomUUID(), randomUUID()];
+    await repo.claimAll([handedOn, failed], runs);
+    const end = { output: null, outputTruncated: false, error: 'x' };
+    await repo.finish([
+      { id: handedOn, state: 'interrupted', runId: null, ...end },
+      { id: failed, state: 'failed', runId: null, ...end },
+    ]);
+    expect(await runOf(handedOn)).toBe(runs[0]);
+    expect(await runOf(failed)).toBeNull();
   });
 
   it('a task handed over twice in one batch keeps the run of its first claim', async () => {

@@ -196,15 +196,29 @@ export class TasksRepository {
    * tool). Reads the runs' table, which the executor owns: only the reconciliation asks, for tasks
    * whose BullMQ job is gone.
    */
-  async notStarted(ids: readonly string[]): Promise<BgTask[]> {
+  async notStarted(ids: readonly string[], runningForMs: number): Promise<BgTask[]> {
     if (!ids.length) return [];
     return this.rows(
       'task_not_started',
       `SELECT ${columns('t')} FROM bg_task t
        WHERE t.id = ANY($1::uuid[]) AND t.state = 'running'
+         AND t.started_at < now() - make_interval(secs => $2::double precision / 1000)
          AND NOT EXISTS (SELECT 1 FROM run r WHERE r.id = t.run_id)`,
-      [ids],
+      [ids, runningForMs],
     );
+  }
+
+  /** A running task no body has started (its job taken back, or never taken) ends cancelled by its kill. */
+  async cancelUnstarted(id: string): Promise<BgTask | null> {
+    const [row] = await this.rows(
+      'task_cancel_unstarted',
+      `UPDATE bg_task SET state = 'cancelled', kill_requested = true, finished_at = now(),
+              error = 'killed before it started'
+       WHERE id = $1::uuid AND state = 'running'
+       RETURNING ${COLUMNS}`,
+      [id],
+    );
+    return row ?? null;
   }
 
   /** Records the runs of running tasks in one statement: whether a kill was asked, by task. */
@@ -224,7 +238,9 @@ export class TasksRepository {
 
   /**
    * running → its end, once, for every end given, in one statement. Returns the tasks that ended
-   * here (an end reported again, or of a task no longer running, changes nothing).
+   * here (an end reported again, or of a task no longer running, changes nothing). An end without a
+   * run clears the run named at the dispatch (it was never written), but for an interruption: a body
+   * handed on does not know which run its first body wrote, so the one recorded stays.
    */
   async finish(
     ends: readonly TaskEnd[],
@@ -232,7 +248,8 @@ export class TasksRepository {
     if (!ends.length) return [];
     return this.rows<{ id: string; ownerId: string; fromWebhook: boolean }>(
       'task_finish',
-      `UPDATE bg_task t SET state = e.state::"TaskState", run_id = e.run_id,
+      `UPDATE bg_task t SET state = e.state::"TaskState",
+              run_id = CASE WHEN e.run_id IS NULL AND e.state = 'interrupted' THEN t.run_id ELSE e.run_id END,
               output = e.output, output_truncated = e.truncated, error = e.error, finished_at = now()
        FROM (SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
                AS x(id uuid, state text, run_id uuid, output jsonb, truncated boolean, error text)) e
