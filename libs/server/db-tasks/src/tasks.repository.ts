@@ -210,13 +210,18 @@ export class TasksRepository {
 
   /** A running task no body has started (its job taken back, or never taken) ends cancelled by its kill. */
   async cancelUnstarted(id: string): Promise<BgTask | null> {
+    return this.cancelBeforeStart(id, 'running');
+  }
+
+  /** A task in `state` ends cancelled, never started; null when it is no longer in that state. */
+  private async cancelBeforeStart(id: string, state: 'queued' | 'running'): Promise<BgTask | null> {
     const [row] = await this.rows(
-      'task_cancel_unstarted',
+      'task_cancel_before_start',
       `UPDATE bg_task SET state = 'cancelled', kill_requested = true, finished_at = now(),
               error = 'killed before it started'
-       WHERE id = $1::uuid AND state = 'running'
+       WHERE id = $1::uuid AND state = $2::"TaskState"
        RETURNING ${COLUMNS}`,
-      [id],
+      [id, state],
     );
     return row ?? null;
   }
@@ -275,14 +280,7 @@ export class TasksRepository {
   async kill(id: string, ownerId: string): Promise<BgTask> {
     const row = await this.getVisible(id, ownerId);
     if (row.state === 'queued') {
-      const [cancelled] = await this.rows(
-        'task_kill_queued',
-        `UPDATE bg_task SET state = 'cancelled', kill_requested = true, finished_at = now(),
-                error = 'killed before it started'
-         WHERE id = $1::uuid AND state = 'queued'
-         RETURNING ${COLUMNS}`,
-        [id],
-      );
+      const cancelled = await this.cancelBeforeStart(id, 'queued');
       if (cancelled) return cancelled;
     }
     const [flagged] = await this.rows(
