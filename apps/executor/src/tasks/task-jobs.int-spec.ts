@@ -25,19 +25,21 @@ describe('BullTaskJobs', () => {
     redis?.disconnect();
   });
 
-  it('takes twice the running limit: as many new bodies as ended ones waiting for their report', async () => {
-    const config = testConfig('executor', {
-      NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs'),
-      // Above 16: the worker used to take 16 whatever the limit, so with one replica, bodies the
-      // scheduler counted as running waited in BullMQ.
-      TASK_RUNNING_LIMIT: '20',
-    });
+  /** A worker of an executor with `env`, and the scheduler's queue it takes jobs from. */
+  const worker = (env: Record<string, string>, body: (job: HandedTask) => Promise<void>) => {
+    const config = testConfig('executor', { NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs'), ...env });
     const names = taskQueueNames(config.nats.subjectPrefix);
     redis = createRedis({ ...config.redis, name: 'task-jobs-test' });
     queue = createQueue<Record<string, unknown>>(names.queue, redis, names.bullPrefix);
-    const started: string[] = [];
     jobs = new BullTaskJobs(config, quiet);
-    jobs.start(async (job) => {
+    jobs.start(body);
+  };
+
+  it('takes twice the running limit: as many new bodies as ended ones waiting for their report', async () => {
+    const started: string[] = [];
+    // Above 16: the worker used to take 16 whatever the limit, so with one replica, bodies the
+    // scheduler counted as running waited in BullMQ.
+    worker({ TASK_RUNNING_LIMIT: '20' }, async (job) => {
       started.push(job.taskId);
       await new Promise<void>((r) => release.push(r));
     });
@@ -58,13 +60,8 @@ describe('BullTaskJobs', () => {
   });
 
   it('hands over the dispatched task as the job carries it, on its first start; a job that does not fit by its id alone', async () => {
-    const config = testConfig('executor', { NATS_SUBJECT_PREFIX: uniquePrefix('taskjobs') });
-    const names = taskQueueNames(config.nats.subjectPrefix);
-    redis = createRedis({ ...config.redis, name: 'task-jobs-test' });
-    queue = createQueue<Record<string, unknown>>(names.queue, redis, names.bullPrefix);
     const handed: HandedTask[] = [];
-    jobs = new BullTaskJobs(config, quiet);
-    jobs.start(async (job) => {
+    worker({}, async (job) => {
       handed.push(job);
     });
     const task = { ownerId: id(90), workflowId: id(91), inputs: { n: 7 }, permissionMode: 'ask' };

@@ -326,8 +326,10 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     try {
       const now = await this.repo.get(id);
       if (now?.state === 'running') return;
-      if (now?.state === 'queued' && now.killRequested) await this.endKilled(id, now.ownerId);
-      else if (now?.state === 'queued') return; // not taken by the statement: the reconciliation hands it over
+      // Not taken by the statement: the reconciliation hands it over.
+      if (now?.state === 'queued' && !now.killRequested) return;
+      // Killed while queued: it ends here, its slot freed.
+      if (now?.state === 'queued' && (await this.endBeforeStart(id, now.ownerId, 'queued'))) return;
       await this.fair.finish(id);
       this.pumpSoon();
     } catch (err) {
@@ -380,7 +382,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // no body ever started it (no run written), or ended if it was killed meanwhile. A body that
       // ran is never started again.
       const unstarted = await this.repo.notStarted(jobless, UNSTARTED_AFTER_MS);
-      for (const t of unstarted.filter((u) => u.killRequested)) await this.endUnstarted(t.id, t.ownerId);
+      for (const t of unstarted.filter((u) => u.killRequested))
+        await this.endBeforeStart(t.id, t.ownerId, 'running');
       const handed = unstarted.filter((u) => !u.killRequested);
       if (handed.length) await this.handOver(handed);
       repaired += unstarted.length;
@@ -445,12 +448,18 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // during a rolling upgrade: its first body, which runs under the run id it names; unless it
       // was killed meanwhile (it ends here, never started).
       if (now.killRequested) {
-        await this.endUnstarted(id, now.ownerId);
+        await this.endBeforeStart(id, now.ownerId, 'running');
         return { go: false, reason: 'task was killed' };
       }
       if (runId) await this.repo.attachAll([{ id, runId }]);
       return { go: true, task: bodyOf(now) };
     }
+    if (
+      now?.state === 'queued' &&
+      now.killRequested &&
+      (await this.endBeforeStart(id, now.ownerId, 'queued'))
+    )
+      return { go: false, reason: `task is ${now.state}` };
     await this.fair.finish(id);
     this.pumpSoon();
     if (now?.state === 'running') {
@@ -462,7 +471,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       }
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
-    if (now?.state === 'queued' && now.killRequested) await this.endKilled(id, now.ownerId);
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
   }
 
@@ -472,9 +480,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     return job !== undefined && job.attemptsStarted <= 1;
   }
 
-  /** A running task no body started ends cancelled by its kill: its slot is freed. */
-  private async endUnstarted(id: string, ownerId: string): Promise<BgTaskRow | null> {
-    const row = await this.repo.cancelUnstarted(id);
+  /**
+   * A task no body started ends cancelled by its kill: queued, or running with its job taken back (or
+   * never taken). Its slot is freed (freeing is idempotent).
+   */
+  private async endBeforeStart(
+    id: string,
+    ownerId: string,
+    state: 'queued' | 'running',
+  ): Promise<BgTaskRow | null> {
+    const row = await this.repo.cancelBeforeStart(id, state);
     if (!row) return null;
     await this.fair.finish(id);
     this.pumpSoon();
@@ -493,13 +508,6 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     } catch {
       return false;
     }
-  }
-
-  /** A queued task whose kill was asked ends cancelled. */
-  private async endKilled(id: string, ownerId: string): Promise<void> {
-    const killed = await this.repo.kill(id, ownerId);
-    this.transitions.emit({ taskId: id, ownerId, state: killed.state, error: killed.error });
-    this.toPrune.add(ownerId);
   }
 
   async attach(id: string, runId: string): Promise<{ cancel: boolean }> {
@@ -604,7 +612,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     }
     // Dispatched, its job still waiting for a body: taken back, and the task ends here.
     if (row.state === 'running' && (await this.takeBack(id))) {
-      const cancelled = await this.endUnstarted(id, ownerId);
+      const cancelled = await this.endBeforeStart(id, ownerId, 'running');
       if (cancelled) return toTask(cancelled);
     }
     // A body has it (or is about to): the executor running it cancels its run. A job lost with

@@ -71,9 +71,12 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
     expect(rows.map((r) => [r.id, r.state, r.runId])).toEqual([[handed, 'running', runs[1]]]);
     expect(await repo.notStarted([], 0)).toEqual([]);
     // Killed before any body took it: it ends cancelled, once.
-    expect(await repo.cancelUnstarted(handed)).toMatchObject({ state: 'cancelled', killRequested: true });
-    expect(await repo.cancelUnstarted(handed)).toBeNull();
-    expect(await repo.cancelUnstarted(queued)).toBeNull();
+    expect(await repo.cancelBeforeStart(handed, 'running')).toMatchObject({
+      state: 'cancelled',
+      killRequested: true,
+    });
+    expect(await repo.cancelBeforeStart(handed, 'running')).toBeNull();
+    expect(await repo.cancelBeforeStart(queued, 'running')).toBeNull();
   });
 
   it('an interruption reported without a run keeps the run recorded; another end without one clears it', async () => {

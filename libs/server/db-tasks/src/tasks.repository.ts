@@ -208,13 +208,11 @@ export class TasksRepository {
     );
   }
 
-  /** A running task no body has started (its job taken back, or never taken) ends cancelled by its kill. */
-  async cancelUnstarted(id: string): Promise<BgTask | null> {
-    return this.cancelBeforeStart(id, 'running');
-  }
-
-  /** A task in `state` ends cancelled, never started; null when it is no longer in that state. */
-  private async cancelBeforeStart(id: string, state: 'queued' | 'running'): Promise<BgTask | null> {
+  /**
+   * A task no body has started ends cancelled by its kill: queued, or running with its job taken back
+   * (or never taken). Null when it is no longer in `state`.
+   */
+  async cancelBeforeStart(id: string, state: 'queued' | 'running'): Promise<BgTask | null> {
     const [row] = await this.rows(
       'task_cancel_before_start',
       `UPDATE bg_task SET state = 'cancelled', kill_requested = true, finished_at = now(),
