@@ -31,6 +31,8 @@ describe('permission rules and hooks end to end', () => {
   let hookServer: Server;
   let hookBase: string;
   const hookCalls: Array<{ path: string; body: Record<string, unknown> }> = [];
+  /** How the API answered the /deny hook's look-up of the run it was shown a call of. */
+  const deniedRunLookups: number[] = [];
   /** The `/slow` hook's requests in flight now, and the most at once. */
   const slowHook = { now: 0, most: 0 };
   const admin = `e2e_${randomBytes(24).toString('base64url')}`;
@@ -86,9 +88,14 @@ describe('permission rules and hooks end to end', () => {
             slowHook.now--;
             res.writeHead(204).end();
           }, 30);
-        } else if (req.url === '/deny')
-          res.writeHead(200).end(JSON.stringify({ decision: 'deny', reason: 'the http hook says no' }));
-        else if (req.url === '/broken') res.writeHead(500).end();
+        } else if (req.url === '/deny') {
+          // A hook may look the run up: it exists by the time its call is shown.
+          const runId = String(hookCalls[hookCalls.length - 1]?.body['runId']);
+          void call('GET', `/api/agent/runs/${runId}`, alice).then((found) => {
+            deniedRunLookups.push(found.status);
+            res.writeHead(200).end(JSON.stringify({ decision: 'deny', reason: 'the http hook says no' }));
+          });
+        } else if (req.url === '/broken') res.writeHead(500).end();
         else res.writeHead(204).end();
       });
     });
@@ -414,6 +421,7 @@ describe('permission rules and hooks end to end', () => {
         hook: 'http-deny',
         reason: 'the http hook says no',
       });
+      expect(deniedRunLookups).toEqual([200]);
       await call('DELETE', `/api/settings/hooks/${String(deny.json['id'])}`, alice);
 
       const broken = await add({ name: 'broken', url: `${hookBase}/broken` });

@@ -20,6 +20,11 @@ export interface GateRequest {
   readonly runId?: string;
   /** evaluate: hooks are told it is a dry run. */
   readonly dryRun?: boolean;
+  /**
+   * The hooks are shown the call once this has resolved: a new run's row being written with its
+   * first steps' starts (a hook may look the run up).
+   */
+  readonly shownAfter?: Promise<unknown>;
 }
 
 /**
@@ -68,15 +73,15 @@ export class PermissionsService {
     if (capabilityRefusal(req.call, req.config.capabilityMode)) return decide([]);
     const pre = this.hooks.matching(hooks, 'pre_tool_use', req.call);
     if (pre.length === 0) return decide([]);
-    return this.hooks
-      .preToolUse(pre, {
+    const ask = () =>
+      this.hooks.preToolUse(pre, {
         ownerId: req.ownerId,
         runId: req.runId,
         stepId: req.step.id,
         call: req.call,
         dryRun: req.dryRun,
-      })
-      .then(decide);
+      });
+    return (req.shownAfter ? req.shownAfter.then(ask) : ask()).then(decide);
   }
 
   /** Observing hooks (post_tool_use, post_tool_use_failure, run_complete, run_error): never awaited by runs. */

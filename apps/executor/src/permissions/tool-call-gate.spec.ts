@@ -438,6 +438,26 @@ describe('the tool-call gate, as a run meets it', () => {
     expect(closed.calls).toEqual([]);
   });
 
+  it("shows a new run's call to the hooks only once its row is written (shownAfter)", async () => {
+    const g = setup({ config: { permissionMode: 'full-access' }, hooks: [hook('audit')] });
+    await g.permissions.warm(OWNER);
+    let written!: () => void;
+    const row = new Promise<void>((r) => (written = r));
+    const decided = g.permissions.decide({
+      ownerId: OWNER,
+      runId: RUN,
+      step: { id: 's' },
+      call: { tool: 'read_file', effect: 'read', arguments: { filePath: 'a' } },
+      config: RunConfig.parse({ permissionMode: 'full-access' }),
+      shownAfter: row,
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(g.runner.sent).toEqual([]);
+    written();
+    expect(await decided).toMatchObject({ decision: 'allow' });
+    expect(g.runner.sent.map((h) => h.hook)).toEqual(['audit']);
+  });
+
   it('a read-only run refuses a write before any hook is asked', async () => {
     const g = setup({
       config: { permissionMode: 'full-access', capabilityMode: 'read-only' },

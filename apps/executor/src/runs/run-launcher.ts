@@ -16,7 +16,7 @@ import {
 } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/server-config';
 import type { Bus } from '@switchyard/server-bus';
-import { RunsRepository } from '@switchyard/server-db-runs';
+import { RunsRepository, type NewRun } from '@switchyard/server-db-runs';
 import type { CallContext, Logger } from '@switchyard/server-observability';
 import { APP_CONFIG, BUS, LOGGER, OwnerFeedOutbox } from '@switchyard/server-runtime';
 import { PermissionsService } from '../permissions/permissions.service';
@@ -77,18 +77,24 @@ export interface Launch {
   /** The id to write the run with, when the caller named it already; a new one otherwise. */
   readonly runId?: string;
   /**
-   * Asked once the run is written and before any of its work starts (a task checks for a kill
-   * here); a reason answered cancels the run before a tool is called.
+   * Asked before any of the run's work starts (a task checks for a kill here); a reason answered
+   * cancels the run before a tool is called.
    */
   readonly beforeWork?: BeforeWork;
+  /**
+   * Told the new run's driver as soon as it exists, before any of its work and before its row is
+   * written (a task's kill reaches the run from then on).
+   */
+  readonly attach?: (driver: RunDriver) => void;
 }
 
 /** Resolves with a reason to cancel the new run before it does anything, or undefined to go on. */
 export type BeforeWork = (runId: string) => Promise<string | undefined>;
 
 /**
- * A new run's first work, once its row is written: `beforeWork` may cancel it first; then its plan
- * is reviewed (and run) or drafted.
+ * A new run's first work, started while its row is being written (what it emits at once is written
+ * with the row; no tool is called before): `beforeWork` may cancel it first; then its plan is
+ * reviewed (and run) or drafted.
  */
 export async function firstWork(
   driver: RunDriver,
@@ -151,12 +157,16 @@ export class RunLauncher {
     };
   }
 
-  /** Writes the run with its first event, hands it to a driver on this replica and kicks it off. */
   /** The refusal `wanted` more foreground runs of the caller would meet now, if any. */
   foregroundRoom(ctx: CallContext, wanted: number): Promise<AppError | undefined> {
     return this.repo.foregroundRoom(ownerOf(ctx), this.config.runs.foreground, wanted);
   }
 
+  /**
+   * Hands a new run to a driver on this replica and kicks it off; resolves once its row is written
+   * with its first events (and with what its first work emitted at once: see `RunWriter.create`).
+   * A refused or failed write rejects, and the run does nothing.
+   */
   async launch(l: Launch, ctx: CallContext): Promise<RunDriver> {
     const runId = l.runId ?? randomUUID();
     const background = l.created.taskId !== undefined || l.created.asTool !== undefined;
@@ -197,53 +207,65 @@ export class RunLauncher {
       }),
     ];
     if (!l.plan) first.push({ type: 'planning_started', data: {} });
+    const row: NewRun = {
+      id: runId,
+      ownerId: ownerOf(ctx),
+      status: 'planning',
+      goal: l.goal,
+      config: l.config,
+      inputs: l.inputs,
+      files: l.files,
+      fileGrants: grants,
+      plan: l.plan ?? null,
+      sourceRunId: l.sourceRunId ?? null,
+      batchId: l.batchId ?? null,
+      workflowId: l.created.workflowId ?? null,
+      agentId: l.agent?.id ?? null,
+      sandboxPosture,
+      replica: this.active.replica,
+      leaseMs: this.config.runs.leaseMs,
+      background,
+    };
     // The run's control subject is subscribed while its row is written (a NATS round trip beside the
     // Postgres one, not before it): both are done before anything names the run (its first events,
     // the answer to the start), so an approval or a cancel always finds the replica driving it.
-    const [created, subscribed] = await Promise.allSettled([
-      this.repo.create(
-        {
-          id: runId,
-          ownerId: ownerOf(ctx),
-          status: 'planning',
-          goal: l.goal,
-          config: l.config,
-          inputs: l.inputs,
-          files: l.files,
-          fileGrants: grants,
-          plan: l.plan ?? null,
-          sourceRunId: l.sourceRunId ?? null,
-          batchId: l.batchId ?? null,
-          workflowId: l.created.workflowId ?? null,
-          agentId: l.agent?.id ?? null,
-          sandboxPosture,
-          replica: this.active.replica,
-          leaseMs: this.config.runs.leaseMs,
-          background,
-        },
-        first,
+    const subscribed = this.active.register(driver);
+    // The row is the writer's first write, and carries what the run does at once: a given plan, the
+    // run's start and its first steps' starts (one statement, not the row's and then theirs).
+    const written = writer.create(first, async (events, update) => {
+      const [created, registered] = await Promise.allSettled([
         // A task's run was admitted by the scheduler's fair queue; a workflow called as a tool runs
         // inside the slot of the run or turn that called it.
-        background ? undefined : this.config.runs.foreground,
-      ),
-      this.active.register(driver),
-    ]);
-    if (created.status === 'rejected' || subscribed.status === 'rejected') {
-      this.active.closed(runId);
+        this.repo.create(
+          {
+            ...row,
+            status: update?.status ?? row.status,
+            plan: update?.plan ?? row.plan,
+            ...(update?.usage ? { usage: update.usage } : {}),
+          },
+          events,
+          background ? undefined : this.config.runs.foreground,
+        ),
+        subscribed,
+      ]);
+      if (created.status === 'fulfilled' && registered.status === 'fulfilled') return created.value;
+      // Nothing of the run happens: no tool was called (each waits for its start to be stored), and
+      // its subscription goes (the driver tells ActiveRuns it is closed).
+      driver.abandon();
       if (created.status === 'rejected') throw created.reason;
       // Written, but nobody could reach it (its subscription failed): failed now, not left for the
       // lease sweep to find interrupted.
-      const reason = (subscribed as PromiseRejectedResult).reason as Error;
+      const reason = (registered as PromiseRejectedResult).reason as Error;
       await this.repo
         .fail(runId, this.active.replica, `the run could not be started: ${reason.message}`)
         .catch(() => undefined);
       throw reason;
-    }
-    writer.publish(created.value);
-    const plan = l.plan;
+    });
+    l.attach?.(driver);
     const review = l.sourceRunId !== undefined || l.config.planApproval;
     this.kick(driver, () => firstWork(driver, l, review));
-    this.logger.info({ runId, source: l.created.source, steps: plan?.steps.length }, 'run started');
+    await written;
+    this.logger.info({ runId, source: l.created.source, steps: l.plan?.steps.length }, 'run started');
     return driver;
   }
 
@@ -325,6 +347,8 @@ export class RunLauncher {
             step,
             call: toolCallOf(tool, args),
             config: l.config,
+            // A hook may look the run up: it is shown a new run's call once the row is stored.
+            ...(writer.created ? { shownAfter: writer.created } : {}),
           }),
         observe: (event, data) => this.permissions.fire(event, ownerId, data as { runId: string }),
         ...(l.reusable ? { reusable: l.reusable } : {}),

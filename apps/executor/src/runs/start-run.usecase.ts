@@ -41,6 +41,7 @@ export interface WorkflowLaunch {
   /** The id to write the run with, when the caller named it already (a task's claim records it). */
   readonly runId?: string;
   readonly beforeWork?: BeforeWork;
+  readonly attach?: Launch['attach'];
 }
 
 /** Starts new runs: from a goal or a workflow, one at a time or as a batch, or from a saved workflow. */
@@ -154,6 +155,7 @@ export class StartRun {
         created: { source: 'workflow', ...def.source },
         ...(def.runId ? { runId: def.runId } : {}),
         ...(def.beforeWork ? { beforeWork: def.beforeWork } : {}),
+        ...(def.attach ? { attach: def.attach } : {}),
       },
       ctx,
     );

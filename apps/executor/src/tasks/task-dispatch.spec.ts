@@ -262,6 +262,8 @@ function setup(opts: { answers?: Answer[] } = {}) {
         'planning',
       );
       launched.push({ def, ctx, driver, log });
+      // As the launcher does: the driver is told before any of its work.
+      def.attach?.(driver);
       void firstWork(
         driver,
         { plan: def.plan as AgentPlan, ...(def.beforeWork ? { beforeWork: def.beforeWork } : {}) },
@@ -326,6 +328,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     expect(run?.driver.runId).toBe('00000000-0000-4000-8000-00010000d15a');
     expect(run?.def).toEqual({
       runId: run?.driver.runId,
+      attach: expect.any(Function),
       beforeWork: expect.any(Function),
       goal: 'nightly',
       plan,

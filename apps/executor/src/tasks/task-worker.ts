@@ -122,8 +122,10 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         ctx,
         {
           runId,
-          // A kill heard since the claim (the claim refused those asked before it) cancels the run
-          // before any tool is called.
+          // A kill heard from now on cancels the run itself (its tools are called once their starts
+          // are stored, with its row).
+          attach: (d) => this.running.set(taskId, d),
+          // A kill heard before cancels the run before any tool is called.
           beforeWork: async () => {
             this.forgetOldKills();
             return this.killed.delete(taskId) ? 'the task was killed' : undefined;
@@ -131,6 +133,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
         },
       ));
     } catch (err) {
+      this.running.delete(taskId);
       await this.report({
         id: taskId,
         state: 'failed',
@@ -141,11 +144,7 @@ export class TaskWorker implements OnApplicationBootstrap, BeforeApplicationShut
       });
       return;
     }
-    this.running.set(taskId, driver);
     try {
-      // A kill heard between the attach and now found no driver to cancel: it was remembered.
-      this.forgetOldKills();
-      if (this.killed.delete(taskId)) await driver.cancel('the task was killed').catch(() => undefined);
       const end = await driver.settled;
       await this.report(
         end.type === 'complete'

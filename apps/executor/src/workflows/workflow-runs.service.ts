@@ -101,7 +101,7 @@ export class WorkflowRuns implements OnModuleInit, OnModuleDestroy {
     permissionMode: 'ask' | 'approve-for-me' | 'full-access',
     source: Pick<RunCreated, 'taskId' | 'asTool' | 'viaMcp'>,
     ctx: CallContext,
-    launch: Pick<WorkflowLaunch, 'runId' | 'beforeWork'> = {},
+    launch: Pick<WorkflowLaunch, 'runId' | 'beforeWork' | 'attach'> = {},
   ): Promise<{ driver: RunDriver; name: string; steps: number }> {
     const def = await this.published.resolve(workflowId, ctx);
     // Unattended: shared directories are made as always; a picker file cannot be given here.

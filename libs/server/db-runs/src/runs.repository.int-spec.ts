@@ -65,7 +65,7 @@ describe('RunsRepository (real Postgres)', () => {
     ['a raw pg pool', () => viaPool],
     ['Prisma', () => viaPrisma],
   ])('through %s', (_, repo) => {
-    it('keeps the agent of a run, and its budget figures and new config as an append writes them', async () => {
+    it('keeps the agent of a run, and its budget figures and new config as a create or an append writes them', async () => {
       const run = newRun({ agentId: 7 });
       await repo().create(run, [created]);
       expect(await repo().get(run.id)).toMatchObject({ agentId: 7, usage: null });
@@ -76,6 +76,10 @@ describe('RunsRepository (real Postgres)', () => {
       const plain = newRun();
       await repo().create(plain, [created]);
       expect(await repo().get(plain.id)).toMatchObject({ agentId: null, usage: null });
+      // A run created with its first turn's events (RunWriter.create) is written with what they spent.
+      const spent = newRun({ usage: { tokens: 0, toolCalls: 0, wallMs: 0 } });
+      await repo().create(spent, [created]);
+      expect(await repo().get(spent.id)).toMatchObject({ usage: { tokens: 0, toolCalls: 0, wallMs: 0 } });
     });
 
     it('creates a run with its first events, then appends gaplessly with row changes in the same statement', async () => {

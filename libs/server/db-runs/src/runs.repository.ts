@@ -41,14 +41,15 @@ const STORED_AT_MS = epochMs('now()::timestamptz(3)');
  */
 const CREATE_COLUMNS = `id uuid, owner_id uuid, status text, goal text, config jsonb, inputs jsonb, files jsonb,
   plan jsonb, source_run_id uuid, batch_id uuid, replica text, lease_ms double precision, events jsonb,
-  workflow_id uuid, agent_id int, sandbox_posture text, file_grants jsonb, background boolean`;
+  workflow_id uuid, agent_id int, sandbox_posture text, file_grants jsonb, background boolean, usage jsonb`;
 /** CREATE_RUNS after its `input` (the runs to write, with their first events), but for its rows. */
 const CREATE_FROM_INPUT = `r AS (
          INSERT INTO run (id, owner_id, status, goal, config, inputs, files, plan, source_run_id, batch_id,
-                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background)
+                          owner_replica, lease_until, next_seq, updated_at, workflow_id, agent_id, sandbox_posture, file_grants, background,
+                          usage)
          SELECT id, owner_id, status::"RunStatus", goal, config, inputs, files, plan, source_run_id, batch_id,
                 replica, now() + make_interval(secs => lease_ms / 1000), jsonb_array_length(events) + 1, now(),
-                workflow_id, agent_id, sandbox_posture, file_grants, background
+                workflow_id, agent_id, sandbox_posture, file_grants, background, usage
          FROM input
          RETURNING id
        ), stored AS (
@@ -159,6 +160,7 @@ function createRecord(run: NewRun, events: readonly RunEventBody[]): Record<stri
     sandbox_posture: run.sandboxPosture ?? null,
     file_grants: run.fileGrants ?? [],
     background: run.background ?? false,
+    usage: run.usage ?? null,
   };
 }
 
@@ -186,6 +188,8 @@ export interface NewRun {
   readonly leaseMs: number;
   /** A background task's run, or a workflow's called as a tool: not counted against foreground limits. */
   readonly background?: boolean;
+  /** What it has spent, when its first events say (see RunUpdate.usage); none otherwise. */
+  readonly usage?: BudgetUsage;
 }
 
 /** One run's append, as `appendMany` writes it with others. */

@@ -1,4 +1,4 @@
-import { Events, type RunEvent, type RunEventBody, type RunEventType } from '@switchyard/contracts';
+import { Events, RunConfig, RunEventBody, type RunEvent, type RunEventType } from '@switchyard/contracts';
 import { LeaseLostError, type RunUpdate } from '@switchyard/server-db-runs';
 import { InMemoryBus } from '@switchyard/testing';
 import { RunWriter, type RunLog } from './run-writer';
@@ -161,5 +161,135 @@ describe('RunWriter', () => {
     log.fail = new LeaseLostError('gone');
     await expect(w.close('lost')).rejects.toBeInstanceOf(LeaseLostError);
     expect(log.failed).toEqual(['again', 'not mine']);
+  });
+
+  describe('create', () => {
+    /** A creation standing in for the run's row: records each call, numbers what it stores. */
+    const creation =
+      (calls: Array<{ types: RunEventType[]; update: unknown }>, fail?: Error) =>
+      async (events: readonly RunEventBody[], update: unknown): Promise<RunEvent[]> => {
+        calls.push({ types: events.map((e) => e.type), update });
+        if (fail) throw fail;
+        return events.map((e, i) => ({ ...e, runId: RUN, seq: i + 1, at: '' }));
+      };
+    const created = RunEventBody.parse({
+      type: 'run_created',
+      data: { goal: 'g', config: RunConfig.parse({}), source: 'goal' },
+    });
+    /** What a run emits at once, a few microtasks after its launch (a kill check, the plan). */
+    const firstTurn = async (w: RunWriter, called: string[]) => {
+      await Promise.resolve();
+      await Promise.resolve();
+      const plan = w.emit(
+        'plan_ready',
+        {
+          plan: { steps: [{ id: 's', tool: 'wait', arguments: { ms: 0 }, dependsOn: [], description: '' }] },
+        },
+        { usage: { tokens: 0, wallMs: 0, toolCalls: 0 } },
+      );
+      const started = w.emit('run_started', { steps: 1, reused: 0 }, { status: 'running' });
+      await Promise.resolve();
+      const step = w.emitThen('step_start', stepStart, () => called.push('tool'));
+      return Promise.all([plan, started, step]);
+    };
+
+    it('writes the row with what the run emits in its first turn, calls the tools once stored, then publishes it all', async () => {
+      const log = new MemoryLog();
+      const calls: Array<{ types: RunEventType[]; update: unknown }> = [];
+      const failures: unknown[] = [];
+      const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', (e) =>
+        failures.push(e),
+      );
+      const called: string[] = [];
+      expect(w.created).toBeUndefined();
+      const stored = w.create([created], creation(calls));
+      // What a pre_tool_use hook waits for (RunLauncher: shownAfter).
+      expect(w.created).toBe(stored);
+      const first = firstTurn(w, called);
+      expect((await stored).map((e) => e.type)).toEqual([
+        'run_created',
+        'plan_ready',
+        'run_started',
+        'step_start',
+      ]);
+      await first;
+      expect(calls).toEqual([
+        {
+          types: ['run_created', 'plan_ready', 'run_started', 'step_start'],
+          update: { usage: { tokens: 0, wallMs: 0, toolCalls: 0 }, status: 'running' },
+        },
+      ]);
+      expect(called).toEqual(['tool']);
+      expect(log.writes).toEqual([]);
+      expect(published().map((e) => [e.seq, e.type])).toEqual([
+        [1, 'run_created'],
+        [2, 'plan_ready'],
+        [3, 'run_started'],
+        [4, 'step_start'],
+      ]);
+      // Later events are appended as usual.
+      log.hold = false;
+      await w.emit('step_complete', {
+        stepId: 's',
+        tool: 'wait',
+        attempt: 1,
+        result: null,
+        truncated: false,
+        durationMs: 0,
+      });
+      expect(log.writes.map((x) => x.types)).toEqual([['step_complete']]);
+      expect(failures).toEqual([]);
+    });
+
+    it('writes a first turn that changes more than a new row carries after the row', async () => {
+      const log = new MemoryLog();
+      log.hold = false;
+      const calls: Array<{ types: RunEventType[]; update: unknown }> = [];
+      const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
+      const stored = w.create([created], creation(calls));
+      const cancelled = w.emit(
+        'cancelled',
+        { message: 'killed' },
+        { status: 'cancelled', finished: true, release: true },
+      );
+      await stored;
+      await cancelled;
+      expect(calls).toEqual([{ types: ['run_created'], update: undefined }]);
+      expect(log.writes).toEqual([
+        { types: ['cancelled'], update: { status: 'cancelled', finished: true, release: true } },
+      ]);
+      expect(published().map((e) => e.type)).toEqual(['run_created', 'cancelled']);
+    });
+
+    it('refuses what the run emitted when its row could not be written, calls no tool, and leaves the failure to the creator', async () => {
+      const log = new MemoryLog();
+      const failures: unknown[] = [];
+      const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', (e) =>
+        failures.push(e),
+      );
+      const called: string[] = [];
+      const refused = new Error('over the foreground limit');
+      const stored = w.create([created], creation([], refused));
+      const first = firstTurn(w, called);
+      await expect(stored).rejects.toBe(refused);
+      await expect(first).rejects.toBe(refused);
+      await expect(w.emit('plan_token', token('later'))).rejects.toBe(refused);
+      expect(called).toEqual([]);
+      expect(failures).toEqual([]);
+      expect(log.writes).toEqual([]);
+      expect(published()).toEqual([]);
+    });
+
+    it('is refused once the writer has written', async () => {
+      const log = new MemoryLog();
+      log.hold = false;
+      const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
+      await w.emit('plan_token', token('a'));
+      const calls: Array<{ types: RunEventType[]; update: unknown }> = [];
+      await expect(w.create([created], creation(calls))).rejects.toThrow(
+        `run ${RUN} is created by its writer's first write`,
+      );
+      expect(calls).toEqual([]);
+    });
   });
 });

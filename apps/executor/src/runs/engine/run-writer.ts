@@ -15,6 +15,26 @@ import type { RunEventOutbox } from './run-event-outbox';
 /** What the writer needs of the run's log: the runs repository, or an in-memory log in unit tests. */
 export type RunLog = Pick<RunsRepository, 'append' | 'fail'>;
 
+/** The row changes a new run's creation carries: what its first turn's events may set. */
+export type CreationUpdate = Pick<RunUpdate, 'status' | 'usage' | 'plan'>;
+const CREATION_FIELDS: ReadonlySet<string> = new Set<keyof CreationUpdate>(['status', 'usage', 'plan']);
+
+/**
+ * Writes a new run's row with its first events, as `update` leaves the row (one statement), and
+ * resolves with the events stored.
+ */
+export type RunCreation = (
+  events: readonly RunEventBody[],
+  update: CreationUpdate | undefined,
+) => Promise<RunEvent[]>;
+
+interface PendingCreation {
+  readonly first: readonly RunEventBody[];
+  readonly write: RunCreation;
+  readonly resolve: (stored: RunEvent[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 interface Pending {
   readonly event: RunEventBody;
   readonly update: RunUpdate | undefined;
@@ -35,6 +55,11 @@ export class RunWriter {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private failure: unknown;
+  private creation: PendingCreation | undefined;
+  /** Nothing was emitted or created yet: a creation may still be the first write. */
+  private fresh = true;
+  /** The run's creation, when this writer makes it (see `create`): settled once the row is written or refused. */
+  private creating: Promise<RunEvent[]> | undefined;
 
   constructor(
     private readonly repo: RunLog,
@@ -78,6 +103,7 @@ export class RunWriter {
     next: () => R,
   ): Promise<R> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
+    this.fresh = false;
     const parsed = RunEventBody.safeParse({ type, data });
     if (!parsed.success) {
       const err = new AppError(
@@ -100,6 +126,33 @@ export class RunWriter {
       // the starts of the steps it unblocks) is written together.
       this.flushing ??= Promise.resolve().then(() => this.flush());
     });
+  }
+
+  /**
+   * Makes the writer's first write the run's creation: `first` (bodies parsed against the catalog
+   * already) and whatever the run emits before this turn's microtasks are done (a given plan, the
+   * run's start, its first steps' starts, each step's tool called once durable) are stored by `write`
+   * in one statement, instead of the row's and then a batch's. A first turn whose row changes a new
+   * row cannot carry (an end) is written after the row, as usual. Resolves with the events stored,
+   * once published. A creation that fails rejects, and so does everything emitted since: the run
+   * does not exist, so `onFailure` is not told (whoever created the run answers for it).
+   */
+  create(first: readonly RunEventBody[], write: RunCreation): Promise<RunEvent[]> {
+    if (!this.fresh)
+      return Promise.reject(new Error(`run ${this.runId} is created by its writer's first write`));
+    this.fresh = false;
+    this.creating = new Promise<RunEvent[]>((resolve, reject) => {
+      this.creation = { first, write, resolve, reject };
+      // Not a microtask like a batch's: the run's first work, kicked off in this turn, goes through
+      // several of them before its first steps' starts are emitted.
+      this.flushing = new Promise<void>((go) => setImmediate(go)).then(() => this.flush());
+    });
+    return this.creating;
+  }
+
+  /** The run's row being written by this writer (`create`), if it is: settles once written or refused. */
+  get created(): Promise<unknown> | undefined {
+    return this.creating;
   }
 
   /** Publishes events stored elsewhere (the run's first events, written with its row). */
@@ -139,12 +192,10 @@ export class RunWriter {
   }
 
   private async flush(): Promise<void> {
+    if (this.creation) await this.writeCreation(this.creation);
     while (this.queue.length && this.failure === undefined) {
       const batch = this.queue.splice(0);
-      const update = batch.reduce<RunUpdate | undefined>(
-        (acc, p) => (p.update ? { ...acc, ...p.update } : acc),
-        undefined,
-      );
+      const update = mergedUpdate(batch);
       try {
         const stored = await this.repo.append(
           this.runId,
@@ -163,10 +214,39 @@ export class RunWriter {
     this.flushing = undefined;
   }
 
+  private async writeCreation(c: PendingCreation): Promise<void> {
+    this.creation = undefined;
+    const pending = this.queue.splice(0);
+    const update = mergedUpdate(pending);
+    const joins = update === undefined || Object.keys(update).every((k) => CREATION_FIELDS.has(k));
+    const batch = joins ? pending : [];
+    // Put back ahead of whatever is emitted while the row is written: the next batch.
+    if (!joins) this.queue.unshift(...pending);
+    const carried = joins ? update : undefined;
+    try {
+      const stored = await c.write([...c.first, ...batch.map((p) => p.event)], carried);
+      batch.forEach((p) => p.durable());
+      this.publishParsed(stored, carried);
+      c.resolve(stored);
+    } catch (err) {
+      this.failure = err;
+      for (const p of [...batch, ...this.queue.splice(0)]) p.reject(err);
+      c.reject(err);
+    }
+  }
+
   private stop(err: unknown, batch: readonly Pending[]): void {
     const first = this.failure === undefined;
     if (first) this.failure = err;
     for (const p of [...batch, ...this.queue.splice(0)]) p.reject(this.failure);
     if (first) this.onFailure(err);
   }
+}
+
+/** The row changes a batch's events carry, later ones over earlier ones. */
+function mergedUpdate(batch: readonly Pending[]): RunUpdate | undefined {
+  return batch.reduce<RunUpdate | undefined>(
+    (acc, p) => (p.update ? { ...acc, ...p.update } : acc),
+    undefined,
+  );
 }
