@@ -194,6 +194,8 @@ interface Setup {
   readonly localTools?: boolean;
   readonly stepTimeoutMs?: number;
   readonly extraTools?: readonly ToolDescriptor[];
+  /** Collects what the driver logs at error level. */
+  readonly errors?: string[];
 }
 
 /** A driver on an in-memory bus whose fake registry answers from `answers`, writing to an in-memory log. */
@@ -209,6 +211,7 @@ function setup({
   localTools = false,
   stepTimeoutMs = 1_000,
   extraTools = [],
+  errors,
 }: Setup) {
   const calls: InvokeToolRequest[] = [];
   const bus = new InMemoryBus();
@@ -221,9 +224,14 @@ function setup({
   });
   const logger = createLogger({
     service: 'test',
-    level: 'silent',
+    level: errors ? 'error' : 'silent',
     instanceId: 'test',
-    destination: new Writable({ write: (_c, _e, done) => done() }),
+    destination: new Writable({
+      write: (chunk: Buffer, _e, done) => {
+        errors?.push(String((JSON.parse(chunk.toString()) as { msg?: unknown }).msg));
+        done();
+      },
+    }),
   });
   const tools = new Map([read, write, ...extraTools].map((t) => [t.name, t]));
   const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), RUN, 'replica', (err) =>
@@ -263,7 +271,7 @@ function setup({
     },
     'planning',
   );
-  return { driver, log, bus, calls };
+  return { driver, log, bus, calls, writer };
 }
 
 async function drive({ plan, ...rest }: Setup & { readonly plan: AgentPlan }) {
@@ -1112,4 +1120,34 @@ describe("RunDriver: a server's input request during a step's call", () => {
       }),
     ]);
   });
+});
+
+describe('RunDriver: a new run whose row is not written', () => {
+  it.each([
+    ['at its plan gate', true],
+    ['with its first step starting', false],
+  ])(
+    'does nothing %s: no tool called, nothing written or published, no crash logged, given up on this replica',
+    async (_, planApproval) => {
+      const errors: string[] = [];
+      const { driver, log, bus, calls, writer } = setup({ answers: [ok('never')], planApproval, errors });
+      const refused = new AppError('capacity_exceeded', 'you have 2 runs active, the owner limit is 2');
+      const created = writer.create([], async () => {
+        driver.unwritten(refused); // as RunLauncher does when the row is refused
+        throw refused;
+      });
+      const work = driver
+        .planReady({ steps: [step('s')] }, { review: planApproval })
+        .catch((err: unknown) => {
+          driver.crashed(err);
+        });
+      await expect(created).rejects.toBe(refused);
+      await work;
+      expect(await driver.settled).toMatchObject({ status: 'interrupted' });
+      expect(calls).toEqual([]);
+      expect(log.events).toEqual([]);
+      expect(bus.traffic.events).toEqual([]);
+      expect(errors).toEqual([]);
+    },
+  );
 });

@@ -333,6 +333,16 @@ export class RunDriver {
   }
 
   /**
+   * The new run's row was not written (refused, or the database or the bus failed): nothing of the
+   * run happened, so this replica gives it up like `abandon`, and what its work then meets (`err`,
+   * from every emit) is expected, not a crash.
+   */
+  unwritten(err: unknown): void {
+    this.writeError = err;
+    this.abandon();
+  }
+
+  /**
    * The writer stopped. With a lost lease another replica has the run: give it up. Otherwise the log
    * refused an event (a bug, or Postgres down): nothing more can be recorded, so in-flight work is
    * stopped and the run ends with an `error` saying why — not abandoned to be found interrupted.

@@ -92,9 +92,9 @@ export interface Launch {
 export type BeforeWork = (runId: string) => Promise<string | undefined>;
 
 /**
- * A new run's first work, started while its row is being written (what it emits at once is written
- * with the row; no tool is called before): `beforeWork` may cancel it first; then its plan is
- * reviewed (and run) or drafted.
+ * A new run's first work (with a given plan, started while its row is being written: what it emits
+ * at once is written with the row, and no tool is called before; a draft, once the row is written):
+ * `beforeWork` may cancel it first; then its plan is reviewed (and run) or drafted.
  */
 export async function firstWork(
   driver: RunDriver,
@@ -230,6 +230,8 @@ export class RunLauncher {
     // Postgres one, not before it): both are done before anything names the run (its first events,
     // the answer to the start), so an approval or a cancel always finds the replica driving it.
     const subscribed = this.active.register(driver);
+    // Looked at once the row is written (below); not an unhandled rejection meanwhile.
+    subscribed.catch(() => undefined);
     // The row is the writer's first write, and carries what the run does at once: a given plan, the
     // run's start and its first steps' starts (one statement, not the row's and then theirs).
     const written = writer.create(first, async (events, update) => {
@@ -249,22 +251,28 @@ export class RunLauncher {
         subscribed,
       ]);
       if (created.status === 'fulfilled' && registered.status === 'fulfilled') return created.value;
+      const reason = (
+        created.status === 'rejected' ? created.reason : (registered as PromiseRejectedResult).reason
+      ) as Error;
       // Nothing of the run happens: no tool was called (each waits for its start to be stored), and
       // its subscription goes (the driver tells ActiveRuns it is closed).
-      driver.abandon();
-      if (created.status === 'rejected') throw created.reason;
+      driver.unwritten(reason);
       // Written, but nobody could reach it (its subscription failed): failed now, not left for the
       // lease sweep to find interrupted.
-      const reason = (registered as PromiseRejectedResult).reason as Error;
-      await this.repo
-        .fail(runId, this.active.replica, `the run could not be started: ${reason.message}`)
-        .catch(() => undefined);
+      if (created.status === 'fulfilled')
+        await this.repo
+          .fail(runId, this.active.replica, `the run could not be started: ${reason.message}`)
+          .catch(() => undefined);
       throw reason;
     });
     l.attach?.(driver);
     const review = l.sourceRunId !== undefined || l.config.planApproval;
-    this.kick(driver, () => firstWork(driver, l, review));
+    const work = () => firstWork(driver, l, review);
+    // A given plan goes on at once (what it does then is written with the row); a draft asks the
+    // planner only once the run exists (a refused start costs no model call).
+    if (l.plan) this.kick(driver, work);
     await written;
+    if (!l.plan) this.kick(driver, work);
     this.logger.info({ runId, source: l.created.source, steps: l.plan?.steps.length }, 'run started');
     return driver;
   }

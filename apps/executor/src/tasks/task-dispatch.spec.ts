@@ -45,10 +45,17 @@ const logger = createLogger({
 class MemoryLog {
   readonly events: RunEvent[] = [];
   leaseLost = false;
+  /** The first write waits for this (the run's row on its way), and `writing` says it began. */
+  firstWrite: Promise<void> | undefined;
+  writing = false;
   private readonly waiters: Array<() => void> = [];
 
   async append(runId: string, batch: readonly RunEventBody[]): Promise<RunEvent[]> {
     if (this.leaseLost) throw new LeaseLostError(`run ${runId} is no longer held by this replica`);
+    this.writing = true;
+    const held = this.firstWrite;
+    this.firstWrite = undefined;
+    await held;
     const stored = batch.map((e, i) => ({ ...e, runId, seq: this.events.length + i + 1, at: '' }));
     this.events.push(...stored);
     for (const wake of this.waiters.splice(0)) wake();
@@ -156,7 +163,7 @@ interface Launched {
  * registry's RPCs answered by the test, and each run a real RunDriver writing to a log in memory
  * (started the way StartRun starts a workflow's run: its plan announced, no review).
  */
-function setup(opts: { answers?: Answer[] } = {}) {
+function setup(opts: { answers?: Answer[]; firstWrite?: Promise<void> } = {}) {
   const answers = opts.answers ?? [];
   const bus = new InMemoryBus();
   const calls: InvokeToolRequest[] = [];
@@ -225,6 +232,7 @@ function setup(opts: { answers?: Answer[] } = {}) {
       // A task's run has the id its claim named; other runs are numbered.
       const runId = def.runId ?? `00000000-0000-4000-8000-${String(launched.length + 1).padStart(12, '0')}`;
       const log = new MemoryLog();
+      log.firstWrite = opts.firstWrite;
       const tools = new Map([[reader.name, reader]]);
       const writer: RunWriter = new RunWriter(log, new RunEventOutbox(bus, 0), runId, 'replica', (err) =>
         driver.writerFailed(err),
@@ -434,6 +442,30 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     t.bus.emit(Events.taskKill, { id: TASK });
     await body;
     expect(t.bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${t.runOf(1)}:s:1` }]);
+    expect(t.launched[0]?.log.types).toEqual([
+      'plan_ready',
+      'run_started',
+      'step_start',
+      'cancel_requested',
+      'step_failed',
+      'cancelled',
+    ]);
+    expect(t.finished).toEqual([
+      { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
+    ]);
+  });
+
+  it("a kill heard while the run's first write is on its way cancels the run before its tool is called", async () => {
+    let stored!: () => void;
+    const t = setup({ answers: [], firstWrite: new Promise<void>((r) => (stored = r)) });
+    const body = t.hand(TASK);
+    await waitFor(async () => t.launched[0]?.log.writing === true, 5_000);
+    // The driver is the worker's already (attach): the kill cancels the run itself.
+    t.bus.emit(Events.taskKill, { id: TASK });
+    await t.bus.flush();
+    stored();
+    await body;
+    expect(t.calls).toEqual([]);
     expect(t.launched[0]?.log.types).toEqual([
       'plan_ready',
       'run_started',

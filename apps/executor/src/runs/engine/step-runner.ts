@@ -502,8 +502,9 @@ export class StepRunner {
         permission: decision,
       },
       () => {
-        // Cancelled while the start was being written: the tool is not called.
-        if (host.signal.aborted) return undefined;
+        // Cancelled while the start was being written (a cancel aborts once its own event is stored,
+        // which may be after this start's write): the tool is not called.
+        if (host.signal.aborted || host.cancelReason() !== undefined) return undefined;
         if (local) return this.runLocal(local, call.args, timeoutMs);
         // A cancel of the run tells the registry to stop the calls in flight.
         host.invocations.set(step.id, invocationId);
