@@ -176,7 +176,10 @@ describe('RunWriter', () => {
       type: 'run_created',
       data: { goal: 'g', config: RunConfig.parse({}), source: 'goal' },
     });
-    /** What a run emits at once, a few microtasks after its launch (a kill check, the plan). */
+    /**
+     * What a run emits at once, a few microtasks after its launch (past a kill check): a plan's
+     * announcement, the run's start and its first step's start, in one go as RunDriver.planReady does.
+     */
     const firstTurn = async (w: RunWriter, called: string[]) => {
       await Promise.resolve();
       await Promise.resolve();
@@ -188,7 +191,6 @@ describe('RunWriter', () => {
         { usage: { tokens: 0, wallMs: 0, toolCalls: 0 } },
       );
       const started = w.emit('run_started', { steps: 1, reused: 0 }, { status: 'running' });
-      await Promise.resolve();
       const step = w.emitThen('step_start', stepStart, () => called.push('tool'));
       return Promise.all([plan, started, step]);
     };
@@ -239,6 +241,17 @@ describe('RunWriter', () => {
       });
       expect(log.writes.map((x) => x.types)).toEqual([['step_complete']]);
       expect(failures).toEqual([]);
+    });
+
+    it('writes a run that emits nothing at once (a draft) when the turn is over, and what it emits later after it', async () => {
+      const log = new MemoryLog();
+      log.hold = false;
+      const calls: Array<{ types: RunEventType[]; update: unknown }> = [];
+      const w = new RunWriter(repoOf(log), new RunEventOutbox(bus, 0), RUN, 'replica', () => undefined);
+      expect((await w.create([created], creation(calls))).map((e) => e.type)).toEqual(['run_created']);
+      await w.emit('plan_token', token('later'));
+      expect(calls).toEqual([{ types: ['run_created'], update: undefined }]);
+      expect(log.writes.map((x) => x.types)).toEqual([['plan_token']]);
     });
 
     it('writes a first turn that changes more than a new row carries after the row', async () => {

@@ -143,11 +143,17 @@ export class RunWriter {
     this.fresh = false;
     this.creating = new Promise<RunEvent[]>((resolve, reject) => {
       this.creation = { first, write, resolve, reject };
-      // Not a microtask like a batch's: the run's first work, kicked off in this turn, goes through
-      // several of them before its first steps' starts are emitted.
-      this.flushing = new Promise<void>((go) => setImmediate(go)).then(() => this.flush());
+      // It leaves with the run's first emit, a batch like any (the run's first work reaches it a few
+      // microtasks after this turn, and emits a plan's announcement, its start and its first steps'
+      // starts in one go); or, when nothing is emitted by then (a draft), once this turn is over.
+      setImmediate(() => this.startCreation());
     });
     return this.creating;
+  }
+
+  /** Writes the pending creation now unless a write is on its way (which writes it first). */
+  private startCreation(): void {
+    if (this.creation) this.flushing ??= this.flush();
   }
 
   /** The run's row being written by this writer (`create`), if it is: settles once written or refused. */
@@ -173,6 +179,8 @@ export class RunWriter {
    * Resolves with the event's data; rejects when neither could be written (a lost lease, no database).
    */
   async close(message: string): Promise<RunFailed> {
+    // A row still to be written goes first: the error is appended to it.
+    this.startCreation();
     await this.flushing;
     const data: RunFailed = { message: storableText(message), code: 'internal' };
     const update: RunUpdate = { status: 'failed', error: data.message, finished: true, release: true };
