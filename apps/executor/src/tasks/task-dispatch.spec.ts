@@ -321,6 +321,21 @@ function setup(opts: { answers?: Answer[]; firstWrite?: Promise<void> } = {}) {
   };
 }
 
+/** A task killed once its run's step had started: the run's log says so, and the task ended cancelled. */
+function expectKilledAfterItsStepStarted(t: ReturnType<typeof setup>): void {
+  expect(t.launched[0]?.log.types).toEqual([
+    'plan_ready',
+    'run_started',
+    'step_start',
+    'cancel_requested',
+    'step_failed',
+    'cancelled',
+  ]);
+  expect(t.finished).toEqual([
+    { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
+  ]);
+}
+
 describe('TaskWorker: a task body on the in-memory bus', () => {
   it('runs a dispatched task at once: its published workflow, unattended, under the run id its job names; reports its result', async () => {
     const t = setup({ answers: [ok({ rows: 3 })] });
@@ -442,17 +457,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     t.bus.emit(Events.taskKill, { id: TASK });
     await body;
     expect(t.bus.sent(Events.toolCancel)).toEqual([{ invocationId: `${t.runOf(1)}:s:1` }]);
-    expect(t.launched[0]?.log.types).toEqual([
-      'plan_ready',
-      'run_started',
-      'step_start',
-      'cancel_requested',
-      'step_failed',
-      'cancelled',
-    ]);
-    expect(t.finished).toEqual([
-      { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
-    ]);
+    expectKilledAfterItsStepStarted(t);
   });
 
   it("a kill heard while the run's first write is on its way cancels the run before its tool is called", async () => {
@@ -466,17 +471,7 @@ describe('TaskWorker: a task body on the in-memory bus', () => {
     stored();
     await body;
     expect(t.calls).toEqual([]);
-    expect(t.launched[0]?.log.types).toEqual([
-      'plan_ready',
-      'run_started',
-      'step_start',
-      'cancel_requested',
-      'step_failed',
-      'cancelled',
-    ]);
-    expect(t.finished).toEqual([
-      { id: TASK, state: 'cancelled', runId: t.runOf(1), error: 'the task was killed' },
-    ]);
+    expectKilledAfterItsStepStarted(t);
   });
 
   it('a kill that arrives before the run exists is remembered and cancels the run before it does anything', async () => {
