@@ -130,9 +130,9 @@ export class RunWriter {
 
   /**
    * Makes the writer's first write the run's creation: `first` (bodies parsed against the catalog
-   * already) and whatever the run emits before this turn's microtasks are done (a given plan, the
-   * run's start, its first steps' starts, each step's tool called once durable) are stored by `write`
-   * in one statement, instead of the row's and then a batch's. A first turn whose row changes a new
+   * already) and the run's first batch (what it emits in one go at once: a given plan, the run's
+   * start, its first steps' starts, each step's tool called once durable) are stored by `write` in
+   * one statement, instead of the row's and then the batch's. A first turn whose row changes a new
    * row cannot carry (an end) is written after the row, as usual. Resolves with the events stored,
    * once published. A creation that fails rejects, and so does everything emitted since: the run
    * does not exist, so `onFailure` is not told (whoever created the run answers for it).
