@@ -408,6 +408,55 @@ describe('background tasks end to end', () => {
     }
   });
 
+  it('ends interrupted a task whose body ended without its end reaching the scheduler, and frees its slot', async () => {
+    const wf = await publish(0);
+    const executors = stack.replicas('executor');
+    for (const e of executors) e.child.kill('SIGSTOP');
+    try {
+      const submitted = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'unreported' },
+      });
+      const id = submitted.json['id'] as string;
+      const dispatched = await waitFor(
+        async () => {
+          const t = await task(id);
+          return t.state === 'running' ? t : undefined;
+        },
+        60_000,
+        50,
+      );
+      // As if a body had run and ended two minutes ago and its report was given up: its run ended,
+      // its job is gone, the task still says running.
+      const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-unreported' });
+      const names = taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '');
+      const jobs = createQueue(names.queue, redis, names.bullPrefix);
+      await jobs.remove(id);
+      await jobs.close();
+      redis.disconnect();
+      const pg = new Client({ connectionString: db.url });
+      await pg.connect();
+      await pg.query(
+        `INSERT INTO run (id, owner_id, status, updated_at, finished_at, background)
+         VALUES ($1, $2, 'completed', now(), now() - interval '2 minutes', true)`,
+        [dispatched.runId, ((await call('GET', '/api/me', alice)).json['owner'] as { id: string }).id],
+      );
+      await pg.end();
+      // The reconciliation (every 5 s) ends it: the bound only guards a hang.
+      const end = await finished(id, alice, 120_000);
+      expect(end).toMatchObject({
+        state: 'interrupted',
+        runId: dispatched.runId,
+        error:
+          'its run ended completed, and the end was never reported to the scheduler; the run has what happened',
+      });
+      const capacity = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+      expect(capacity['owner']).toMatchObject({ running: 0 });
+    } finally {
+      for (const e of executors) e.child.kill('SIGCONT');
+    }
+  });
+
   it('a kill of a dispatched task no body has taken yet ends it at once: its job is taken back, it never runs', async () => {
     const wf = await publish(0);
     const executors = stack.replicas('executor');

@@ -60,6 +60,11 @@ const UNADMITTED_AFTER_MS = 10_000;
  * its job's pickup and its run's write, whose job Redis just lost): it is handed over again.
  */
 const UNSTARTED_AFTER_MS = 10_000;
+/**
+ * A running task with no job whose run ended this long ago had its end lost (its report given up
+ * after REPORT_ATTEMPTS, or its job failed after stalling twice): it ends interrupted, its slot freed.
+ */
+const UNREPORTED_AFTER_MS = 60_000;
 const WEIGHTS = { interactive: 4, normal: 2, batch: 1 } as const;
 
 /** A task row already in Postgres, waiting for admission. */
@@ -344,7 +349,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * A scheduler replica killed between two writes leaves work half done: a task marked running in
    * Redis but still queued in Postgres, or moved to running with no BullMQ job (it would wait for
    * ever and hold a slot), a task ended in Postgres whose slot was never freed, a row written whose
-   * admission never ran. Every replica repairs these; each repair is idempotent (moving to running
+   * admission never ran. And a body whose end never reached a scheduler leaves its task running with
+   * its run ended and its job gone: it ends interrupted. Every replica repairs these; each repair is idempotent (moving to running
    * is one conditional statement; the job id is the task id) and never starts a body twice (a job is
    * handed over again only while no run of the task was written). Redis is read before Postgres, so
    * a task dispatched in between is not mistaken for an ended one.
@@ -387,6 +393,20 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       const handed = unstarted.filter((u) => !u.killRequested);
       if (handed.length) await this.handOver(handed);
       repaired += unstarted.length;
+      // A body that ran and ended without its end recorded: without this, its task would run for
+      // ever and keep its slot.
+      for (const t of await this.repo.endUnreported(jobless, UNREPORTED_AFTER_MS)) {
+        await this.fair.finish(t.id);
+        this.transitions.emit({
+          taskId: t.id,
+          ownerId: t.ownerId,
+          state: 'interrupted',
+          error: t.error,
+          fromWebhook: t.fromWebhook,
+        });
+        this.toPrune.add(t.ownerId);
+        repaired++;
+      }
       const cutoff = Date.now() - UNADMITTED_AFTER_MS;
       const queued = [...active.values()].filter(
         (t) => t.state === 'queued' && t.createdAt.getTime() < cutoff,

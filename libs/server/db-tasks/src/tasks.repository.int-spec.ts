@@ -79,6 +79,40 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
     expect(await repo.cancelBeforeStart(queued, 'running')).toBeNull();
   });
 
+  it('ends interrupted the running tasks whose run ended long enough ago without their end recorded, once', async () => {
+    const [lost, recent, going, queued] = (await submit(4)) as [string, string, string, string];
+    const runs = [randomUUID(), randomUUID(), randomUUID()];
+    await repo.claimAll([lost, recent, going], runs);
+    await pool.query(`INSERT INTO owner (id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+      owner,
+      `o-${owner}`,
+    ]);
+    const run = (id: string, status: string, endedSecondsAgo: number | null) =>
+      pool.query(
+        `INSERT INTO run (id, owner_id, status, updated_at, finished_at)
+         VALUES ($1, $2, $3::"RunStatus", now(), now() - make_interval(secs => $4::double precision))`,
+        [id, owner, status, endedSecondsAgo],
+      );
+    await run(runs[0] as string, 'completed', 120);
+    await run(runs[1] as string, 'failed', 5);
+    await run(runs[2] as string, 'running', null);
+    const all = [lost, recent, going, queued, randomUUID()];
+    const ended = await repo.endUnreported(all, 60_000);
+    expect(ended.map((r) => [r.id, r.state, r.runId, r.fromWebhook])).toEqual([
+      [lost, 'interrupted', runs[0], false],
+    ]);
+    expect(ended[0]?.error).toBe(
+      'its run ended completed, and the end was never reported to the scheduler; the run has what happened',
+    );
+    expect(ended[0]?.finishedAt).not.toBeNull();
+    expect(await repo.endUnreported(all, 60_000)).toEqual([]);
+    // A run that ended moments ago may have its report on the way; one still going is not touched.
+    expect((await repo.get(recent))?.state).toBe('running');
+    expect((await repo.get(going))?.state).toBe('running');
+    expect((await repo.endUnreported([recent], 0)).map((r) => r.id)).toEqual([recent]);
+    expect(await repo.endUnreported([], 0)).toEqual([]);
+  });
+
   it('an interruption reported without a run keeps the run recorded; another end without one clears it', async () => {
     const [handedOn, failed] = (await submit(2)) as [string, string];
     const runs = [randomUUID(), randomUUID()];

@@ -209,6 +209,27 @@ export class TasksRepository {
   }
 
   /**
+   * Of these tasks, the running ones whose body ended but whose end was never recorded: their run
+   * finished over `endedForMs` ago (the body's report was given up, or its job failed after stalling).
+   * They end `interrupted` here, in the same statement, saying how the run ended; the run keeps what
+   * happened. Reads the runs' table, which the executor owns: only the reconciliation asks, for tasks
+   * whose BullMQ job is gone (a body's job lasts until its end is recorded).
+   */
+  async endUnreported(ids: readonly string[], endedForMs: number): Promise<MovedTask[]> {
+    if (!ids.length) return [];
+    return this.rows<MovedTask>(
+      'task_end_unreported',
+      `UPDATE bg_task t SET state = 'interrupted', finished_at = now(),
+              error = 'its run ended ' || r.status || ', and the end was never reported to the scheduler; the run has what happened'
+       FROM run r
+       WHERE t.id = ANY($1::uuid[]) AND t.state = 'running' AND r.id = t.run_id
+         AND r.finished_at < now() - make_interval(secs => $2::double precision / 1000)
+       RETURNING ${columns('t')}, ${FROM_WEBHOOK}`,
+      [ids, endedForMs],
+    );
+  }
+
+  /**
    * A task no body has started ends cancelled by its kill: queued, or running with its job taken back
    * (or never taken). Null when it is no longer in `state`.
    */
