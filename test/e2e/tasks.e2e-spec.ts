@@ -59,6 +59,16 @@ describe('background tasks end to end', () => {
   /** The task's run is written (its id is named at the claim, the run follows a moment later). */
   const runExists = async (t: TaskJson, token = alice) =>
     t.runId !== null && (await call('GET', `/api/agent/runs/${t.runId}`, token)).status === 200;
+  /** The task once the scheduler has dispatched it (running, its run id named). */
+  const dispatchedTask = (id: string) =>
+    waitFor(
+      async () => {
+        const t = await task(id);
+        return t.state === 'running' ? t : undefined;
+      },
+      60_000,
+      50,
+    );
   const finished = (id: string, token = alice, timeoutMs = 60_000) =>
     waitFor(
       async () => {
@@ -380,14 +390,7 @@ describe('background tasks end to end', () => {
       });
       expect(submitted.status).toBe(202);
       const id = submitted.json['id'] as string;
-      const dispatched = await waitFor(
-        async () => {
-          const t = await task(id);
-          return t.state === 'running' ? t : undefined;
-        },
-        60_000,
-        50,
-      );
+      const dispatched = await dispatchedTask(id);
       expect(dispatched.runId).toMatch(/^[0-9a-f-]{36}$/);
       const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-flush' });
       await redis.connect();
@@ -418,14 +421,7 @@ describe('background tasks end to end', () => {
         inputs: { tag: 'unreported' },
       });
       const id = submitted.json['id'] as string;
-      const dispatched = await waitFor(
-        async () => {
-          const t = await task(id);
-          return t.state === 'running' ? t : undefined;
-        },
-        60_000,
-        50,
-      );
+      const dispatched = await dispatchedTask(id);
       // As if a body had run and ended two minutes ago and its report was given up: its run ended,
       // its job is gone, the task still says running.
       const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-unreported' });
@@ -469,16 +465,7 @@ describe('background tasks end to end', () => {
         inputs: { tag: 'kill' },
       });
       id = submitted.json['id'] as string;
-      runId = (
-        await waitFor(
-          async () => {
-            const t = await task(id);
-            return t.state === 'running' ? t : undefined;
-          },
-          60_000,
-          50,
-        )
-      ).runId;
+      runId = (await dispatchedTask(id)).runId;
       // No executor hears the kill: the scheduler itself ends the task, whatever the broadcast does.
       const killed = await call('POST', `/api/agent/tasks/${id}/kill`, alice);
       expect(killed.status).toBe(200);
