@@ -39,7 +39,7 @@ import {
 import { APP_CONFIG, BUS, Coalescer, LOGGER, PublishedWorkflows, REDIS } from '@switchyard/server-runtime';
 import { TaskFeed } from './task-feed';
 import { TaskMetrics } from './task-metrics';
-import { TaskTransitions } from './task-transitions';
+import { TaskTransitions, type TaskTransition } from './task-transitions';
 
 const OUTPUT_LIMIT = 64 * 1024;
 const TICK_MS = 250;
@@ -350,9 +350,9 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * Redis but still queued in Postgres, or moved to running with no BullMQ job (it would wait for
    * ever and hold a slot), a task ended in Postgres whose slot was never freed, a row written whose
    * admission never ran. And a body whose end never reached a scheduler leaves its task running with
-   * its run ended and its job gone: it ends interrupted. Every replica repairs these; each repair is idempotent (moving to running
-   * is one conditional statement; the job id is the task id) and never starts a body twice (a job is
-   * handed over again only while no run of the task was written). Redis is read before Postgres, so
+   * its run ended and its job gone: it ends interrupted. Every replica repairs these; each repair is
+   * idempotent (moving to running is one conditional statement; the job id is the task id) and never
+   * starts a body twice (a job is handed over again only while no run of the task was written). Redis is read before Postgres, so
    * a task dispatched in between is not mistaken for an ended one.
    */
   async reconcile(): Promise<void> {
@@ -397,14 +397,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // ever and keep its slot.
       for (const t of await this.repo.endUnreported(jobless, UNREPORTED_AFTER_MS)) {
         await this.fair.finish(t.id);
-        this.transitions.emit({
+        this.ended({
           taskId: t.id,
           ownerId: t.ownerId,
           state: 'interrupted',
           error: t.error,
           fromWebhook: t.fromWebhook,
         });
-        this.toPrune.add(t.ownerId);
         repaired++;
       }
       const cutoff = Date.now() - UNADMITTED_AFTER_MS;
@@ -485,10 +484,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     if (now?.state === 'running') {
       // Claimed before by an executor that is gone (BullMQ handed the job on): never replayed.
       const reason = TASK_BODY_STOPPED;
-      if (await this.repo.interrupt(id, reason)) {
-        this.transitions.emit({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
-        this.toPrune.add(now.ownerId);
-      }
+      if (await this.repo.interrupt(id, reason))
+        this.ended({ taskId: id, ownerId: now.ownerId, state: 'interrupted', error: reason });
       return { go: false, reason: 'interrupted: its first body stopped' };
     }
     return { go: false, reason: now ? `task is ${now.state}` : 'no such task' };
@@ -513,9 +510,14 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     if (!row) return null;
     await this.fair.finish(id);
     this.pumpSoon();
-    this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
-    this.toPrune.add(ownerId);
+    this.ended({ taskId: id, ownerId, state: 'cancelled', error: row.error });
     return row;
+  }
+
+  /** A task ended here: its transition is told, and its owner's finished tasks are pruned soon. */
+  private ended(t: TaskTransition): void {
+    this.transitions.emit(t);
+    this.toPrune.add(t.ownerId);
   }
 
   /** Takes a dispatched task's job back from BullMQ: false once a worker holds it (or it is gone). */
@@ -575,14 +577,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     for (const row of ended) {
       const f = byId.get(row.id);
       if (!f) continue;
-      this.transitions.emit({
+      this.ended({
         taskId: f.id,
         ownerId: row.ownerId,
         state: f.state,
         error: f.error,
         fromWebhook: row.fromWebhook,
       });
-      this.toPrune.add(row.ownerId);
       this.logger.info({ taskId: f.id, state: f.state, runId: f.runId }, 'task finished');
     }
   }
@@ -626,8 +627,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       // frees its slot.
       if (await this.fair.remove(id))
         this.metrics.cancelledWhileQueued(Date.now() - before.createdAt.getTime());
-      this.transitions.emit({ taskId: id, ownerId, state: 'cancelled', error: row.error });
-      this.toPrune.add(ownerId);
+      this.ended({ taskId: id, ownerId, state: 'cancelled', error: row.error });
       return toTask(row);
     }
     // Dispatched, its job still waiting for a body: taken back, and the task ends here.

@@ -161,7 +161,7 @@ export class RunWriter {
     return this.creating;
   }
 
-  /** Publishes events stored elsewhere (the run's first events, written with its row). */
+  /** Publishes events stored by a plain statement (the end `close` writes): the bus checks them. */
   publish(events: readonly RunEvent[], update?: RunUpdate): void {
     this.outbox.publishUnchecked(events);
     this.onPublished?.(events, update);
