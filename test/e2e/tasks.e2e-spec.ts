@@ -16,7 +16,7 @@ import {
 } from '@switchyard/testing';
 import { Rpc, type RpcResponse } from '@switchyard/contracts';
 import { Bus } from '@switchyard/server-bus';
-import { createQueue, createRedis, createWorker, taskQueueNames } from '@switchyard/server-queue';
+import { createQueue, createRedis, createWorker, FairQueue, taskQueueNames } from '@switchyard/server-queue';
 import { Client } from 'pg';
 
 interface TaskJson {
@@ -144,6 +144,49 @@ describe('background tasks end to end', () => {
     );
   });
 
+  it('starts a task submitted while nothing waits at once: answered running, naming its run', async () => {
+    const wf = await publish(0);
+    const submitted = await call('POST', '/api/agent/tasks', alice, {
+      workflowId: wf,
+      inputs: { tag: 'now' },
+    });
+    expect(submitted.status).toBe(202);
+    expect(submitted.json).toMatchObject({ state: 'running', queued: false, queueWaitMs: 0 });
+    const runId = submitted.json['runId'];
+    expect(runId).toEqual(expect.any(String));
+    expect(submitted.json['startedAt']).toBe(submitted.json['createdAt']);
+    expect(await finished(submitted.json['id'] as string)).toMatchObject({
+      state: 'completed',
+      runId,
+      output: { tag: 'now' },
+    });
+  });
+
+  it('frees a slot taken for a submit whose row was never written, but not one whose row is on its way', async () => {
+    const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-rowless' });
+    const fair = new FairQueue(redis, {
+      prefix: taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '').fairPrefix,
+    });
+    const owner = randomUUID();
+    const [lost, writing] = [randomUUID(), randomUUID()];
+    try {
+      // As a scheduler leaves them: one stopped a minute ago between the slot and the row, one is
+      // writing its row (its start dated ahead, so however slow this machine, it stays recent).
+      expect(
+        await fair.startAll([
+          { taskId: lost, ownerId: owner, priority: 'normal', enqueuedAtMs: Date.now() - 60_000 },
+          { taskId: writing, ownerId: owner, priority: 'normal', enqueuedAtMs: Date.now() + 600_000 },
+        ]),
+      ).toEqual([true, true]);
+      // The reconciliation (every 5 s) frees the lost one: the bound only guards a hang.
+      await waitFor(async () => !(await fair.holds([lost]))[0], 60_000, 100);
+      expect(await fair.holds([writing])).toEqual([true]);
+    } finally {
+      await fair.finish(lost, writing);
+      redis.disconnect();
+    }
+  });
+
   it('says the output is cut when the run cut its result', async () => {
     const wf = await publish(0);
     const tag = 'z'.repeat(4_000);
@@ -169,7 +212,17 @@ describe('background tasks end to end', () => {
     const both = async (raw: string, token: string | undefined) => {
       const { fast, framework } = await postBothWays(stack.gatewayUrl, '/api/agent/tasks', raw, token);
       const shape = (r: ApiResponse) => {
-        const { correlationId: _c, id: _id, createdAt: _t, queueWaitMs: _w, ...rest } = r.json;
+        // What differs between two tasks: ids and times (an idle stack starts each at once).
+        const {
+          correlationId: _c,
+          id: _id,
+          createdAt: _t,
+          queueWaitMs: _w,
+          runId: _r,
+          startedAt: _s,
+          runDurationMs: _d,
+          ...rest
+        } = r.json;
         return { status: r.status, type: r.type, retryAfter: r.headers.get('retry-after'), body: rest };
       };
       expect(fast.headers.get('x-correlation-id')).toBeTruthy();

@@ -950,7 +950,7 @@ export const Routes = {
     method: 'POST',
     path: '/api/agent/tasks',
     summary:
-      'Run a published workflow in the background. A full limit answers 429 with Retry-After: 1 and details {retryable, retryAfterSeconds, capacityScope, capacityPriority?}',
+      'Run a published workflow in the background. The answer is the task: running at once when a slot was free and nothing waited, else queued. A full limit answers 429 with Retry-After: 1 and details {retryable, retryAfterSeconds, capacityScope, capacityPriority?}',
     tag: 'tasks',
     auth: { permission: 'agent:task:submit' },
     body: SubmitTaskBody,

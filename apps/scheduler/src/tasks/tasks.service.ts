@@ -90,8 +90,9 @@ function ownerOf(ctx: CallContext): string {
 }
 
 /**
- * Background tasks: admission (the row in Postgres first, then the atomic admission and enqueue in
- * Redis; a refusal removes the row), dispatch (owner round robin, 4:2:1 within an owner, at most 16
+ * Background tasks: admission (while nothing waits and a slot is free, a submit takes the slot in
+ * Redis and its row is written running, then handed to BullMQ; else the row in Postgres first, then
+ * the atomic admission and enqueue in Redis; a refusal removes the row), dispatch (owner round robin, 4:2:1 within an owner, at most 16
  * bodies running across replicas; a dispatched task is running in Postgres and BullMQ carries it,
  * with its run id, to an executor), the bodies' ends (and the claims and attachments of executors of
  * the previous version), kills, and the rebuild of the queues from Postgres when Redis lost its data.
@@ -113,6 +114,14 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     if (freeSlots > 0 && results.some((r) => r.ok)) this.pumpSoon();
     return results;
   });
+  /** Submits of one turn try for a running slot at once together (`start`). */
+  private readonly starts = new Coalescer<AdmitEntry, boolean>((tasks) => this.fair.startAll(tasks));
+  /**
+   * Whether a submit tries to start its task at once: off from a start refused (work waits, or every
+   * slot is busy) until a dispatch finds nothing waiting. A hint of this replica's: wrong, it costs a
+   * round trip or queues a task a slot could have taken; the fair queue decides.
+   */
+  private startAtOnce = true;
   private pumping = false;
   private again = false;
   private pumpScheduled = false;
@@ -153,14 +162,20 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const ownerId = ownerOf(ctx);
     // Refused now rather than failing later: only published workflows of the caller run as tasks.
     await this.published.resolve(body.workflowId, ctx);
-    const row = await this.inserts.call({
+    const task: NewTask = {
       id: randomUUID(),
       ownerId,
       workflowId: body.workflowId,
       inputs: body.inputs,
       priority: body.priority,
       permissionMode: body.permissionMode,
-    });
+    };
+    if (this.startAtOnce) {
+      const entry = { taskId: task.id, ownerId, priority: body.priority, enqueuedAtMs: Date.now() };
+      if (await this.starts.call(entry)) return toTask(await this.started(task));
+      this.startAtOnce = false;
+    }
+    const row = await this.inserts.call(task);
     const refused = await this.admitWritten({
       id: row.id,
       ownerId,
@@ -169,6 +184,39 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     });
     if (refused) throw refused;
     return toTask(row);
+  }
+
+  /**
+   * A submitted task the fair queue gave a running slot before its row was written (nothing waited):
+   * written running, naming its run, and handed to BullMQ, with no queueing round trips between. The
+   * job is added only once the row is stored, as a dispatch adds it. Not written, the slot is freed
+   * (or, that failing too, by the reconciliation) and the submit fails: nothing of it happened.
+   */
+  private async started(task: NewTask): Promise<BgTaskRow> {
+    let row: BgTaskRow;
+    try {
+      row = await this.inserts.call({ ...task, runId: randomUUID() });
+    } catch (err) {
+      await this.fair.finish(task.id).catch(() => undefined);
+      this.pumpSoon();
+      throw err;
+    }
+    this.transitions.emit({
+      taskId: row.id,
+      ownerId: row.ownerId,
+      state: 'running',
+      error: null,
+      fromWebhook: false,
+    });
+    this.metrics.dispatched(task.priority, 0);
+    // Not added now, the reconciliation adds it (a running task with no job and no run).
+    this.handOver([row]).catch((err: Error) =>
+      this.logger.warn(
+        { taskId: row.id, err: err.message },
+        'task started; its job is added by the reconciliation',
+      ),
+    );
+    return row;
   }
 
   /**
@@ -257,14 +305,15 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         for (;;) {
           // After Redis lost its data nothing is dispatched until the queues are rebuilt (else the
           // running limit would be counted from zero while bodies still run).
-          const next = await this.fair.nextBatch(DISPATCH_BATCH, { requireInitialised: true });
+          const next = await this.fair.take(DISPATCH_BATCH, { requireInitialised: true });
           if (next === null) {
             await this.rebuild();
             continue;
           }
-          if (!next.length) break;
-          await this.dispatch(next);
-          if (next.length < DISPATCH_BATCH) break;
+          if (!next.waiting) this.startAtOnce = true;
+          if (!next.taken.length) break;
+          await this.dispatch(next.taken);
+          if (next.taken.length < DISPATCH_BATCH) break;
         }
       } while (this.again);
     } catch (err) {
@@ -349,11 +398,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * A scheduler replica killed between two writes leaves work half done: a task marked running in
    * Redis but still queued in Postgres, or moved to running with no BullMQ job (it would wait for
    * ever and hold a slot), a task ended in Postgres whose slot was never freed, a row written whose
-   * admission never ran. And a body whose end never reached a scheduler leaves its task running with
-   * its run ended and its job gone: it ends interrupted. Every replica repairs these; each repair is
-   * idempotent (moving to running is one conditional statement; the job id is the task id) and never
-   * starts a body twice (a job is handed over again only while no run of the task was written). Redis is read before Postgres, so
-   * a task dispatched in between is not mistaken for an ended one.
+   * admission never ran, a slot given to a task started at once whose row was never written. And a
+   * body whose end never reached a scheduler leaves its task running with its run ended and its job
+   * gone: it ends interrupted. Every replica repairs these; each repair is idempotent (moving to
+   * running is one conditional statement; the job id is the task id) and never starts a body twice
+   * (a job is handed over again only while no run of the task was written). Redis is read before
+   * Postgres, so a task dispatched in between is not mistaken for an ended one, and a slot held
+   * without a row is freed only once it is older than a submit's write.
    */
   async reconcile(): Promise<void> {
     try {
@@ -363,12 +414,19 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       let repaired = 0;
       const taken: DispatchedTask[] = [];
       const jobless: string[] = [];
+      const rowless = running.filter((id) => !active.has(id));
+      // Ended (or removed) in Postgres: its slot is free. Unless it was started at once a moment ago
+      // and its row is still being written (a failed write frees its own slot).
+      const since = await this.fair.since(rowless);
+      const old = rowless.filter((_id, i) => (since[i] ?? 0) < Date.now() - UNADMITTED_AFTER_MS);
+      if (old.length) {
+        await this.fair.finish(...old);
+        repaired += old.length;
+      }
       for (const id of running) {
         const t = active.get(id);
-        if (!t) {
-          await this.fair.finish(id); // ended (or removed) in Postgres: its slot is free
-          repaired++;
-        } else if (!(await this.jobs.getJob(id))) {
+        if (!t) continue;
+        if (!(await this.jobs.getJob(id))) {
           // Taken from the fair queue and never moved to running: dispatched again.
           if (t.state === 'queued')
             taken.push({
@@ -591,10 +649,11 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   /** Frees the slots of ended tasks and takes what waits for them in one call; what more fits, the pump takes. */
   private async freeSlots(ids: readonly string[]): Promise<void> {
     try {
-      const taken = await this.fair.nextBatch(DISPATCH_BATCH, { requireInitialised: true, finishing: ids });
+      const next = await this.fair.take(DISPATCH_BATCH, { requireInitialised: true, finishing: ids });
+      if (next && !next.waiting) this.startAtOnce = true;
       // What was taken and not handed over, the reconciliation hands over.
-      if (taken?.length) await this.dispatch(taken);
-      if (taken === null || taken.length === DISPATCH_BATCH) this.pumpSoon();
+      if (next?.taken.length) await this.dispatch(next.taken);
+      if (next === null || next.taken.length === DISPATCH_BATCH) this.pumpSoon();
     } catch (err) {
       this.logger.warn(
         { err: (err as Error).message },

@@ -38,6 +38,30 @@ describe('TasksRepository: a body names its run in its claim (real Postgres)', (
     await db.drop();
   });
 
+  it('writes a task started at once running, naming its run, beside queued ones in one statement', async () => {
+    const run = randomUUID();
+    const base = {
+      ownerId: owner,
+      workflowId: workflow,
+      inputs: {},
+      priority: 'normal' as const,
+      permissionMode: 'ask',
+    };
+    const [queued, started] = await repo.insertAll([
+      { ...base, id: randomUUID() },
+      { ...base, id: randomUUID(), runId: run },
+    ]);
+    expect(queued).toMatchObject({ state: 'queued', runId: null, startedAt: null });
+    expect(started).toMatchObject({ state: 'running', runId: run });
+    expect(started?.startedAt?.getTime()).toBe(started?.createdAt.getTime());
+    // Started already: no claim moves it again, and a dispatch leaves it as it is.
+    expect(await repo.claimAll([started?.id as string], [randomUUID()])).toEqual([]);
+    expect(await runOf(started?.id as string)).toBe(run);
+    // A refused submit's discard removes only a queued row, never a started one.
+    await repo.discard(started?.id as string);
+    expect((await repo.get(started?.id as string))?.state).toBe('running');
+  });
+
   it('records each claimed task with the run its body named, in one statement', async () => {
     const [a, b, killed] = (await submit(3)) as [string, string, string];
     await repo.kill(killed, owner); // queued: cancelled at once, never claimable

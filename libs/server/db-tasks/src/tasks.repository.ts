@@ -25,6 +25,8 @@ export interface NewTask {
   readonly inputs: Record<string, unknown>;
   readonly priority: TaskPriority;
   readonly permissionMode: string;
+  /** Set for a task started at once (a running slot was free and nothing waited): it is written running, naming its run. */
+  readonly runId?: string;
 }
 
 export function toTask(r: BgTask, now = Date.now()): Task {
@@ -104,10 +106,13 @@ export class TasksRepository {
   async insertAll(tasks: readonly NewTask[]): Promise<BgTask[]> {
     const rows = await this.rows(
       'task_insert',
-      `INSERT INTO bg_task (id, owner_id, workflow_id, inputs, priority, permission_mode)
-       SELECT id, owner_id, workflow_id, inputs, priority::"TaskPriority", permission_mode
+      `INSERT INTO bg_task (id, owner_id, workflow_id, inputs, priority, permission_mode, state, run_id, started_at)
+       SELECT id, owner_id, workflow_id, inputs, priority::"TaskPriority", permission_mode,
+              CASE WHEN run_id IS NULL THEN 'queued' ELSE 'running' END::"TaskState", run_id,
+              CASE WHEN run_id IS NULL THEN NULL ELSE now() END
        FROM jsonb_to_recordset($1::jsonb)
-         AS x(id uuid, owner_id uuid, workflow_id uuid, inputs jsonb, priority text, permission_mode text)
+         AS x(id uuid, owner_id uuid, workflow_id uuid, inputs jsonb, priority text, permission_mode text,
+              run_id uuid)
        RETURNING ${COLUMNS}`,
       [
         JSON.stringify(
@@ -118,6 +123,7 @@ export class TasksRepository {
             inputs: t.inputs,
             priority: t.priority,
             permission_mode: t.permissionMode,
+            run_id: t.runId ?? null,
           })),
         ),
       ],

@@ -649,4 +649,72 @@ describe('FairQueue (real Redis)', () => {
       expect(await q.nextBatch(5, { requireInitialised: true })).toHaveLength(2);
     });
   });
+
+  describe('starting at once', () => {
+    const entry = (taskId: string, ownerId = 'A', priority: Priority = 'normal') => ({
+      taskId,
+      ownerId,
+      priority,
+      enqueuedAtMs: t0 + seq++,
+    });
+
+    it('starts while nothing waits and a slot is free, holding the slot as a dispatched task does', async () => {
+      const q = queue({ running: 2 });
+      await q.rebuild([]);
+      expect(await q.startAll([entry('s1'), entry('s2', 'B', 'batch'), entry('s3')])).toEqual([
+        true,
+        true,
+        false,
+      ]);
+      expect(await q.capacity('A')).toMatchObject({
+        running: 2,
+        queued: 0,
+        activeOwners: 2,
+        owner: { running: 1, queued: 0 },
+      });
+      // Not started: left alone, so the caller admits it; it waits for a slot like any other.
+      expect(await q.holds(['s3'])).toEqual([false]);
+      expect(await q.admit('s3', 'A', 'normal', t0)).toEqual({ ok: true });
+      expect(await q.nextBatch(5)).toEqual([]);
+      expect(await q.take(5, { finishing: ['s1'] })).toEqual({
+        taken: [{ taskId: 's3', ownerId: 'A', priority: 'normal', enqueuedAtMs: t0 }],
+        waiting: 0,
+      });
+      await q.finish('s2');
+      expect(await q.capacity('B')).toMatchObject({ running: 1, activeOwners: 1, owner: { running: 0 } });
+    });
+
+    it('never overtakes a waiting task, even with slots free', async () => {
+      const q = queue({ running: 1 });
+      await q.rebuild([]);
+      await admitMany(q, 'A', 'batch', 1);
+      // A slot is free (nothing was taken yet) but A's task waits: B's submit waits behind it.
+      expect(await q.startAll([entry('b1', 'B', 'interactive')])).toEqual([false]);
+      expect(await q.take(5)).toMatchObject({ taken: [{ ownerId: 'A' }], waiting: 0 });
+      expect(await q.startAll([entry('b1', 'B', 'interactive')])).toEqual([false]); // no slot
+    });
+
+    it('starts nothing before the state is built, nor a task it holds already', async () => {
+      const q = queue();
+      expect(await q.startAll([entry('u1')])).toEqual([false]);
+      await q.rebuild([]);
+      const [held] = await admitMany(q, 'A', 'normal', 1);
+      await q.nextBatch(1);
+      expect(await q.startAll([entry(held as string)])).toEqual([false]);
+      expect((await q.capacity()).running).toBe(1);
+      await expect(q.startAll([{ ...entry('x'), priority: 'urgent' as Priority }])).rejects.toThrow(
+        'unknown priority',
+      );
+    });
+
+    it('says when each task it holds was admitted or started', async () => {
+      const q = queue();
+      await q.rebuild([]);
+      const started = entry('w1');
+      expect(await q.startAll([started])).toEqual([true]);
+      await q.admit('w2', 'A', 'normal', t0 - 5);
+      expect(await q.since(['w1', 'w2', 'never'])).toEqual([started.enqueuedAtMs, t0 - 5, null]);
+      expect(await q.since([])).toEqual([]);
+    });
+  });
 });

@@ -108,8 +108,9 @@ return replies
  * ARGV: prefix, running limit, cycle (one letter per slot: i, n, b), most tasks to take (1 if absent),
  * '1' to take nothing unless the state was built (rebuild's marker), then ids of running tasks to
  * finish first (their slots freed as `finish` does: a task ended and its successors start in one call).
- * Returns {taskId, ownerId, priority, enqueuedAtMs, ...} for each task taken, in dispatch order; empty
- * when all slots are busy or nothing waits; {'uninitialised'} when the marker was asked for and is gone.
+ * Returns {taskId, ownerId, priority, enqueuedAtMs, ...} for each task taken, in dispatch order (none
+ * when all slots are busy or nothing waits), then how many tasks still wait; {'uninitialised'} when
+ * the marker was asked for and is gone.
  *
  * The owner at the head of the ring takes the turn. Its cycle position says which class is due; a class
  * with nothing waiting is skipped to the next slot (at most one lap), so the owner's turn is never
@@ -165,7 +166,46 @@ for _ = 1, most do
   if not one then break end
   for _, v in ipairs(one) do table.insert(taken, v) end
 end
+table.insert(taken, redis.call('ZCARD', wkey('interactive')) + redis.call('ZCARD', wkey('normal'))
+  + redis.call('ZCARD', wkey('batch')))
 return taken
+`,
+);
+
+/**
+ * ARGV: prefix, running limit, then four per task: taskId, ownerId, priority, startedAtMs.
+ * Starts each task at once, marked running as `next` marks it, when the state was built (rebuild's
+ * marker), nothing waits in any class and a running slot is free; else leaves it alone (the caller
+ * admits it). Nobody is overtaken: a task that would wait is never started here. Queue limits bind
+ * only waiting work, so none applies. Returns, per task in order, 1 (started) or 0.
+ */
+export const startScript = new LuaScript(
+  'fair-queue-start',
+  `${PRELUDE}
+local runningLimit = tonumber(ARGV[2])
+for i = 3, #ARGV, 4 do
+  local priority = ARGV[i + 2]
+  if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
+    return redis.error_reply('ERR unknown priority ' .. priority)
+  end
+end
+local open = redis.call('EXISTS', P .. 'init') == 1
+  and redis.call('ZCARD', wkey('interactive')) + redis.call('ZCARD', wkey('normal'))
+    + redis.call('ZCARD', wkey('batch')) == 0
+local replies = {}
+for i = 3, #ARGV, 4 do
+  local id, owner, priority, startedAt = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  if open and redis.call('SCARD', P .. 'running') < runningLimit and redis.call('EXISTS', tkey(id)) == 0 then
+    redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', startedAt, 's', 'running')
+    redis.call('SADD', P .. 'running', id)
+    redis.call('HINCRBY', okey(owner), 'running', 1)
+    redis.call('SADD', P .. 'owners', owner)
+    table.insert(replies, 1)
+  else
+    table.insert(replies, 0)
+  end
+end
+return replies
 `,
 );
 

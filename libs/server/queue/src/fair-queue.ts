@@ -6,6 +6,7 @@ import {
   nextScript,
   rebuildScript,
   removeScript,
+  startScript,
 } from './fair-queue.scripts';
 
 export const PRIORITIES = ['interactive', 'normal', 'batch'] as const;
@@ -230,6 +231,26 @@ export class FairQueue {
   }
 
   /**
+   * Starts tasks at once, without queueing them, while nothing waits and a running slot is free: in
+   * one round trip, answered in their order (true: marked running as `next` marks it, `enqueuedAtMs`
+   * its start). A task not started is left alone: the caller admits it. Nothing is started before the
+   * state is built (see `isInitialised`), nor twice (a task the queue holds is not started again).
+   */
+  async startAll(tasks: readonly AdmitEntry[]): Promise<boolean[]> {
+    if (!tasks.length) return [];
+    const args: Array<string | number> = [this.prefix, this.limits.running];
+    for (const t of tasks) {
+      requireId('taskId', t.taskId);
+      requireId('ownerId', t.ownerId);
+      requirePriority(t.priority);
+      args.push(t.taskId, t.ownerId, t.priority, Math.trunc(t.enqueuedAtMs));
+    }
+    const replies = strings(await startScript.run(this.redis, args));
+    if (replies.length !== tasks.length) throw new Error(`unexpected reply from Redis: ${replies.join(',')}`);
+    return replies.map((r) => r === '1');
+  }
+
+  /**
    * The next task to run, now marked running; null when `running` tasks already run or nothing waits.
    * The caller starts its body and calls `finish` when it ends, whatever the outcome.
    */
@@ -247,6 +268,14 @@ export class FairQueue {
     most: number,
     opts: { requireInitialised?: boolean; finishing?: readonly string[] } = {},
   ): Promise<DispatchedTask[] | null> {
+    return (await this.take(most, opts))?.taken ?? null;
+  }
+
+  /** `nextBatch`, and how many tasks still wait once these were taken (0: a task may `start` at once). */
+  async take(
+    most: number,
+    opts: { requireInitialised?: boolean; finishing?: readonly string[] } = {},
+  ): Promise<{ taken: DispatchedTask[]; waiting: number } | null> {
     const reply = strings(
       await nextScript.run(this.redis, [
         this.prefix,
@@ -268,7 +297,7 @@ export class FairQueue {
       ];
       taken.push({ taskId, ownerId, priority: priority as Priority, enqueuedAtMs: Number(enqueuedAt) });
     }
-    return taken;
+    return { taken, waiting: Number(reply[reply.length - 1]) };
   }
 
   /** Frees the running slots of tasks; a task that is not running (finished already, queued) is left alone. */
@@ -279,6 +308,21 @@ export class FairQueue {
   /** The ids of every task marked running (for a reconciliation against the caller's store). */
   async runningIds(): Promise<string[]> {
     return this.redis.smembers(`${this.prefix}running`);
+  }
+
+  /**
+   * When each of `taskIds` was admitted or started (its `enqueuedAtMs`), in order; null for a task the
+   * queue does not hold.
+   */
+  async since(taskIds: readonly string[]): Promise<Array<number | null>> {
+    if (!taskIds.length) return [];
+    const replies = await this.redis
+      .pipeline(taskIds.map((id) => ['hget', `${this.prefix}t:${id}`, 'e']))
+      .exec();
+    return (replies ?? []).map(([err, e]) => {
+      if (err) throw err;
+      return e === null || e === undefined ? null : Number(e);
+    });
   }
 
   /** Which of `taskIds` the queue holds (waiting or running), in order. */
