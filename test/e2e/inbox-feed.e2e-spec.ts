@@ -49,7 +49,11 @@ describe('the console API: inbox and owner feed', () => {
     runEvents(s, runId).some((e) => e.type === type);
 
   beforeAll(async () => {
-    platform = await Platform.start('console', { REDIS_URL: 'redis://127.0.0.1:6379/13' });
+    // One running task at a time: the feed test makes a task wait behind another.
+    platform = await Platform.start('console', {
+      REDIS_URL: 'redis://127.0.0.1:6379/13',
+      TASK_RUNNING_LIMIT: '1',
+    });
     admin = platform.admin;
     alice = await platform.token('alice');
     bob = await platform.token('bob');
@@ -139,25 +143,38 @@ describe('the console API: inbox and owner feed', () => {
     expect(runEvents(aliceFeed, bobs)).toEqual([]);
   });
 
-  it("tells the owner's feed of a background task's states, queued to completed", async () => {
+  it("tells the owner's feed of a background task's states: started at once, or queued to completed", async () => {
     const aliceFeed = await feed(alice);
     const bobFeed = await feed(bob);
-    const wf = await call('POST', '/api/workflows', alice, {
-      name: 'in the background',
-      plan: { steps: [wait('w', 1)] },
-    });
-    expect(wf.status).toBe(201);
-    const workflowId = wf.json['id'] as string;
-    expect((await call('POST', `/api/workflows/${workflowId}/publish`, alice, { revision: 1 })).status).toBe(
-      200,
-    );
-    const submitted = await call('POST', '/api/agent/tasks', alice, { workflowId, inputs: {} });
-    expect(submitted.status).toBe(202);
-    const taskId = submitted.json['id'] as string;
-    const states = () =>
+    const publish = async (ms: number) => {
+      const wf = await call('POST', '/api/workflows', alice, {
+        name: `in the background ${ms}`,
+        plan: { steps: [{ ...wait('w', ms), arguments: { ms, value: ms } }] },
+      });
+      expect(wf.status).toBe(201);
+      const workflowId = wf.json['id'] as string;
+      expect(
+        (await call('POST', `/api/workflows/${workflowId}/publish`, alice, { revision: 1 })).status,
+      ).toBe(200);
+      return workflowId;
+    };
+    const submit = async (workflowId: string) => {
+      const submitted = await call('POST', '/api/agent/tasks', alice, { workflowId, inputs: {} });
+      expect(submitted.status).toBe(202);
+      return submitted.json;
+    };
+    const states = (taskId: string) =>
       aliceFeed.events().flatMap((e) => (e.kind === 'task' && e.taskId === taskId ? [e.status] : []));
-    await waitFor(() => states().includes('completed'), 60_000);
-    expect(states()).toEqual(['queued', 'running', 'completed']);
+    // The only slot is free and nothing waits: the first starts at once; the second waits for it.
+    const first = await submit(await publish(600_000));
+    expect(first).toMatchObject({ state: 'running' });
+    const second = await submit(await publish(1));
+    expect(second).toMatchObject({ state: 'queued' });
+    const [firstId, secondId] = [first['id'] as string, second['id'] as string];
+    expect((await call('POST', `/api/agent/tasks/${firstId}/kill`, alice)).status).toBe(200);
+    await waitFor(() => states(secondId).includes('completed'), 60_000);
+    expect(states(firstId)).toEqual(['running', 'cancelled']);
+    expect(states(secondId)).toEqual(['queued', 'running', 'completed']);
     // The task's body is a run of Alice's: its changes reach her feed too, and never Bob's.
     expect(aliceFeed.events().some((e) => e.kind === 'run' && e.type === 'complete')).toBe(true);
     expect(bobFeed.events()).toEqual([]);

@@ -162,28 +162,105 @@ describe('background tasks end to end', () => {
     });
   });
 
-  it('frees a slot taken for a submit whose row was never written, but not one whose row is on its way', async () => {
+  it('frees a slot taken for a submit whose row was never written, but not one whose row may be on its way', async () => {
     const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-rowless' });
-    const fair = new FairQueue(redis, {
-      prefix: taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '').fairPrefix,
-    });
+    const fairPrefix = taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '').fairPrefix;
+    const fair = new FairQueue(redis, { prefix: fairPrefix });
     const owner = randomUUID();
-    const [lost, writing] = [randomUUID(), randomUUID()];
+    const slot = (taskId: string) => ({
+      taskId,
+      ownerId: owner,
+      priority: 'normal' as const,
+      enqueuedAtMs: 0,
+    });
+    /** A slot taken at once whose replica stopped before the row: taken two minutes ago by Redis's clock. */
+    const lost = async (taskId: string) => {
+      expect(await fair.startAll([slot(taskId)])).toEqual([true]);
+      const [seconds] = await redis.time();
+      await redis.hset(`${fairPrefix}:t:${taskId}`, 'a', (Number(seconds) - 120) * 1000);
+    };
+    const [first, second, writing] = [randomUUID(), randomUUID(), randomUUID()];
     try {
-      // As a scheduler leaves them: one stopped a minute ago between the slot and the row, one is
-      // writing its row (its start dated ahead, so however slow this machine, it stays recent).
-      expect(
-        await fair.startAll([
-          { taskId: lost, ownerId: owner, priority: 'normal', enqueuedAtMs: Date.now() - 60_000 },
-          { taskId: writing, ownerId: owner, priority: 'normal', enqueuedAtMs: Date.now() + 600_000 },
-        ]),
-      ).toEqual([true, true]);
+      await lost(first);
+      expect(await fair.startAll([slot(writing)])).toEqual([true]); // its row is being written
       // The reconciliation (every 5 s) frees the lost one: the bound only guards a hang.
-      await waitFor(async () => !(await fair.holds([lost]))[0], 60_000, 100);
+      await waitFor(async () => !(await fair.holds([first]))[0], 60_000, 100);
+      // And a later pass the next one; the one being written keeps its slot through both.
+      await lost(second);
+      await waitFor(async () => !(await fair.holds([second]))[0], 60_000, 100);
       expect(await fair.holds([writing])).toEqual([true]);
     } finally {
-      await fair.finish(lost, writing);
+      await fair.finish(first, second, writing);
       redis.disconnect();
+    }
+  });
+
+  it('gives a slot back to a task running with none, which then runs', async () => {
+    const wf = await publish(0);
+    const redis = createRedis({ url: 'redis://127.0.0.1:6379/12', name: 'e2e-unheld' });
+    const names = taskQueueNames(stack.env['NATS_SUBJECT_PREFIX'] ?? '');
+    const fair = new FairQueue(redis, { prefix: names.fairPrefix });
+    const jobs = createQueue(names.queue, redis, names.bullPrefix);
+    const executors = stack.replicas('executor');
+    for (const e of executors) e.child.kill('SIGSTOP');
+    try {
+      const submitted = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'unheld' },
+      });
+      expect(submitted.json).toMatchObject({ state: 'running' });
+      const id = submitted.json['id'] as string;
+      // As a rebuild that read Postgres before this row was written would leave it: running, no
+      // slot, no job.
+      await jobs.remove(id);
+      await fair.finish(id);
+      const owned = async () =>
+        ((await call('GET', '/api/agent/tasks/capacity', alice)).json['owner'] as { running: number })
+          .running;
+      expect(await owned()).toBe(0);
+      // Two reconciliations (5 s apart) hold its slot again; a third hands it over (no run was written).
+      await waitFor(async () => (await owned()) === 1, 60_000, 100);
+      for (const e of executors) e.child.kill('SIGCONT');
+      expect(await finished(id, alice, 120_000)).toMatchObject({
+        state: 'completed',
+        output: { tag: 'unheld' },
+      });
+      await waitFor(async () => (await owned()) === 0, 60_000, 100);
+    } finally {
+      for (const e of executors) e.child.kill('SIGCONT');
+      await jobs.close();
+      redis.disconnect();
+    }
+  });
+
+  it('a task started at once whose row is refused leaves nothing behind: no row, its slot free', async () => {
+    const wf = await publish(0);
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    await pg.query(`CREATE FUNCTION e2e_refuse_task_row() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.inputs->>'tag' = 'refused' THEN RAISE EXCEPTION 'e2e: this row is refused'; END IF;
+        RETURN NEW;
+      END $$`);
+    await pg.query(
+      'CREATE TRIGGER e2e_refuse_task_row BEFORE INSERT ON bg_task FOR EACH ROW EXECUTE FUNCTION e2e_refuse_task_row()',
+    );
+    try {
+      const before = (await call('GET', '/api/agent/tasks', alice)).json['items'] as TaskJson[];
+      const refused = await call('POST', '/api/agent/tasks', alice, {
+        workflowId: wf,
+        inputs: { tag: 'refused' },
+      });
+      expect(refused.status).toBe(500);
+      expect(refused.json).toMatchObject({ code: expect.any(String) });
+      const capacity = (await call('GET', '/api/agent/tasks/capacity', alice)).json;
+      expect(capacity).toMatchObject({ running: 0, queued: 0 });
+      const after = (await call('GET', '/api/agent/tasks', alice)).json['items'] as TaskJson[];
+      expect(after.map((t) => t.id)).toEqual(before.map((t) => t.id));
+    } finally {
+      await pg.query('DROP TRIGGER IF EXISTS e2e_refuse_task_row ON bg_task');
+      await pg.query('DROP FUNCTION IF EXISTS e2e_refuse_task_row()');
+      await pg.end();
     }
   });
 

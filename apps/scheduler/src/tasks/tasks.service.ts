@@ -61,6 +61,12 @@ const UNADMITTED_AFTER_MS = 10_000;
  */
 const UNSTARTED_AFTER_MS = 10_000;
 /**
+ * A slot a submit took at once (`FairQueue.startAll`) whose row is not written this long after is taken
+ * for lost (its replica stopped between the two). Far longer than a submit's write can take (a pool
+ * connection waited for 5 s, the statement before it in the coalescer), so a slow write keeps its slot.
+ */
+const STARTED_WRITE_GUARD_MS = 60_000;
+/**
  * A running task with no job whose run ended this long ago had its end lost (its report given up
  * after REPORT_ATTEMPTS, or its job failed after stalling twice): it ends interrupted, its slot freed.
  */
@@ -92,10 +98,11 @@ function ownerOf(ctx: CallContext): string {
 /**
  * Background tasks: admission (while nothing waits and a slot is free, a submit takes the slot in
  * Redis and its row is written running, then handed to BullMQ; else the row in Postgres first, then
- * the atomic admission and enqueue in Redis; a refusal removes the row), dispatch (owner round robin, 4:2:1 within an owner, at most 16
- * bodies running across replicas; a dispatched task is running in Postgres and BullMQ carries it,
- * with its run id, to an executor), the bodies' ends (and the claims and attachments of executors of
- * the previous version), kills, and the rebuild of the queues from Postgres when Redis lost its data.
+ * the atomic admission and enqueue in Redis; a refusal removes the row), dispatch (owner round robin,
+ * 4:2:1 within an owner, at most 16 bodies running across replicas; a dispatched task is running in
+ * Postgres and BullMQ carries it, with its run id, to an executor), the bodies' ends (and the claims
+ * and attachments of executors of the previous version), kills, and the rebuild of the queues from
+ * Postgres when Redis lost its data.
  */
 @Injectable()
 export class TasksService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -104,6 +111,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   private timer: NodeJS.Timeout | undefined;
   private reconciler: NodeJS.Timeout | undefined;
   private pruner: NodeJS.Timeout | undefined;
+  /** Tasks the last reconciliation found running in Postgres with no slot in Redis. */
+  private unheld = new Set<string>();
   /** Owners with tasks ended since the last prune. */
   private readonly toPrune = new Set<string>();
   /** Submits that arrive while others are being written are written together (group commit), and admitted together. */
@@ -189,34 +198,40 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   /**
    * A submitted task the fair queue gave a running slot before its row was written (nothing waited):
    * written running, naming its run, and handed to BullMQ, with no queueing round trips between. The
-   * job is added only once the row is stored, as a dispatch adds it. Not written, the slot is freed
-   * (or, that failing too, by the reconciliation) and the submit fails: nothing of it happened.
+   * job is added only once the row is stored, as a dispatch adds it.
    */
   private async started(task: NewTask): Promise<BgTaskRow> {
     let row: BgTaskRow;
     try {
       row = await this.inserts.call({ ...task, runId: randomUUID() });
     } catch (err) {
-      await this.fair.finish(task.id).catch(() => undefined);
-      this.pumpSoon();
-      throw err;
+      // The statement may have been written with its answer lost: then the task goes on. Else (or
+      // not known: Postgres is down) its slot is freed and the submit fails. A row written after all
+      // gets its slot back from the reconciliation (`reconcile`).
+      const written = await this.repo.get(task.id).catch(() => null);
+      if (!written) {
+        await this.fair.finish(task.id).catch(() => undefined);
+        this.pumpSoon();
+        throw err;
+      }
+      row = written;
     }
-    this.transitions.emit({
-      taskId: row.id,
-      ownerId: row.ownerId,
-      state: 'running',
-      error: null,
-      fromWebhook: false,
-    });
+    this.dispatched({ ...row, fromWebhook: false }); // a submit, never a webhook's delivery
     this.metrics.dispatched(task.priority, 0);
     // Not added now, the reconciliation adds it (a running task with no job and no run).
-    this.handOver([row]).catch((err: Error) =>
+    await this.handOver([row]).catch((err: Error) =>
       this.logger.warn(
         { taskId: row.id, err: err.message },
         'task started; its job is added by the reconciliation',
       ),
     );
     return row;
+  }
+
+  /** A task moved to running (dispatched, started at once, or claimed): told as Postgres has it. */
+  private dispatched(row: { id: string; ownerId: string; fromWebhook: boolean }): void {
+    const { id: taskId, ownerId, fromWebhook } = row;
+    this.transitions.emit({ taskId, ownerId, state: 'running', error: null, fromWebhook });
   }
 
   /**
@@ -342,16 +357,8 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
     const rows = tasks.flatMap((t) => moved.get(t.taskId) ?? []);
     for (const t of tasks) if (!moved.has(t.taskId)) void this.undispatchable(t.taskId);
     if (!rows.length) return;
-    // Told as Postgres has it: running, whether or not the jobs get added now (else the
-    // reconciliation adds them).
-    for (const row of rows)
-      this.transitions.emit({
-        taskId: row.id,
-        ownerId: row.ownerId,
-        state: 'running',
-        error: null,
-        fromWebhook: row.fromWebhook,
-      });
+    // Running, whether or not the jobs get added now (else the reconciliation adds them).
+    for (const row of rows) this.dispatched(row);
     await this.handOver(rows);
     const now = Date.now();
     for (const t of tasks) if (moved.has(t.taskId)) this.metrics.dispatched(t.priority, now - t.enqueuedAtMs);
@@ -403,8 +410,10 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * gone: it ends interrupted. Every replica repairs these; each repair is idempotent (moving to
    * running is one conditional statement; the job id is the task id) and never starts a body twice
    * (a job is handed over again only while no run of the task was written). Redis is read before
-   * Postgres, so a task dispatched in between is not mistaken for an ended one, and a slot held
-   * without a row is freed only once it is older than a submit's write.
+   * Postgres, so a task dispatched in between is not mistaken for an ended one; a slot taken at once
+   * is freed for want of a row only once it is older than a submit's write; and a task running in
+   * Postgres with no slot (a rebuild's or that guard's rare loss) gets one back, so it is handed over
+   * or ended like the others.
    */
   async reconcile(): Promise<void> {
     try {
@@ -414,15 +423,27 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       let repaired = 0;
       const taken: DispatchedTask[] = [];
       const jobless: string[] = [];
-      const rowless = running.filter((id) => !active.has(id));
-      // Ended (or removed) in Postgres: its slot is free. Unless it was started at once a moment ago
-      // and its row is still being written (a failed write frees its own slot).
-      const since = await this.fair.since(rowless);
-      const old = rowless.filter((_id, i) => (since[i] ?? 0) < Date.now() - UNADMITTED_AFTER_MS);
-      if (old.length) {
-        await this.fair.finish(...old);
-        repaired += old.length;
-      }
+      // Ended (or removed) in Postgres: its slot is free. Unless it was started at once and its row
+      // may still be on its way.
+      repaired += await this.fair.finishRowless(
+        running.filter((id) => !active.has(id)),
+        STARTED_WRITE_GUARD_MS,
+      );
+      // Running in Postgres with no slot (lost to a rebuild that read Postgres before the task's row
+      // was written, or freed while its row was on its way): its slot is held again, if it is still so
+      // at the next pass (one whose end is being recorded right now holds none for good).
+      const heldIds = new Set(running);
+      const unheld = [...active.values()].filter((t) => t.state === 'running' && !heldIds.has(t.id));
+      const confirmed = unheld.filter((t) => this.unheld.has(t.id));
+      this.unheld = new Set(unheld.map((t) => t.id));
+      repaired += await this.fair.hold(
+        confirmed.map((t) => ({
+          taskId: t.id,
+          ownerId: t.ownerId,
+          priority: t.priority,
+          enqueuedAtMs: t.createdAt.getTime(),
+        })),
+      );
       for (const id of running) {
         const t = active.get(id);
         if (!t) continue;
@@ -506,13 +527,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         answers.push(await this.refuseClaim(id, runIds?.[i]));
         continue;
       }
-      this.transitions.emit({
-        taskId: id,
-        ownerId: row.ownerId,
-        state: 'running',
-        error: null,
-        fromWebhook: row.fromWebhook,
-      });
+      this.dispatched(row);
       answers.push({ go: true, task: bodyOf(row) });
     }
     return answers;

@@ -707,14 +707,36 @@ describe('FairQueue (real Redis)', () => {
       );
     });
 
-    it('says when each task it holds was admitted or started', async () => {
+    it('frees a slot without a row at once, but one taken at once only after the guard, by its own clock', async () => {
       const q = queue();
       await q.rebuild([]);
-      const started = entry('w1');
-      expect(await q.startAll([started])).toEqual([true]);
-      await q.admit('w2', 'A', 'normal', t0 - 5);
-      expect(await q.since(['w1', 'w2', 'never'])).toEqual([started.enqueuedAtMs, t0 - 5, null]);
-      expect(await q.since([])).toEqual([]);
+      await admitMany(q, 'A', 'normal', 1);
+      const [dispatched] = (await q.nextBatch(1)) ?? [];
+      expect(await q.startAll([entry('fresh'), entry('stale')])).toEqual([true, true]);
+      // As if `stale`'s slot had been taken two minutes ago (Redis's clock: the hash's `a`).
+      const [seconds] = await redis.time();
+      await redis.hset(`${prefix}t:stale`, 'a', (Number(seconds) - 120) * 1000);
+      const ids = [dispatched?.taskId as string, 'fresh', 'stale', 'never-admitted'];
+      expect(await q.finishRowless(ids, 60_000)).toBe(2);
+      expect(await q.runningIds()).toEqual(['fresh']);
+      // Older than a (tiny) guard: freed.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await q.finishRowless(['fresh'], 1)).toBe(1);
+      expect(await q.finishRowless([], 0)).toBe(0);
+      expect(await q.capacity('A')).toMatchObject({ running: 0, activeOwners: 0 });
+    });
+
+    it('holds a slot for a task its store says runs, over the limit, and only for a task it does not hold', async () => {
+      const q = queue({ running: 1 });
+      await q.rebuild([]);
+      expect(await q.startAll([entry('r1')])).toEqual([true]);
+      const [queued] = await admitMany(q, 'B', 'batch', 1);
+      expect(await q.hold([entry('r1'), entry(queued as string, 'B', 'batch'), entry('lost', 'C')])).toBe(1);
+      expect(await q.capacity('C')).toMatchObject({ running: 2, queued: 1, owner: { running: 1 } });
+      expect(await q.take(5)).toEqual({ taken: [], waiting: 1 });
+      await q.finish('lost', 'r1');
+      expect(await q.take(5)).toMatchObject({ taken: [{ taskId: queued }], waiting: 0 });
+      expect(await q.hold([])).toBe(0);
     });
   });
 });

@@ -31,12 +31,37 @@ end
 local function runningOf(owner)
   return tonumber(redis.call('HGET', okey(owner), 'running') or '0')
 end
+local function waitingAll()
+  return redis.call('ZCARD', wkey('interactive')) + redis.call('ZCARD', wkey('normal'))
+    + redis.call('ZCARD', wkey('batch'))
+end
+-- Holds a running slot for a task the queue does not hold (no limit is checked here).
+local function markRunning(id, owner, priority, enqueuedAt)
+  redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'running')
+  redis.call('SADD', P .. 'running', id)
+  redis.call('HINCRBY', okey(owner), 'running', 1)
+  redis.call('SADD', P .. 'owners', owner)
+end
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 -- An owner with nothing waiting or running leaves no key behind (its cycle position starts over).
 local function releaseIfIdle(owner)
   if waitingOf(owner) == 0 and runningOf(owner) <= 0 then
     redis.call('DEL', okey(owner))
     redis.call('SREM', P .. 'owners', owner)
   end
+end
+-- Frees a running task's slot and forgets it; a task not running (waiting, unknown) is left alone.
+local function freeRunning(id)
+  if redis.call('HGET', tkey(id), 's') ~= 'running' then return 0 end
+  local owner = redis.call('HGET', tkey(id), 'o')
+  redis.call('SREM', P .. 'running', id)
+  redis.call('DEL', tkey(id))
+  redis.call('HINCRBY', okey(owner), 'running', -1)
+  releaseIfIdle(owner)
+  return 1
 end
 `;
 
@@ -122,16 +147,7 @@ export const nextScript = new LuaScript(
   `${PRELUDE}
 local runningLimit, cycle = tonumber(ARGV[2]), ARGV[3]
 local most = tonumber(ARGV[4] or '1')
-for i = 6, #ARGV do
-  local id = ARGV[i]
-  if redis.call('HGET', tkey(id), 's') == 'running' then
-    local owner = redis.call('HGET', tkey(id), 'o')
-    redis.call('SREM', P .. 'running', id)
-    redis.call('DEL', tkey(id))
-    redis.call('HINCRBY', okey(owner), 'running', -1)
-    releaseIfIdle(owner)
-  end
-end
+for i = 6, #ARGV do freeRunning(ARGV[i]) end
 -- Asked to: nothing is dispatched while the queue state is lost (see isInitialised).
 if ARGV[5] == '1' and redis.call('EXISTS', P .. 'init') == 0 then return { 'uninitialised' } end
 local slots = #cycle
@@ -166,8 +182,7 @@ for _ = 1, most do
   if not one then break end
   for _, v in ipairs(one) do table.insert(taken, v) end
 end
-table.insert(taken, redis.call('ZCARD', wkey('interactive')) + redis.call('ZCARD', wkey('normal'))
-  + redis.call('ZCARD', wkey('batch')))
+table.insert(taken, waitingAll())
 return taken
 `,
 );
@@ -176,8 +191,9 @@ return taken
  * ARGV: prefix, running limit, then four per task: taskId, ownerId, priority, startedAtMs.
  * Starts each task at once, marked running as `next` marks it, when the state was built (rebuild's
  * marker), nothing waits in any class and a running slot is free; else leaves it alone (the caller
- * admits it). Nobody is overtaken: a task that would wait is never started here. Queue limits bind
- * only waiting work, so none applies. Returns, per task in order, 1 (started) or 0.
+ * admits it). A waiting task is never overtaken. Queue limits bind only waiting work, so none
+ * applies. The task's hash also keeps `a`: when its slot was taken, by Redis's clock. Returns, per
+ * task in order, 1 (started) or 0.
  */
 export const startScript = new LuaScript(
   'fair-queue-start',
@@ -189,17 +205,15 @@ for i = 3, #ARGV, 4 do
     return redis.error_reply('ERR unknown priority ' .. priority)
   end
 end
-local open = redis.call('EXISTS', P .. 'init') == 1
-  and redis.call('ZCARD', wkey('interactive')) + redis.call('ZCARD', wkey('normal'))
-    + redis.call('ZCARD', wkey('batch')) == 0
+local open = redis.call('EXISTS', P .. 'init') == 1 and waitingAll() == 0
+local now = nowMs()
 local replies = {}
 for i = 3, #ARGV, 4 do
   local id, owner, priority, startedAt = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if open and redis.call('SCARD', P .. 'running') < runningLimit and redis.call('EXISTS', tkey(id)) == 0 then
-    redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', startedAt, 's', 'running')
-    redis.call('SADD', P .. 'running', id)
-    redis.call('HINCRBY', okey(owner), 'running', 1)
-    redis.call('SADD', P .. 'owners', owner)
+    markRunning(id, owner, priority, startedAt)
+    -- When the slot was taken, by Redis's clock: see finishRowlessScript.
+    redis.call('HSET', tkey(id), 'a', now)
     table.insert(replies, 1)
   else
     table.insert(replies, 0)
@@ -209,22 +223,50 @@ return replies
 `,
 );
 
+/**
+ * ARGV: prefix, then four per task: taskId, ownerId, priority, enqueuedAtMs. Holds a running slot for
+ * each task the queue does not hold at all (its store says it runs: a slot lost to a rebuild or freed
+ * while its row was still being written); no limit is checked, the task runs already. Returns how
+ * many slots it took.
+ */
+export const holdScript = new LuaScript(
+  'fair-queue-hold',
+  `${PRELUDE}
+local held = 0
+for i = 2, #ARGV, 4 do
+  if redis.call('EXISTS', tkey(ARGV[i])) == 0 then
+    markRunning(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3])
+    held = held + 1
+  end
+end
+return held
+`,
+);
+
+/**
+ * ARGV: prefix, guard ms, then ids of running tasks their store no longer holds. Frees their slots as
+ * `finish` does, except a slot taken at once (`a`, see startScript) less than the guard ago, by
+ * Redis's clock: its row may still be on its way. Returns how many slots it freed.
+ */
+export const finishRowlessScript = new LuaScript(
+  'fair-queue-finish-rowless',
+  `${PRELUDE}
+local since = nowMs() - tonumber(ARGV[2])
+local freed = 0
+for i = 3, #ARGV do
+  local taken = redis.call('HGET', tkey(ARGV[i]), 'a')
+  if not taken or tonumber(taken) < since then freed = freed + freeRunning(ARGV[i]) end
+end
+return freed
+`,
+);
+
 /** ARGV: prefix, taskId, .... Returns how many of the tasks were running (their slots are now free). */
 export const finishScript = new LuaScript(
   'fair-queue-finish',
   `${PRELUDE}
 local freed = 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('HGET', tkey(id), 's') == 'running' then
-    local owner = redis.call('HGET', tkey(id), 'o')
-    redis.call('SREM', P .. 'running', id)
-    redis.call('DEL', tkey(id))
-    redis.call('HINCRBY', okey(owner), 'running', -1)
-    releaseIfIdle(owner)
-    freed = freed + 1
-  end
-end
+for i = 2, #ARGV do freed = freed + freeRunning(ARGV[i]) end
 return freed
 `,
 );
@@ -300,9 +342,7 @@ for i = 2, #ARGV, 5 do
   if redis.call('EXISTS', tkey(id)) == 0 then
     redis.call('SADD', P .. 'owners', owner)
     if running == '1' then
-      redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'running')
-      redis.call('SADD', P .. 'running', id)
-      redis.call('HINCRBY', okey(owner), 'running', 1)
+      markRunning(id, owner, priority, enqueuedAt)
     else
       redis.call('HSET', tkey(id), 'o', owner, 'p', priority, 'e', enqueuedAt, 's', 'queued')
       redis.call('RPUSH', qkey(priority, owner), id)

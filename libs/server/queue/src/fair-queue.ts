@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import {
   admitScript,
   capacityScript,
+  finishRowlessScript,
   finishScript,
+  holdScript,
   nextScript,
   rebuildScript,
   removeScript,
@@ -200,15 +202,8 @@ export class FairQueue {
       l.nonInteractiveOwner,
       l.nonInteractiveGlobal,
       l.running,
+      ...entryArgs(tasks),
     ];
-    for (const t of tasks) {
-      requireId('taskId', t.taskId);
-      requireId('ownerId', t.ownerId);
-      requirePriority(t.priority);
-      if (!Number.isFinite(t.enqueuedAtMs))
-        throw new Error(`enqueuedAtMs must be a number, got ${t.enqueuedAtMs}`);
-      args.push(t.taskId, t.ownerId, t.priority, Math.trunc(t.enqueuedAtMs));
-    }
     const replies = await admitScript.run(this.redis, args);
     if (!Array.isArray(replies) || replies.length !== tasks.length + 1)
       throw new Error(`unexpected reply from Redis: ${String(replies)}`);
@@ -238,16 +233,31 @@ export class FairQueue {
    */
   async startAll(tasks: readonly AdmitEntry[]): Promise<boolean[]> {
     if (!tasks.length) return [];
-    const args: Array<string | number> = [this.prefix, this.limits.running];
-    for (const t of tasks) {
-      requireId('taskId', t.taskId);
-      requireId('ownerId', t.ownerId);
-      requirePriority(t.priority);
-      args.push(t.taskId, t.ownerId, t.priority, Math.trunc(t.enqueuedAtMs));
-    }
-    const replies = strings(await startScript.run(this.redis, args));
+    const replies = strings(
+      await startScript.run(this.redis, [this.prefix, this.limits.running, ...entryArgs(tasks)]),
+    );
     if (replies.length !== tasks.length) throw new Error(`unexpected reply from Redis: ${replies.join(',')}`);
     return replies.map((r) => r === '1');
+  }
+
+  /**
+   * Holds a running slot for each task the queue does not hold at all, with no limit checked: tasks
+   * the caller's store says run (their slot lost to a rebuild, or freed while their row was being
+   * written). Returns how many slots it took.
+   */
+  async hold(tasks: readonly AdmitEntry[]): Promise<number> {
+    if (!tasks.length) return 0;
+    return Number(await holdScript.run(this.redis, [this.prefix, ...entryArgs(tasks)]));
+  }
+
+  /**
+   * Frees the slots of running tasks the caller's store no longer holds (ended, removed, or never
+   * written), as `finish` does; except a slot `startAll` took less than `guardMs` ago by Redis's
+   * clock, whose row may still be on its way. Returns how many slots it freed.
+   */
+  async finishRowless(taskIds: readonly string[], guardMs: number): Promise<number> {
+    if (!taskIds.length) return 0;
+    return Number(await finishRowlessScript.run(this.redis, [this.prefix, Math.trunc(guardMs), ...taskIds]));
   }
 
   /**
@@ -308,21 +318,6 @@ export class FairQueue {
   /** The ids of every task marked running (for a reconciliation against the caller's store). */
   async runningIds(): Promise<string[]> {
     return this.redis.smembers(`${this.prefix}running`);
-  }
-
-  /**
-   * When each of `taskIds` was admitted or started (its `enqueuedAtMs`), in order; null for a task the
-   * queue does not hold.
-   */
-  async since(taskIds: readonly string[]): Promise<Array<number | null>> {
-    if (!taskIds.length) return [];
-    const replies = await this.redis
-      .pipeline(taskIds.map((id) => ['hget', `${this.prefix}t:${id}`, 'e']))
-      .exec();
-    return (replies ?? []).map(([err, e]) => {
-      if (err) throw err;
-      return e === null || e === undefined ? null : Number(e);
-    });
   }
 
   /** Which of `taskIds` the queue holds (waiting or running), in order. */
@@ -418,6 +413,18 @@ function sum(counts: Record<Priority, number>): number {
 function strings(reply: unknown): string[] {
   if (!Array.isArray(reply)) throw new Error(`unexpected reply from Redis: ${String(reply)}`);
   return reply.map((v) => String(v));
+}
+
+/** Four script arguments per task (id, owner, priority, enqueuedAtMs), each checked first. */
+function entryArgs(tasks: readonly AdmitEntry[]): Array<string | number> {
+  return tasks.flatMap((t) => {
+    requireId('taskId', t.taskId);
+    requireId('ownerId', t.ownerId);
+    requirePriority(t.priority);
+    if (!Number.isFinite(t.enqueuedAtMs))
+      throw new Error(`enqueuedAtMs must be a number, got ${t.enqueuedAtMs}`);
+    return [t.taskId, t.ownerId, t.priority, Math.trunc(t.enqueuedAtMs)];
+  });
 }
 
 function requireId(name: string, value: string): void {
