@@ -42,6 +42,16 @@ local function markRunning(id, owner, priority, enqueuedAt)
   redis.call('HINCRBY', okey(owner), 'running', 1)
   redis.call('SADD', P .. 'owners', owner)
 end
+-- Tasks come four arguments each from ARGV[from] on (id, owner, priority, enqueuedAt): an error reply
+-- naming the first unknown priority, before anything is changed; nil when all are known.
+local function badPriority(from)
+  for i = from, #ARGV, 4 do
+    local priority = ARGV[i + 2]
+    if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
+      return redis.error_reply('ERR unknown priority ' .. priority)
+    end
+  end
+end
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -79,12 +89,8 @@ local ownerQueue, globalQueue = tonumber(ARGV[2]), tonumber(ARGV[3])
 local batchOwner, batchGlobal = tonumber(ARGV[4]), tonumber(ARGV[5])
 local nonInteractiveOwner, nonInteractiveGlobal = tonumber(ARGV[6]), tonumber(ARGV[7])
 local runningLimit = tonumber(ARGV[8])
-for i = 9, #ARGV, 4 do
-  local priority = ARGV[i + 2]
-  if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
-    return redis.error_reply('ERR unknown priority ' .. priority)
-  end
-end
+local bad = badPriority(9)
+if bad then return bad end
 local function admitOne(id, owner, priority, enqueuedAt)
   -- The same task admitted twice (a producer retrying) is accepted once.
   if redis.call('EXISTS', tkey(id)) == 1 then return { 'ok' } end
@@ -199,12 +205,8 @@ export const startScript = new LuaScript(
   'fair-queue-start',
   `${PRELUDE}
 local runningLimit = tonumber(ARGV[2])
-for i = 3, #ARGV, 4 do
-  local priority = ARGV[i + 2]
-  if CYCLE_CLASS[string.sub(priority, 1, 1)] ~= priority then
-    return redis.error_reply('ERR unknown priority ' .. priority)
-  end
-end
+local bad = badPriority(3)
+if bad then return bad end
 local open = redis.call('EXISTS', P .. 'init') == 1 and waitingAll() == 0
 local now = nowMs()
 local replies = {}
@@ -232,6 +234,8 @@ return replies
 export const holdScript = new LuaScript(
   'fair-queue-hold',
   `${PRELUDE}
+local bad = badPriority(2)
+if bad then return bad end
 local held = 0
 for i = 2, #ARGV, 4 do
   if redis.call('EXISTS', tkey(ARGV[i])) == 0 then
