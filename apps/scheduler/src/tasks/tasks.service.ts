@@ -429,12 +429,16 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
         running.filter((id) => !active.has(id)),
         STARTED_WRITE_GUARD_MS,
       );
-      // Running in Postgres with no slot (lost to a rebuild that read Postgres before the task's row
-      // was written, or freed while its row was on its way): its slot is held again, if it is still so
-      // at the next pass (one whose end is being recorded right now holds none for good).
+      // Running in Postgres with no slot and no job (its slot lost to a rebuild that read Postgres
+      // before the task's row was written, or freed while its row was on its way; its job never
+      // added): nothing would ever run or end it. Its slot is held again if it is still so at the
+      // next pass, and the passes after hand it over or end it. A task with a job is a body's, whose
+      // end comes (and frees nothing twice); one whose end is being recorded right now still has its
+      // job, and is ended by the next pass.
       const heldIds = new Set(running);
       const unheld = [...active.values()].filter((t) => t.state === 'running' && !heldIds.has(t.id));
-      const confirmed = unheld.filter((t) => this.unheld.has(t.id));
+      const confirmed: typeof unheld = [];
+      for (const t of unheld) if (this.unheld.has(t.id) && !(await this.jobs.getJob(t.id))) confirmed.push(t);
       this.unheld = new Set(unheld.map((t) => t.id));
       repaired += await this.fair.hold(
         confirmed.map((t) => ({
