@@ -81,6 +81,11 @@ export interface WrittenTask {
   readonly createdAt: Date;
 }
 
+/** A written task as the fair queue knows it: waiting (or running) since its row was written. */
+function entryOf(t: WrittenTask): AdmitEntry {
+  return { taskId: t.id, ownerId: t.ownerId, priority: t.priority, enqueuedAtMs: t.createdAt.getTime() };
+}
+
 /** What a task's body runs, from its row. */
 function bodyOf(row: BgTaskRow): TaskBody {
   return {
@@ -239,12 +244,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
    * or a webhook's claim). Refused for capacity: the row is removed and the refusal answered.
    */
   async admitWritten(t: WrittenTask): Promise<AppError | undefined> {
-    const admitted = await this.admissions.call({
-      taskId: t.id,
-      ownerId: t.ownerId,
-      priority: t.priority,
-      enqueuedAtMs: t.createdAt.getTime(),
-    });
+    const admitted = await this.admissions.call(entryOf(t));
     if (!admitted.ok) {
       await this.repo.discard(t.id);
       this.metrics.rejected(t.priority, admitted.scope);
@@ -275,15 +275,7 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
   /** Redis lost its data (this Redis keeps nothing on disk): the queues come back from Postgres. */
   private async rebuild(): Promise<void> {
     const active = await this.repo.active();
-    await this.fair.rebuild(
-      active.map((t) => ({
-        taskId: t.id,
-        ownerId: t.ownerId,
-        priority: t.priority,
-        enqueuedAtMs: t.createdAt.getTime(),
-        running: t.state === 'running',
-      })),
-    );
+    await this.fair.rebuild(active.map((t) => ({ ...entryOf(t), running: t.state === 'running' })));
     // A task submitted between the read and the rebuild was wiped by it: admit it again (idempotent).
     for (const t of await this.repo.active()) {
       if (t.state !== 'queued') continue;
@@ -440,26 +432,13 @@ export class TasksService implements OnApplicationBootstrap, OnApplicationShutdo
       const confirmed: typeof unheld = [];
       for (const t of unheld) if (this.unheld.has(t.id) && !(await this.jobs.getJob(t.id))) confirmed.push(t);
       this.unheld = new Set(unheld.map((t) => t.id));
-      repaired += await this.fair.hold(
-        confirmed.map((t) => ({
-          taskId: t.id,
-          ownerId: t.ownerId,
-          priority: t.priority,
-          enqueuedAtMs: t.createdAt.getTime(),
-        })),
-      );
+      repaired += await this.fair.hold(confirmed.map(entryOf));
       for (const id of running) {
         const t = active.get(id);
         if (!t) continue;
         if (!(await this.jobs.getJob(id))) {
           // Taken from the fair queue and never moved to running: dispatched again.
-          if (t.state === 'queued')
-            taken.push({
-              taskId: id,
-              ownerId: t.ownerId,
-              priority: t.priority,
-              enqueuedAtMs: t.createdAt.getTime(),
-            });
+          if (t.state === 'queued') taken.push(entryOf(t));
           else jobless.push(id);
         }
       }
